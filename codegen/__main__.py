@@ -1,0 +1,5 @@
+import sys
+
+from codegen.cli import main
+
+sys.exit(main())

@@ -1,0 +1,147 @@
+"""`bump <ref>`: move spec/runtime-ref to a runtime ref, regenerate, and report the API change.
+
+The ref is user text that reaches git, so it is checked against a strict
+pattern first and only ever passed after `--end-of-options`, peeled with
+`^{commit}` so that a tree or a blob is refused.  The new pin, spec, lock,
+generated files and changelog fragment are written in one all-or-nothing step,
+after everything (fetch, validation, contract, generation) has succeeded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import git
+
+from codegen.api_change_report import render_report
+from codegen.api_changes import compare_specs
+from codegen.config import FULL_COMMIT, Project, load_source, read_pin
+from codegen.errors import EXIT_OK, CodegenError, Problem
+from codegen.pipeline import Say, build
+from codegen.source import Unreachable, UpstreamRepository
+from codegen.spec_document import load_spec
+from codegen.spec_filter import filter_spec
+from codegen.tree import write_tree
+
+CHANGELOG_DIR = "packages/python-sdk/changelog.d"
+# Branch, tag or (abbreviated) commit names: no leading '-', no ranges, no reflog
+# syntax, no revision operators, nothing git could read as an option or a refspec.
+_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
+_HEX = re.compile(r"[0-9a-f]{4,40}")
+
+
+def check_ref_text(ref: str) -> str:
+    why = None
+    if not ref:
+        why = "the ref is empty"
+    elif not ref.isprintable() or any(c.isspace() for c in ref):
+        why = f"the ref {ref!r} contains control characters or spaces"
+    elif ref.startswith("-"):
+        why = f"the ref {ref!r} starts with '-' and would be read as an option"
+    elif ".." in ref or "@{" in ref or ref.endswith((".lock", "/", ".")) or "//" in ref:
+        why = f"the ref {ref!r} is a revision range or expression, not a name"
+    elif not _REF.fullmatch(ref):
+        why = f"the ref {ref!r} is not a plain branch, tag or commit name"
+    if why:
+        raise CodegenError(
+            Problem(why, remedy="name one runtime commit: a commit id (full or abbreviated), a tag or a branch")
+        )
+    return ref
+
+
+def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[str, str]:
+    """(full commit id, what the ref was: tag, branch or commit)."""
+    candidates: list[tuple[str, str]] = [
+        (f"refs/upstream/tags/{ref}", "tag"),
+        (f"refs/upstream/heads/{ref}", "branch"),
+    ]
+    if _HEX.fullmatch(ref):
+        candidates.append((ref, "commit"))
+    g = upstream.repo.git
+    for name, kind in candidates:
+        try:
+            commit = g.rev_parse("--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}").strip()
+        except git.GitCommandError:
+            kind_of = _object_type(g, name)
+            if kind_of in ("tree", "blob"):
+                raise CodegenError(
+                    Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit")
+                ) from None
+            continue
+        if FULL_COMMIT.fullmatch(commit):
+            return commit, kind
+    if FULL_COMMIT.fullmatch(ref) and upstream.try_fetch_commit(ref):
+        return ref, "commit"
+    raise CodegenError(
+        Problem(
+            f"{ref!r} is not a tag, branch or commit of the runtime repository ({upstream.url})",
+            remedy="check the name; `git ls-remote` on the runtime repository lists tags and branches",
+        )
+    )
+
+
+def _object_type(g: git.Git, name: str) -> str | None:
+    try:
+        return str(g.cat_file("-t", "--end-of-options", name)).strip()
+    except git.GitCommandError:
+        return None
+
+
+def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) -> int:
+    check_ref_text(ref)
+    current = load_source(project, commit=read_pin(project))
+    upstream = UpstreamRepository(current.url)
+    try:
+        say(f"fetch {current.branch} and tags from {current.url}")
+        branch_ref = upstream.fetch_branch(current.branch)
+        upstream.fetch_tags()
+        if not _HEX.fullmatch(ref) and ref != current.branch:
+            try:
+                upstream.fetch(f"+refs/heads/{ref}:refs/upstream/heads/{ref}")
+            except Unreachable:
+                pass  # not a branch; maybe a tag or a commit
+    except Unreachable as exc:
+        raise CodegenError(
+            Problem(
+                f"the runtime repository {current.url} cannot be reached: {exc}",
+                remedy="bumping needs the upstream; set E2B_RUNTIME_REPO to a reachable mirror or checkout",
+            )
+        ) from None
+    commit, kind = resolve_ref(upstream, ref, current.branch)
+    say(f"{ref!r} is {kind} -> commit {commit}")
+    if commit == current.commit:
+        show(f"bump: spec/runtime-ref already pins {commit}; nothing to do")
+        return EXIT_OK
+    if not upstream.is_ancestor(commit, branch_ref):
+        raise CodegenError(
+            Problem(
+                f"commit {commit} is not reachable from the runtime's {current.branch!r} branch",
+                remedy=f"pin only commits merged into {current.branch}",
+            )
+        )
+    if upstream.is_ancestor(commit, current.commit):
+        say(f"warning: {commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
+
+    target = replace(current, commit=commit, ref_overridden=False)
+    result = build(project, target, say)
+    # The report compares with the spec at the old pin, not with whatever the tree holds.
+    old_spec = upstream.read_file(current.commit, current.spec_path)
+    old_bytes = old_spec[0] if old_spec else project.spec.read_bytes()
+    old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags)
+    report = render_report(
+        compare_specs(old, result.filtered), old_ref=current.short_commit, new_ref=target.short_commit
+    )
+    show(report)
+    if dry_run:
+        show("bump: --dry-run: nothing written")
+        return EXIT_OK
+    fragment = f"{CHANGELOG_DIR}/{commit}.md"
+    written = write_tree(
+        project.root,
+        result.staged,
+        extra={"spec/runtime-ref": f"{commit}\n".encode(), fragment: report.encode()},
+    )
+    show(f"bump: pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}")
+    show("bump: commit the pin, spec, lock, generated code and the fragment in one pull request")
+    return EXIT_OK

@@ -1,0 +1,108 @@
+"""`python -m codegen <verb>`: the command line over the pipeline.
+
+One top-level handler turns problems into messages and exit statuses
+(codegen.errors); tracebacks only with --debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from codegen.config import Project, load_source
+from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _say(message: str) -> None:
+    print(f"codegen: {message}", file=sys.stderr, flush=True)
+
+
+def _show(message: str) -> None:
+    print(message, flush=True)
+
+
+def cmd_generate(project: Project, args: argparse.Namespace) -> int:
+    from codegen.pipeline import build
+    from codegen.tree import write_tree
+
+    source = load_source(project)
+    result = build(project, source, _say)
+    tree_spec = project.spec.read_bytes() if project.spec.exists() else None
+    if tree_spec is not None and tree_spec != result.fetched.data:
+        _say(f"warning: spec/openapi.yml differed from runtime@{source.short_commit}; it is replaced by the synced copy")
+    changed = write_tree(project.root, result.staged)
+    if changed:
+        _show(f"codegen: wrote {len(changed)} changed path(s) from runtime@{source.short_commit}:")
+        for path in changed[:50]:
+            _show(f"  {path}")
+        if len(changed) > 50:
+            _show(f"  ... and {len(changed) - 50} more")
+    else:
+        _show(f"codegen: up to date with runtime@{source.short_commit}; nothing written")
+    return EXIT_OK
+
+
+def cmd_check(project: Project, args: argparse.Namespace) -> int:
+    from codegen.check import run_check
+
+    return run_check(project, _say, _show)
+
+
+def cmd_bump(project: Project, args: argparse.Namespace) -> int:
+    from codegen.bump import run_bump
+
+    return run_bump(project, args.ref, dry_run=args.dry_run, say=_say, show=_show)
+
+
+def cmd_rebuild_runtime(project: Project, args: argparse.Namespace) -> int:
+    from codegen.upstream_history import build_runtime_repo
+
+    for name, commit in build_runtime_repo(Path(args.dest)):
+        _show(f"{commit}  {name}")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    top.add_argument("--debug", action="store_true", help="show tracebacks")
+    top.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    verbs = top.add_subparsers(dest="verb", required=True)
+    verbs.add_parser("generate", help="regenerate everything from the pinned spec (nox -s codegen)").set_defaults(
+        run=cmd_generate
+    )
+    verbs.add_parser("check", help="fail when anything drifted from the pin (nox -s generated-files)").set_defaults(
+        run=cmd_check
+    )
+    bump = verbs.add_parser("bump", help="move the pin to a runtime ref and report the API change")
+    bump.add_argument("ref", help="a runtime commit id (full or abbreviated), tag or branch")
+    bump.add_argument("--dry-run", action="store_true", help="print the report, write nothing")
+    bump.set_defaults(run=cmd_bump)
+    rebuild = verbs.add_parser("rebuild-runtime", help="rebuild the runtime repository's history offline")
+    rebuild.add_argument("dest", help="an empty or new folder")
+    rebuild.set_defaults(run=cmd_rebuild_runtime)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    project = Project(args.root.resolve())
+    try:
+        return int(args.run(project, args))
+    except CodegenError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem.render()}", file=sys.stderr)
+        if args.debug:
+            raise
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written", file=sys.stderr)
+        return 130
+    except ValueError as exc:  # e.g. a bad destination for rebuild-runtime
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN

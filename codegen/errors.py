@@ -1,0 +1,42 @@
+"""Problems the pipeline reports, as values, and the one exception that carries them.
+
+Every stage returns or raises `Problem`s instead of printing: the command line
+decides how to show them and which exit status they mean.  Exit statuses:
+
+- 0: success
+- 1: drift found (the check) or the stage's own verdict was "no"
+- 2: the job could not run (bad configuration, bad input, unreachable source
+  without a verified fallback, a contract miss, a generator failure)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_DRIFT = 1
+EXIT_CANNOT_RUN = 2
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing that is wrong, said so that a maintainer knows what to do."""
+
+    message: str
+    where: str | None = None  # "spec/openapi.yml:123", a JSON pointer, a path
+    remedy: str | None = None
+
+    def render(self) -> str:
+        head = f"{self.where}: {self.message}" if self.where else self.message
+        return f"{head}\n  -> {self.remedy}" if self.remedy else head
+
+
+class CodegenError(Exception):
+    """A stage failed; nothing has been written.  Carries one or more problems."""
+
+    def __init__(self, *problems: Problem, exit_code: int = EXIT_CANNOT_RUN) -> None:
+        if not problems:
+            raise ValueError("CodegenError needs at least one problem")
+        self.problems = problems
+        self.exit_code = exit_code
+        super().__init__("\n".join(p.render() for p in problems))

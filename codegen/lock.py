@@ -1,0 +1,45 @@
+"""The lock: where the tracked spec came from (runtime URL, path, commit, git blob id)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from codegen.config import FULL_COMMIT, Project
+from codegen.errors import CodegenError, Problem
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a blob, so the lock can be checked without git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Lock:
+    runtime: str
+    branch: str
+    path: str
+    commit: str
+    blob: str
+
+    def render(self) -> bytes:
+        return (json.dumps(asdict(self), indent=2) + "\n").encode()
+
+
+def read_lock(project: Project) -> Lock:
+    where = project.relative(project.lock)
+    try:
+        raw = json.loads(project.lock.read_text(encoding="utf-8"))
+        lock = Lock(**{k: raw[k] for k in ("runtime", "branch", "path", "commit", "blob")})
+    except FileNotFoundError:
+        raise CodegenError(
+            Problem("the lock is missing", where=where, remedy="restore it from git")
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CodegenError(
+            Problem(f"the lock is unreadable: {exc}", where=where, remedy="restore it from git")
+        ) from None
+    if not (FULL_COMMIT.fullmatch(lock.commit) and FULL_COMMIT.fullmatch(lock.blob)):
+        raise CodegenError(Problem("the lock's commit or blob is not a full id", where=where))
+    return lock

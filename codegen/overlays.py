@@ -1,0 +1,135 @@
+"""Render the hand-written overlays (templates/overlays/*.jinja) with data from the spec.
+
+`templates/overlays/overlays.toml` lists what to render: a template, an output
+path inside a generated folder, and the flavour ("sync", "async" or none).  One
+template may be listed twice, once per flavour, which is how the sync and async
+twins are kept from drifting apart.  A template that names an error code or an
+operation the spec does not have fails to render instead of producing a
+constant nobody can trust.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from codegen.errors import CodegenError, Problem
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+@dataclass(frozen=True)
+class Overlay:
+    template: str
+    output: str
+    flavour: str | None
+
+
+def load_overlays(folder: Path) -> list[Overlay]:
+    index = folder / "overlays.toml"
+    try:
+        entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
+        overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=str(index))) from None
+    for overlay in overlays:
+        if overlay.flavour not in (None, "sync", "async"):
+            raise CodegenError(
+                Problem(f"flavour must be 'sync' or 'async', not {overlay.flavour!r}", where=str(index))
+            )
+    return overlays
+
+
+def documented_error_codes(spec: Mapping[str, Any]) -> dict[str, str]:
+    """`Error.error_code`'s `x-error-codes`: code -> description, as the spec documents them."""
+    try:
+        codes = spec["components"]["schemas"]["Error"]["properties"]["error_code"]["x-error-codes"]
+    except (KeyError, TypeError):
+        return {}
+    return {str(code): str(text).strip() for code, text in dict(codes).items()}
+
+
+def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """operationId -> the operation, with its method and path."""
+    found: dict[str, dict[str, Any]] = {}
+    for path, item in spec.get("paths", {}).items():
+        for method in HTTP_METHODS:
+            op = item.get(method)
+            if isinstance(op, dict) and "operationId" in op:
+                found[op["operationId"]] = {**op, "method": method, "path": path}
+    return found
+
+
+def constant_name(code: str) -> str:
+    return re.sub(r"[^0-9A-Za-z]+", "_", code).strip("_").upper() + "_ERROR_CODE"
+
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+class _Fail(Exception):
+    pass
+
+
+def _environment(folder: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters.update(constant_name=constant_name, snake_case=snake_case)
+    return env
+
+
+def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> dict[str, bytes]:
+    """Every overlay's output path -> rendered text."""
+    codes = documented_error_codes(spec)
+    ops = operations(spec)
+
+    def require_error_code(code: str) -> str:
+        if code not in codes:
+            raise _Fail(f"names error code {code!r}, which spec/openapi.yml does not document")
+        return constant_name(code)
+
+    def require_operation(operation_id: str) -> dict[str, Any]:
+        if operation_id not in ops:
+            raise _Fail(f"names operation {operation_id!r}, which the SDK's spec does not have")
+        return ops[operation_id]
+
+    env = _environment(folder)
+    rendered: dict[str, bytes] = {}
+    for overlay in load_overlays(folder):
+        context = {
+            "spec": spec,
+            "error_codes": codes,
+            "operations": ops,
+            "runtime_commit": commit,
+            "flavour": overlay.flavour,
+            "is_async": overlay.flavour == "async",
+            "async_": "async " if overlay.flavour == "async" else "",
+            "await_": "await " if overlay.flavour == "async" else "",
+            "require_error_code": require_error_code,
+            "require_operation": require_operation,
+        }
+        try:
+            text = env.get_template(overlay.template).render(context)
+        except _Fail as exc:
+            raise CodegenError(
+                Problem(str(exc), where=f"templates/overlays/{overlay.template}")
+            ) from None
+        except jinja2.TemplateError as exc:
+            line = getattr(exc, "lineno", None)
+            where = f"templates/overlays/{overlay.template}" + (f":{line}" if line else "")
+            raise CodegenError(Problem(f"cannot render: {exc}", where=where)) from None
+        rendered[overlay.output] = text.encode()
+    return rendered

@@ -1,0 +1,55 @@
+"""The pipeline: source -> spec -> contract -> filter -> generate -> overlay -> stage.
+
+Every verb runs `build` and differs only in its last step: `codegen` writes
+the staged output over the tree, `check` compares it with the tree, `bump`
+builds at a new commit first.  `build` itself never writes to the tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from codegen.config import Project, Source
+from codegen.contract import check_contract
+from codegen.errors import CodegenError
+from codegen.source import FetchedSpec, obtain_spec
+from codegen.spec_document import SpecDocument, load_spec
+from codegen.spec_filter import filter_spec
+from codegen.stage import Staged, stage
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Build:
+    source: Source
+    fetched: FetchedSpec
+    document: SpecDocument
+    filtered: dict[str, Any]
+    staged: Staged
+
+
+def validated_spec(project: Project, source: Source, fetched: FetchedSpec, say: Say) -> SpecDocument:
+    say("parse and validate the spec (OpenAPI 3)")
+    document = load_spec(fetched.data, display_path="spec/openapi.yml")
+    say(f"check the contract ({project.relative(project.contract)})")
+    misses = check_contract(document, project.contract)
+    if misses:
+        raise CodegenError(*misses)
+    return document
+
+
+def build(project: Project, source: Source, say: Say = lambda _: None) -> Build:
+    for note in source.notes():
+        say(note)
+    say(f"fetch {source.spec_path} at runtime@{source.short_commit} from {source.url}")
+    fetched = obtain_spec(project, source)
+    if fetched.note:
+        say(fetched.note)
+    document = validated_spec(project, source, fetched, say)
+    say(f"filter to the SDK's tags ({', '.join(source.sdk_tags)})")
+    filtered = filter_spec(document.data, tags=source.sdk_tags)
+    staged = stage(project, source, fetched.data, fetched.blob_id, filtered, step=say)
+    return Build(source, fetched, document, filtered, staged)

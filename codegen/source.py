@@ -1,0 +1,216 @@
+"""Fetch the spec file at the pinned runtime commit, through a cached bare repository.
+
+The cache is a bare git repository per upstream URL under the user's cache dir,
+reused across runs, so that a warm run fetches only what the branch gained.
+When the upstream cannot be reached, the tracked copy may stand in for it, but
+only when its git blob id equals the one recorded in the lock: that keeps a
+fresh clone working offline and still catches a hand-edited spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+from platformdirs import user_cache_dir
+
+from codegen.config import Project, Source
+from codegen.errors import CodegenError, Problem
+from codegen.lock import Lock, git_blob_id, read_lock
+
+CACHE_ENV = "E2B_CODEGEN_CACHE"
+
+# Protocols git may speak, whatever the URL or a config file says: no ext::, no fd::.
+_GIT_ENV = {
+    "GIT_ALLOW_PROTOCOL": "https:ssh:file",
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "true",
+    "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=15",
+}
+
+
+@dataclass(frozen=True)
+class FetchedSpec:
+    """The spec's bytes at the source commit, and how they were obtained."""
+
+    data: bytes
+    blob_id: str
+    origin: str  # "upstream" or "lock" (the verified tracked copy)
+    note: str | None = None
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or user_cache_dir("e2b-codegen"))
+
+
+def git_url(url: str) -> str:
+    """Local paths become absolute, so that the cache does not depend on the cwd."""
+    if "://" in url or ("@" in url and ":" in url):
+        return url
+    return str(Path(url).expanduser().resolve())
+
+
+class Unreachable(Exception):
+    """The upstream could not be contacted (as opposed to: it answered no)."""
+
+
+class UpstreamRepository:
+    """A bare cache of one upstream repository; every git call goes through here."""
+
+    def __init__(self, url: str) -> None:
+        self.url = git_url(url)
+        key = hashlib.sha256(self.url.encode()).hexdigest()[:16]
+        path = cache_dir() / f"runtime-{key}.git"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.repo = git.Repo.init(path, bare=True, mkdir=True)
+
+    def _git(self) -> git.Git:
+        g = self.repo.git
+        g.update_environment(**_GIT_ENV)
+        return g
+
+    def fetch(self, *refspecs: str) -> None:
+        """Fetch refspecs we built ourselves; the URL goes after --end-of-options."""
+        try:
+            self._git().fetch(
+                "--no-write-fetch-head",
+                "--quiet",
+                "--end-of-options",
+                self.url,
+                *refspecs,
+                allow_unsafe_protocols=False,
+                allow_unsafe_options=False,
+            )
+        except git.GitCommandError as exc:
+            raise Unreachable(_git_reason(exc)) from None
+
+    def fetch_branch(self, branch: str) -> str:
+        self.fetch(f"+refs/heads/{branch}:refs/upstream/heads/{branch}")
+        return f"refs/upstream/heads/{branch}"
+
+    def fetch_tags(self) -> None:
+        self.fetch("+refs/tags/*:refs/upstream/tags/*")
+
+    def has_commit(self, commit: str) -> bool:
+        try:
+            self._git().cat_file("-e", f"{commit}^{{commit}}")
+        except git.GitCommandError:
+            return False
+        return True
+
+    def try_fetch_commit(self, commit: str) -> bool:
+        """Servers may refuse unadvertised commits; failure here is not 'unreachable'."""
+        try:
+            self.fetch(f"{commit}:refs/upstream/probe")
+        except Unreachable:
+            return False
+        return self.has_commit(commit)
+
+    def is_ancestor(self, commit: str, ref: str) -> bool:
+        try:
+            self._git().merge_base("--is-ancestor", "--end-of-options", commit, ref)
+        except git.GitCommandError:
+            return False
+        return True
+
+    def read_file(self, commit: str, path: str) -> tuple[bytes, str] | None:
+        tree = self.repo.commit(commit).tree
+        try:
+            blob = tree / path
+        except KeyError:
+            return None
+        if blob.type != "blob":
+            return None
+        return blob.data_stream.read(), blob.hexsha
+
+
+def _git_reason(exc: git.GitCommandError) -> str:
+    text = exc.stderr if isinstance(exc.stderr, str) else str(exc)
+    lines = [ln.strip() for ln in text.replace("stderr:", "").splitlines() if ln.strip()]
+    reason = lines[-1].strip("'\" ") if lines else f"git exited {exc.status}"
+    return reason.removeprefix("fatal: ")
+
+
+def fetch_spec_at(source: Source) -> FetchedSpec:
+    """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted)."""
+    upstream = UpstreamRepository(source.url)
+    branch_ref = upstream.fetch_branch(source.branch)
+    if not upstream.has_commit(source.commit) and not upstream.try_fetch_commit(source.commit):
+        raise CodegenError(
+            Problem(
+                f"commit {source.commit} does not exist in {source.url}",
+                where="spec/runtime-ref" if not source.ref_overridden else "E2B_RUNTIME_REF",
+                remedy="pin a commit of the runtime repository (`nox -s bump -- <ref>`)",
+            )
+        )
+    if not upstream.is_ancestor(source.commit, branch_ref):
+        raise CodegenError(
+            Problem(
+                f"commit {source.commit} exists upstream but is not reachable from "
+                f"{source.branch!r} (a fork's or an unmerged pull request's commit?)",
+                where="spec/runtime-ref" if not source.ref_overridden else "E2B_RUNTIME_REF",
+                remedy=f"merge the change into the runtime's {source.branch} first, "
+                "then bump to the merged commit",
+            )
+        )
+    found = upstream.read_file(source.commit, source.spec_path)
+    if found is None:
+        raise CodegenError(
+            Problem(
+                f"{source.spec_path} does not exist at runtime@{source.short_commit}",
+                where="pyproject.toml [tool.codegen] spec-path",
+                remedy="fix spec-path, or pin a commit that has the spec",
+            )
+        )
+    data, blob_id = found
+    return FetchedSpec(data=data, blob_id=blob_id, origin="upstream")
+
+
+def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> FetchedSpec:
+    """The offline fallback: the tracked spec, only when it is exactly what the lock recorded."""
+    lock: Lock = read_lock(project)
+    try:
+        data = project.spec.read_bytes()
+    except FileNotFoundError:
+        data = None
+    where = f"{source.url} is unreachable ({reason})"
+    if data is None:
+        raise CodegenError(
+            Problem(f"{where} and spec/openapi.yml is missing", remedy="restore it from git")
+        )
+    blob_id = git_blob_id(data)
+    mismatch = None
+    if lock.commit != source.commit:
+        mismatch = f"the lock records runtime@{lock.commit[:7]}, not {source.short_commit}"
+    elif lock.path != source.spec_path:
+        mismatch = f"the lock records {lock.path}, not {source.spec_path}"
+    elif lock.blob != blob_id:
+        mismatch = (
+            f"spec/openapi.yml (blob {blob_id[:12]}) differs from the lock "
+            f"(blob {lock.blob[:12]}): it was edited here"
+        )
+    if mismatch:
+        raise CodegenError(
+            Problem(
+                f"{where}, and the tracked copy cannot stand in for it: {mismatch}",
+                remedy="restore spec/openapi.yml from git, or run where the runtime "
+                "repository is reachable (E2B_RUNTIME_REPO may name a mirror or a checkout)",
+            )
+        )
+    return FetchedSpec(
+        data=data,
+        blob_id=blob_id,
+        origin="lock",
+        note=f"warning: {where}; using the tracked spec/openapi.yml, whose blob id matches the lock",
+    )
+
+
+def obtain_spec(project: Project, source: Source) -> FetchedSpec:
+    try:
+        return fetch_spec_at(source)
+    except Unreachable as exc:
+        return tracked_copy_if_locked(project, source, str(exc))

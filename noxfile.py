@@ -1,0 +1,72 @@
+"""The menu: `nox -l`. Every session is a thin wrapper over `python -m codegen` or pytest."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["generated-files", "tests", "lint"]
+
+CODEGEN = "requirements/codegen.txt"
+DEV = "requirements/dev.txt"
+PACKAGES = ("packages/python-sdk", "packages/local-api", "packages/cli")
+
+
+def _install_dev(session: nox.Session) -> None:
+    session.install("--require-hashes", "-r", DEV)
+    # The packages' dependencies come from the hashed lock above, not from a resolver.
+    session.install("--no-deps", *(arg for pkg in PACKAGES for arg in ("-e", pkg)))
+
+
+@nox.session
+def codegen(session: nox.Session) -> None:
+    """Regenerate the client, wire models and overlays from the pinned spec."""
+    session.install("--require-hashes", "-r", CODEGEN)
+    session.run("python", "-m", "codegen", "generate", *session.posargs)
+
+
+@nox.session(name="generated-files")
+def generated_files(session: nox.Session) -> None:
+    """The required CI check: fail when anything drifted from the pin (writes nothing)."""
+    session.install("--require-hashes", "-r", CODEGEN)
+    session.run("python", "-m", "codegen", "check", *session.posargs)
+
+
+@nox.session
+def bump(session: nox.Session) -> None:
+    """Move spec/runtime-ref to a runtime ref (`-- <ref> [--dry-run]`) and report the API change."""
+    if not session.posargs:
+        session.error("usage: nox -s bump -- <ref> [--dry-run]")
+    session.install("--require-hashes", "-r", CODEGEN)
+    session.run("python", "-m", "codegen", "bump", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the whole test suite (pytest; arguments after -- reach pytest)."""
+    _install_dev(session)
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff on everything hand-written, mypy --strict on the hand-written packages and codegen."""
+    _install_dev(session)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy", "codegen", "packages/python-sdk/e2b", "packages/cli/e2b_cli", "packages/local-api/e2b_local_api")
+
+
+@nox.session(name="bench-codegen", default=False)
+def bench_codegen(session: nox.Session) -> None:
+    """Benchmark: `nox -s codegen` wall time beside the bare generators, and the check beside codegen."""
+    _install_dev(session)
+    session.run("python", "benchmarks/bench_codegen.py", *session.posargs)
+
+
+@nox.session(name="bench-transport", default=False)
+def bench_transport(session: nox.Session) -> None:
+    """Benchmark: the retrying transport (refusal latency, overhead on 200s, peek memory)."""
+    _install_dev(session)
+    session.run("python", "packages/python-sdk/benchmarks/bench_transport.py", *session.posargs)

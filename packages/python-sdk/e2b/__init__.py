@@ -1,0 +1,1 @@
+"""E2B SDK (placeholder until the SDK lands)."""

@@ -1,0 +1,23 @@
+"""Retrying httpx transports for the SDK's API clients.
+
+Busy responses (429, 502, 503, 504) are retried with capped, jittered
+exponential backoff inside the request's deadline. A 503 that refuses a
+sandbox pause is returned after one request: its small JSON body is peeked
+(at most ``RetryPolicy.peek_cap`` bytes, within a time budget) and always
+handed back to the caller intact.
+"""
+
+from e2b._transport._async import AsyncRetryableTransport
+from e2b._transport._factory import default_async_transport, default_transport
+from e2b._transport._policy import PEEK_CAP, RETRYABLE_STATUSES, RetryPolicy
+from e2b._transport._sync import RetryableTransport
+
+__all__ = [
+    "PEEK_CAP",
+    "RETRYABLE_STATUSES",
+    "AsyncRetryableTransport",
+    "RetryPolicy",
+    "RetryableTransport",
+    "default_async_transport",
+    "default_transport",
+]

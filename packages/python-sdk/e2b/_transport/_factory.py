@@ -1,0 +1,81 @@
+"""The transports the SDK's clients use by default: pyqwest wrapped in retries."""
+
+from __future__ import annotations
+
+import asyncio
+import random as _random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+import pyqwest
+from pyqwest.httpx import AsyncPyqwestTransport, PyqwestTransport
+
+from e2b._transport._async import AsyncRetryableTransport
+from e2b._transport._core import Clock, Random
+from e2b._transport._policy import RetryPolicy
+from e2b._transport._sync import RetryableTransport
+
+
+class _OwnedPyqwestTransport(PyqwestTransport):
+    """Closes the pyqwest transport it created, which httpx's close() skips."""
+
+    def __init__(self, transport: pyqwest.SyncHTTPTransport) -> None:
+        super().__init__(transport)
+        self._owned = transport
+
+    def close(self) -> None:
+        self._owned.close()
+
+
+class _OwnedAsyncPyqwestTransport(AsyncPyqwestTransport):
+    def __init__(self, transport: pyqwest.HTTPTransport) -> None:
+        super().__init__(transport)
+        self._owned = transport
+
+    async def aclose(self) -> None:
+        await self._owned.aclose()
+
+
+def _policy(policy: RetryPolicy | None, retries: int | None) -> RetryPolicy:
+    policy = policy or RetryPolicy()
+    return policy if retries is None else replace(policy, retries=retries)
+
+
+def default_transport(
+    *,
+    retries: int | None = None,
+    policy: RetryPolicy | None = None,
+    clock: Clock = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    random: Random = _random.random,
+    **pyqwest_options: Any,
+) -> RetryableTransport:
+    """A retrying transport over a fresh ``pyqwest.SyncHTTPTransport``.
+
+    ``pyqwest_options`` go to ``SyncHTTPTransport``; redirects are left to
+    httpx unless ``follow_redirects`` says otherwise.
+    """
+    pyqwest_options.setdefault("follow_redirects", False)
+    inner = _OwnedPyqwestTransport(pyqwest.SyncHTTPTransport(**pyqwest_options))
+    return RetryableTransport(
+        inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random
+    )
+
+
+def default_async_transport(
+    *,
+    retries: int | None = None,
+    policy: RetryPolicy | None = None,
+    clock: Clock = time.monotonic,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    random: Random = _random.random,
+    **pyqwest_options: Any,
+) -> AsyncRetryableTransport:
+    """A retrying transport over a fresh ``pyqwest.HTTPTransport``."""
+    pyqwest_options.setdefault("follow_redirects", False)
+    inner = _OwnedAsyncPyqwestTransport(pyqwest.HTTPTransport(**pyqwest_options))
+    return AsyncRetryableTransport(
+        inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random
+    )

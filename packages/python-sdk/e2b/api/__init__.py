@@ -1,0 +1,1 @@
+# placeholder until `nox -s codegen` generates this folder
