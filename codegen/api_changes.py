@@ -43,6 +43,15 @@ from codegen.api_change_report import (
 
 __all__ = [
     "LEVELS",
+    "WHY_ERROR_CODE_REMOVED",
+    "WHY_ERROR_RESPONSE_REMOVED",
+    "WHY_MODEL_RENAMED",
+    "WHY_OPERATION_MOVED",
+    "WHY_OPERATION_RENAMED",
+    "WHY_RESPONSE_ENUM_VALUE_ADDED",
+    "WHY_RESPONSE_ENUM_VALUE_REMOVED",
+    "WHY_RESPONSE_MADE_NULLABLE",
+    "WHY_RESPONSE_MADE_OPTIONAL",
     "ApiChange",
     "ApiChangeReport",
     "Level",
@@ -86,6 +95,7 @@ WHY_MODEL_RENAMED = "openapi-python-client names the model class after the schem
 
 
 def compare_specs(old: Mapping[str, Any], new: Mapping[str, Any]) -> ApiChangeReport:
+    """Compare two filtered specs; operations are matched by (METHOD, path)."""
     comparer = _Comparer(old, new)
     comparer.operations()
     comparer.error_codes()

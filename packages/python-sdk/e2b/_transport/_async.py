@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random as _random
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -27,10 +26,10 @@ def _forget(task: asyncio.Future[None]) -> None:
 async def _anext_within(iterator: AsyncIterator[bytes], bound: float | None) -> bytes:
     if bound is None:
         return await iterator.__anext__()
-    if sys.version_info >= (3, 11):
-        async with asyncio.timeout(bound):
-            return await iterator.__anext__()
-    return await asyncio.wait_for(iterator.__anext__(), bound)  # pragma: no cover
+    # asyncio.timeout, unlike wait_for, reads in this task: an async
+    # generator must not be resumed from two tasks.
+    async with asyncio.timeout(bound):
+        return await iterator.__anext__()
 
 
 class _Inner:
@@ -78,14 +77,14 @@ class _Inner:
             self._close_task.add_done_callback(_forget)
         try:
             await asyncio.wait_for(asyncio.shield(self._close_task), self._close_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass  # it carries on in the background
 
     async def aclose_quietly(self) -> None:
         """Close on the way out of an interruption, which must not be masked."""
         try:
             await self.aclose()
-        except Exception:  # noqa: BLE001 - the interruption is what matters
+        except Exception:  # the interruption is what matters
             pass
 
 

@@ -6,25 +6,23 @@ import contextlib
 import random as _random
 import time
 from collections.abc import Callable, Iterator
-from typing import ContextManager
+from contextlib import AbstractContextManager
 
 import httpx
+
+# pyqwest's httpx transport reads a body with no timeout once the headers are
+# in; this thread-local deadline is the only way to bound a blocking body read
+# there. Other transports ignore it and apply their own per-read timeout.
+from pyqwest._pyqwest import set_sync_timeout
 
 from e2b._transport import _core
 from e2b._transport._policy import RetryPolicy
 
-try:
-    # pyqwest reads a body without any timeout once headers are in; this
-    # thread-local deadline is the only way to bound a blocking body read.
-    from pyqwest._pyqwest import set_sync_timeout as _set_sync_timeout
-except ImportError:  # pragma: no cover - pyqwest is a dependency
-    _set_sync_timeout = None
 
-
-def _bounded(seconds: float | None) -> ContextManager[None]:
-    if seconds is None or _set_sync_timeout is None:
+def _bounded(seconds: float | None) -> AbstractContextManager[None]:
+    if seconds is None:
         return contextlib.nullcontext()
-    return _set_sync_timeout(seconds)
+    return set_sync_timeout(seconds)
 
 
 class _Inner:
@@ -54,7 +52,7 @@ class _Inner:
         """Close on the way out of an interruption, which must not be masked."""
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - the interruption is what matters
+        except Exception:  # the interruption is what matters
             pass
 
     def close(self) -> None:
