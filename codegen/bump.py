@@ -45,7 +45,10 @@ def check_ref_text(ref: str) -> str:
         why = f"the ref {ref!r} is not a plain branch, tag or commit name"
     if why:
         raise CodegenError(
-            Problem(why, remedy="name one runtime commit: a commit id (full or abbreviated), a tag or a branch")
+            Problem(
+                why,
+                remedy="name one runtime commit: a commit id (full or abbreviated), a tag or a branch",
+            )
         )
     return ref
 
@@ -61,12 +64,16 @@ def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[st
     g = upstream.repo.git
     for name, kind in candidates:
         try:
-            commit = g.rev_parse("--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}").strip()
+            commit = g.rev_parse(
+                "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}"
+            ).strip()
         except git.GitCommandError:
             kind_of = _object_type(g, name)
             if kind_of in ("tree", "blob"):
                 raise CodegenError(
-                    Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit")
+                    Problem(
+                        f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit"
+                    )
                 ) from None
             continue
         if FULL_COMMIT.fullmatch(commit):
@@ -121,7 +128,9 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
             )
         )
     if upstream.is_ancestor(commit, current.commit):
-        say(f"warning: {commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
+        say(
+            f"warning: {commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade"
+        )
 
     target = replace(current, commit=commit, ref_overridden=False)
     result = build(project, target, say)
@@ -130,7 +139,9 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
     old_bytes = old_spec[0] if old_spec else project.spec.read_bytes()
     old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags)
     report = render_report(
-        compare_specs(old, result.filtered), old_ref=current.short_commit, new_ref=target.short_commit
+        compare_specs(old, result.filtered),
+        old_ref=current.short_commit,
+        new_ref=target.short_commit,
     )
     show(report)
     if dry_run:
@@ -142,6 +153,8 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
         result.staged,
         extra={"spec/runtime-ref": f"{commit}\n".encode(), fragment: report.encode()},
     )
-    show(f"bump: pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}")
+    show(
+        f"bump: pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}"
+    )
     show("bump: commit the pin, spec, lock, generated code and the fragment in one pull request")
     return EXIT_OK

@@ -95,7 +95,9 @@ def check_url(url: str, *, origin: str) -> str:
     if not url:
         problem = "the runtime repository URL is empty"
     elif url.startswith("-"):
-        problem = f"the runtime repository URL {url!r} starts with '-' and would be read as an option"
+        problem = (
+            f"the runtime repository URL {url!r} starts with '-' and would be read as an option"
+        )
     elif any(c in url for c in "\0\n\r") or not url.isprintable():
         problem = "the runtime repository URL contains control characters"
     elif "::" in url:

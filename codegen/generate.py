@@ -19,17 +19,37 @@ from codegen.errors import CodegenError, Problem
 CLIENT_CONFIG = Path(__file__).with_name("openapi_python_client.yml")
 
 
-def _run(tool: str, args: list[str], cwd: Path) -> None:
-    result = subprocess.run(
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [sys.executable, "-m", *args],
         cwd=cwd,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        check=False,
     )
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr).strip()
-        raise CodegenError(Problem(f"{tool} failed (exit {result.returncode}):\n{output}"))
+
+
+def _finish(tool: str, process: subprocess.Popen[str]) -> None:
+    output, _ = process.communicate()
+    if process.returncode != 0:
+        raise CodegenError(Problem(f"{tool} failed (exit {process.returncode}):\n{output.strip()}"))
+
+
+def _run(tool: str, args: list[str], cwd: Path) -> None:
+    _finish(tool, _start(args, cwd))
+
+
+def _run_together(jobs: list[tuple[str, list[str]]], cwd: Path) -> None:
+    """The generators are independent and single-threaded: run them side by side."""
+    started = [(tool, _start(args, cwd)) for tool, args in jobs]
+    try:
+        for tool, process in started:
+            _finish(tool, process)
+    finally:
+        for _, process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
@@ -38,9 +58,8 @@ def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
     return path
 
 
-def generate_client(spec_path: Path, scratch: Path, templates: Path | None) -> Path:
-    """openapi-python-client, package only (--meta none): returns the package folder."""
-    out = scratch / "client"
+def _client_args(spec_path: Path, out: Path, templates: Path | None) -> list[str]:
+    """openapi-python-client, package only (--meta none)."""
     args = [
         "openapi_python_client",
         "generate",
@@ -56,44 +75,54 @@ def generate_client(spec_path: Path, scratch: Path, templates: Path | None) -> P
     ]
     if templates is not None and templates.is_dir() and any(templates.iterdir()):
         args += ["--custom-template-path", str(templates)]
-    _run("openapi-python-client", args, scratch)
-    return out
+    return args
 
 
-def generate_wire_models(spec_path: Path, scratch: Path) -> Path:
+def _wire_model_args(spec_path: Path, out: Path) -> list[str]:
     """datamodel-code-generator: pydantic v2 models of the wire schemas, one module."""
-    out = scratch / "wire_models.py"
-    _run(
-        "datamodel-code-generator",
+    return [
+        "datamodel_code_generator",
+        "--input",
+        str(spec_path),
+        "--input-file-type",
+        "openapi",
+        "--output",
+        str(out),
+        "--output-model-type",
+        "pydantic_v2.BaseModel",
+        "--target-python-version",
+        "3.10",
+        "--disable-timestamp",
+        "--use-annotated",
+        "--field-constraints",
+        "--use-standard-collections",
+        "--use-union-operator",
+        "--use-double-quotes",
+        "--use-schema-description",
+        "--custom-file-header",
+        "# wire models",
+    ]
+
+
+def generate(spec_path: Path, scratch: Path, templates: Path | None) -> tuple[Path, Path]:
+    """Run both generators on the filtered spec; return the client package and the models module."""
+    client, wire = scratch / "client", scratch / "wire_models.py"
+    _run_together(
         [
-            "datamodel_code_generator",
-            "--input",
-            str(spec_path),
-            "--input-file-type",
-            "openapi",
-            "--output",
-            str(out),
-            "--output-model-type",
-            "pydantic_v2.BaseModel",
-            "--target-python-version",
-            "3.10",
-            "--disable-timestamp",
-            "--use-annotated",
-            "--field-constraints",
-            "--use-standard-collections",
-            "--use-union-operator",
-            "--use-double-quotes",
-            "--use-schema-description",
-            "--custom-file-header",
-            "# wire models",
+            ("openapi-python-client", _client_args(spec_path, client, templates)),
+            ("datamodel-code-generator", _wire_model_args(spec_path, wire)),
         ],
         scratch,
     )
-    return out
+    return client, wire
 
 
 def format_python(folder: Path) -> None:
     """Ruff (pinned) with fixed settings, so the output does not follow the repo's lint config."""
     common = ["--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100"]
-    _run("ruff", ["ruff", "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."], folder)
+    _run(
+        "ruff",
+        ["ruff", "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."],
+        folder,
+    )
     _run("ruff", ["ruff", "format", "--quiet", *common, "."], folder)

@@ -37,11 +37,15 @@ def load_overlays(folder: Path) -> list[Overlay]:
         entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
         overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=str(index))) from None
+        raise CodegenError(
+            Problem(f"cannot read the overlay index: {exc}", where=str(index))
+        ) from None
     for overlay in overlays:
         if overlay.flavour not in (None, "sync", "async"):
             raise CodegenError(
-                Problem(f"flavour must be 'sync' or 'async', not {overlay.flavour!r}", where=str(index))
+                Problem(
+                    f"flavour must be 'sync' or 'async', not {overlay.flavour!r}", where=str(index)
+                )
             )
     return overlays
 

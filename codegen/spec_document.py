@@ -16,7 +16,6 @@ from urllib.parse import unquote
 
 from jsonschema_path import SchemaPath
 from openapi_spec_validator.shortcuts import get_validator_cls
-from referencing.exceptions import Unresolvable, Unretrievable
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -139,11 +138,28 @@ def validate_openapi(
             if len(problems) == MAX_PROBLEMS:
                 problems.append(Problem(f"stopped after {MAX_PROBLEMS} validation errors"))
                 break
-    except (ExternalReferenceRefused, Unresolvable, Unretrievable) as error:
-        # The resolver wraps our refusal; its own message is only the URI.
-        reason = error.__cause__ if isinstance(error.__cause__, ExternalReferenceRefused) else error
-        problems.append(Problem(f"a reference could not be resolved locally: {reason}"))
+    except Exception as error:
+        # The validator's second pass assumes what its first pass checked and
+        # crashes (KeyError and the like) on a spec that failed it: the errors
+        # already found say what is wrong.  A refused fetch is always said.
+        refusal = _refusal_in(error)
+        if refusal is not None:
+            problems.append(Problem(f"validation stopped: {refusal}"))
+        elif not problems:
+            problems.append(Problem(f"the validator failed: {type(error).__name__}: {error}"))
     return problems
+
+
+def _refusal_in(error: BaseException) -> ExternalReferenceRefused | None:
+    """Our refusal, however deep the resolver libraries wrapped it."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ExternalReferenceRefused):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class ExternalReferenceRefused(Exception):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.config import Project, Source
-from codegen.generate import format_python, generate_client, generate_wire_models, write_filtered_spec
+from codegen.generate import format_python, generate, write_filtered_spec
 from codegen.lock import Lock
 from codegen.overlays import render_overlays
 
@@ -69,7 +69,9 @@ def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
         "runtime-commit": commit,
         "toolchain": {name: version(name) for name in TOOLCHAIN},
         "roots": list(GENERATED_ROOTS),
-        "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(generated.items())},
+        "files": {
+            path: hashlib.sha256(data).hexdigest() for path, data in sorted(generated.items())
+        },
     }
     return (json.dumps(data, indent=2) + "\n").encode()
 
@@ -94,10 +96,10 @@ def stage(
     scratch = Path(tempfile.mkdtemp(prefix="e2b-codegen-"))
     try:
         spec_path = write_filtered_spec(filtered, scratch)
-        step("generate the client (openapi-python-client)")
-        client = generate_client(spec_path, scratch, project.templates / "client")
-        step("generate the wire models (datamodel-code-generator)")
-        wire = generate_wire_models(spec_path, scratch)
+        step(
+            "generate the client (openapi-python-client) and the wire models (datamodel-code-generator)"
+        )
+        client, wire = generate(spec_path, scratch, project.templates / "client")
         step("render the overlays (templates/overlays)")
         tree = scratch / "tree"
         for rel, text in render_overlays(
@@ -115,7 +117,9 @@ def stage(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     stamped = {
-        path.removeprefix("./"): (header(source.commit).encode() + data if path.endswith(".py") else data)
+        path.removeprefix("./"): (
+            header(source.commit).encode() + data if path.endswith(".py") else data
+        )
         for path, data in generated.items()
     }
     lock = Lock(

@@ -1,0 +1,181 @@
+"""The SDK's exceptions and the one place that maps an API answer to them.
+
+Every exception the SDK raises derives from `SandboxException`: the SDK only
+talks to the sandbox control plane, and E2B users already catch that name.
+Each carries the HTTP `status_code` (None when no answer arrived) and the
+body's `error_code` when the API sent one::
+
+    SandboxException                     any failed call; 400 and unmapped statuses
+    ├── InvalidArgumentException         400: the request failed validation
+    ├── AuthenticationException          401, or no API key configured
+    ├── SandboxNotFoundException         404
+    ├── RateLimitException               429
+    ├── TimeoutException                 no answer within request_timeout
+    └── ServiceBusyException             503
+        └── SandboxPauseRefusedException 503 with error_code "sandbox_pause_refused"
+
+The mapping looks at the status and at the body's `error_code`, never at the
+endpoint, so any endpoint answering a documented code raises its exception.
+A 409 is not mapped to an exception class of its own: the only endpoint that
+documents it, pause, turns it into a result at its call site.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import httpx
+
+from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
+
+__all__ = [
+    "AuthenticationException",
+    "InvalidArgumentException",
+    "RateLimitException",
+    "SandboxException",
+    "SandboxNotFoundException",
+    "SandboxPauseRefusedException",
+    "ServiceBusyException",
+    "TimeoutException",
+    "api_exception_from_code",
+    "handle_api_exception",
+]
+
+
+class SandboxException(Exception):
+    """Base of every exception the SDK raises.
+
+    `status_code` is the HTTP status of the API's answer, or None when there
+    was none (a timeout, a missing API key). `error_code` is the body's
+    machine-readable reason when the API sent one; compare it with the
+    constants in `e2b.api.error_codes`, it is an open set.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        error_code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.error_code = error_code
+
+
+class InvalidArgumentException(SandboxException):
+    """The API rejected the request as invalid (400).
+
+    For example `force=True` together with `memory=False`: a forced pause only
+    exists for memory snapshots.
+    """
+
+
+class AuthenticationException(SandboxException):
+    """The API key is missing or was rejected (401)."""
+
+
+class SandboxNotFoundException(SandboxException):
+    """No such sandbox for this team, or it was already killed (404)."""
+
+
+class RateLimitException(SandboxException):
+    """Too many requests from this team (429), even after the SDK's retries."""
+
+
+class TimeoutException(SandboxException):
+    """No answer arrived within `request_timeout`; `status_code` is None."""
+
+
+class ServiceBusyException(SandboxException):
+    """The API could not serve the request right now (503).
+
+    The SDK's transport has already retried it with backoff where a retry made
+    sense; catching this means the service stayed busy.
+    """
+
+
+class SandboxPauseRefusedException(ServiceBusyException):
+    """The API refused to pause the sandbox, which keeps running (503).
+
+    `error_code` is `SANDBOX_PAUSE_REFUSED_ERROR_CODE` and the message is the
+    API's own, unchanged, because it names the reason. There are several:
+
+    - the guest agent did not answer the health check: `pause(force=True)`
+      skips that check;
+    - the node is too busy to take the snapshot: retry later;
+    - a forced pause could not be pinned to the sandbox's node: retry later.
+
+    The SDK does not retry a refusal: it answers after exactly one request so
+    that the caller decides. A forced snapshot's memory may not resume; if it
+    does not, `Sandbox.connect(sandbox_id, on_resume="reboot")` cold-boots the
+    sandbox from the disk state of the snapshot.
+
+    It is a `ServiceBusyException`, so code catching busy answers keeps
+    catching refusals.
+    """
+
+    def __init__(self, message: str, *, status_code: int | None = 503) -> None:
+        super().__init__(message, status_code=status_code, error_code=SANDBOX_PAUSE_REFUSED_ERROR_CODE)
+
+
+_BY_STATUS: dict[int, type[SandboxException]] = {
+    400: InvalidArgumentException,
+    401: AuthenticationException,
+    404: SandboxNotFoundException,
+    429: RateLimitException,
+    503: ServiceBusyException,
+}
+
+
+@dataclass(frozen=True)
+class _ErrorFields:
+    message: str | None = None
+    error_code: str | None = None
+
+
+def _decode(body: object) -> object:
+    if isinstance(body, bytes | bytearray | str):
+        try:
+            return json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+    return body
+
+
+def _error_fields(body: object) -> _ErrorFields:
+    """The `Error` fields of a body, or none at all when it is not a trustworthy `Error`.
+
+    A body that is not JSON, is not an object, or whose `error_code` is not a
+    string is something other than the API's error (a proxy page, a broken
+    gateway), so neither of its fields is believed.
+    """
+    value = _decode(body)
+    if not isinstance(value, dict):
+        return _ErrorFields()
+    code = value.get("error_code")
+    if code is not None and not isinstance(code, str):
+        return _ErrorFields()
+    message = value.get("message")
+    return _ErrorFields(message if isinstance(message, str) else None, code)
+
+
+def api_exception_from_code(status: int, body: object) -> SandboxException:
+    """The exception for an API answer with `status` and `body`.
+
+    `body` is the raw body (bytes or str, parsed here) or an already-decoded
+    JSON value. Anything malformed falls back to the status alone.
+    """
+    fields = _error_fields(body)
+    message = fields.message or f"the API answered {status}"
+    if status == 503 and fields.error_code == SANDBOX_PAUSE_REFUSED_ERROR_CODE:
+        return SandboxPauseRefusedException(message, status_code=status)
+    cls = _BY_STATUS.get(status, SandboxException)
+    return cls(message, status_code=status, error_code=fields.error_code)
+
+
+def handle_api_exception(response: httpx.Response) -> SandboxException:
+    """The exception for a read `httpx.Response`; the caller raises it."""
+    return api_exception_from_code(response.status_code, response.content)

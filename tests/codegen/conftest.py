@@ -1,0 +1,417 @@
+"""Shared fixtures for the codegen tests: a rebuilt upstream, a pristine project copy, runners.
+
+Nothing here touches /work/main itself: the project is copied once per session
+(tracked plus untracked-but-not-ignored files), committed in its own git
+repository, and copied again per test.  The upstream is rebuilt once per
+session with `codegen.upstream_history` and copied per test; tests add real
+commits to their copy.
+
+A full generation takes seconds, so in-process runs share them: `stage` is
+memoized on everything it reads (commit, URL, branch, spec path, spec bytes,
+filtered spec, templates).  Tests that must exercise the generators for real
+run `python -m codegen` in a subprocess, where the memo does not reach.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from git import Actor, Repo
+
+import codegen.pipeline
+from codegen.cli import main as cli_main
+from codegen.config import Project
+from codegen.stage import Staged
+from codegen.stage import stage as real_stage
+from codegen.upstream_history import build_runtime_repo
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = ROOT / ".venv" / "bin"
+SPEC_PATH = "spec/openapi.yml"
+PIN = (ROOT / "spec" / "runtime-ref").read_text().strip()
+PERSON = Actor("Test Runner", "tests@runtime.example")
+_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+CODEGEN_ENV = ("E2B_RUNTIME_REPO", "E2B_RUNTIME_REF", "E2B_CODEGEN_CACHE")
+
+
+# --- spec edits (callbacks on the YAML text) --------------------------------
+
+
+def replace_once(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"expected exactly one {old!r} in the spec"
+    return text.replace(old, new)
+
+
+def add_optional_property(text: str) -> str:
+    """NewSandbox gains an optional `note` (minor)."""
+    anchor = "          description: Whether the sandbox may open outbound connections.\n"
+    return replace_once(
+        text,
+        anchor,
+        anchor + "        note:\n          type: string\n          description: A free-form note.\n",
+    )
+
+
+def add_operation(text: str) -> str:
+    """A new operation refreshSandbox (minor)."""
+    anchor = "  /sandboxes/{sandboxID}/metrics:\n"
+    block = (
+        "  /sandboxes/{sandboxID}/refresh:\n"
+        "    parameters:\n"
+        '      - $ref: "#/components/parameters/sandboxID"\n'
+        "    post:\n"
+        "      operationId: refreshSandbox\n"
+        "      summary: Refresh a sandbox\n"
+        "      tags: [sandboxes]\n"
+        "      security:\n"
+        "        - ApiKeyAuth: []\n"
+        "      responses:\n"
+        '        "204":\n'
+        "          description: Refreshed.\n"
+        '        "401":\n'
+        '          $ref: "#/components/responses/Unauthorized"\n'
+        "\n"
+    )
+    return replace_once(text, anchor, block + anchor)
+
+
+def change_description(text: str) -> str:
+    """Description text only (patch)."""
+    return replace_once(
+        text,
+        "description: Create and start a sandbox from a template.",
+        "description: Create a sandbox from a template and start it.",
+    )
+
+
+def remove_operation(text: str) -> str:
+    """setSandboxTimeout disappears (major)."""
+    start = text.index("  /sandboxes/{sandboxID}/timeout:\n")
+    end = text.index("  /sandboxes/{sandboxID}/connect:\n")
+    return text[:start] + text[end:]
+
+
+def make_property_required(text: str) -> str:
+    """NewSandbox.timeout becomes required (major: request side)."""
+    block = text.index("    NewSandbox:\n")
+    head, tail = text[:block], text[block:]
+    return head + tail.replace("        - templateID\n", "        - templateID\n        - timeout\n", 1)
+
+
+def narrow_enum(text: str) -> str:
+    """SandboxResumeMode loses `reboot` (major: a request enum value removed)."""
+    return replace_once(text, "        - memory\n        - reboot\n", "        - memory\n")
+
+
+def drop_force(text: str) -> str:
+    """SandboxPauseRequest loses `force`: the pause contract breaks."""
+    start = text.index("        force:\n          type: boolean\n          default: false\n")
+    end = text.index("    SandboxPauseResult:\n")
+    return text[:start] + "\n" + text[end:]
+
+
+# --- the upstream -----------------------------------------------------------
+
+
+class Upstream:
+    """A real git repository standing in for the runtime repository (branch main)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.repo = Repo(path)
+        self.repo.git.update_environment(**_GIT_ENV)
+
+    @property
+    def url(self) -> str:
+        return str(self.path)
+
+    def head(self, ref: str = "main") -> str:
+        return self.repo.commit(ref).hexsha
+
+    def spec_at(self, ref: str = "main") -> str:
+        data: bytes = (self.repo.commit(ref).tree / SPEC_PATH).data_stream.read()
+        return data.decode()
+
+    def commit_bytes(self, data: bytes, message: str, *, path: str = SPEC_PATH) -> str:
+        """Commit `data` at `path` on the checked-out branch (main unless moved)."""
+        target = self.path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        self.repo.index.add([path])
+        return self.repo.index.commit(message, author=PERSON, committer=PERSON, skip_hooks=True).hexsha
+
+    def commit_edit(self, edit: Callable[[str], str], message: str | None = None) -> str:
+        """A commit on main whose spec is `edit(spec text at main)`."""
+        text = edit(self.spec_at("main"))
+        return self.commit_bytes(text.encode(), message or getattr(edit, "__doc__", None) or "edit")
+
+    def commit_on_ref(self, edit: Callable[[str], str], ref: str) -> str:
+        """A commit off main stored only under `ref` (e.g. refs/pull/1/head); main is unchanged."""
+        self.repo.git.checkout("-q", "-b", "side")
+        try:
+            sha = self.commit_edit(edit, "side change")
+        finally:
+            self.repo.git.checkout("-q", "main")
+            self.repo.git.branch("-D", "side")
+        self.repo.git.update_ref(ref, sha)
+        return sha
+
+
+@pytest.fixture(scope="session")
+def pristine_upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("upstream") / "runtime"
+    built = build_runtime_repo(dest)
+    assert built[-1][1] == PIN, "the rebuilt upstream no longer ends at spec/runtime-ref"
+    return dest
+
+
+@pytest.fixture(scope="session")
+def v100(pristine_upstream: Path) -> str:
+    return Repo(pristine_upstream).commit("v1.0.0").hexsha
+
+
+def copy_upstream(pristine: Path, dest: Path) -> Upstream:
+    shutil.copytree(pristine, dest, symlinks=True)
+    return Upstream(dest)
+
+
+@pytest.fixture
+def upstream(pristine_upstream: Path, tmp_path: Path) -> Upstream:
+    """A per-test copy of the rebuilt upstream, free to gain commits."""
+    return copy_upstream(pristine_upstream, tmp_path / "runtime")
+
+
+# --- memoized stage -----------------------------------------------------------
+
+_STAGED: dict[tuple[str, ...], Staged] = {}
+STAGE_RUNS: list[str] = []  # commit of each real (not memoized) generation, for the curious
+
+
+def _templates_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def memo_stage(project: Project, source: Any, spec_bytes: bytes, blob_id: str, filtered: dict[str, Any], step: Callable[[str], None] = lambda _: None) -> Staged:
+    key = (
+        source.commit,
+        source.configured_url,
+        source.branch,
+        source.spec_path,
+        hashlib.sha256(spec_bytes).hexdigest(),
+        blob_id,
+        hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
+        _templates_digest(project.templates),
+    )
+    if key not in _STAGED:
+        STAGE_RUNS.append(source.commit)
+        _STAGED[key] = real_stage(project, source, spec_bytes, blob_id, filtered, step=step)
+    return _STAGED[key]
+
+
+@pytest.fixture(autouse=True)
+def _memoized_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codegen.pipeline, "stage", memo_stage)
+
+
+@pytest.fixture
+def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Replace the generators with nothing, for tests that only look at reports or refusals."""
+    calls: list[str] = []
+
+    def fake_stage(project: Project, source: Any, spec_bytes: bytes, blob_id: str, filtered: dict[str, Any], step: Callable[[str], None] = lambda _: None) -> Staged:
+        calls.append(source.commit)
+        return Staged(spec=spec_bytes, lock=b"", generated={}, manifest=b"")
+
+    monkeypatch.setattr(codegen.pipeline, "stage", fake_stage)
+    return calls
+
+
+# --- running codegen ------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+
+def run_in_process(root: Path, *args: str, env: dict[str, str | None]) -> Result:
+    """`python -m codegen --root ROOT ARGS` in this interpreter, with `env` applied (None unsets)."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        for key in CODEGEN_ENV:
+            mp.delenv(key, raising=False)
+        for key, value in env.items():
+            if value is None:
+                mp.delenv(key, raising=False)
+            else:
+                mp.setenv(key, value)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli_main(["--root", str(root), *args])
+            except SystemExit as exc:  # argparse
+                code = exc.code if isinstance(exc.code, int) else 2
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def subprocess_env(env: dict[str, str | None]) -> dict[str, str]:
+    full = {k: v for k, v in os.environ.items() if k not in CODEGEN_ENV}
+    full["PATH"] = f"{VENV_BIN}{os.pathsep}{full.get('PATH', '')}"
+    full.update({k: v for k, v in env.items() if v is not None})
+    return full
+
+
+def codegen_command(root: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "codegen", "--root", str(root), *args]
+
+
+def run_subprocess(root: Path, *args: str, env: dict[str, str | None], timeout: float = 300) -> Result:
+    done = subprocess.run(
+        codegen_command(root, *args),
+        cwd=ROOT,
+        env=subprocess_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def env(upstream: Upstream, cache: Path) -> dict[str, str | None]:
+    """The environment of a run against the per-test upstream."""
+    return {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+
+
+@pytest.fixture
+def run(env: dict[str, str | None]) -> Callable[..., Result]:
+    """run(root, *args, **env_overrides): in process, against the per-test upstream."""
+
+    def _run(root: Path, *args: str, **overrides: str | None) -> Result:
+        return run_in_process(root, *args, env={**env, **overrides})
+
+    return _run
+
+
+# --- the project copy ---------------------------------------------------------
+
+
+def project_files() -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return sorted({p for p in listed.split("\0") if p and not p.startswith(".venv/")})
+
+
+def git_repo(root: Path) -> Repo:
+    repo = Repo(root)
+    repo.git.update_environment(**_GIT_ENV)
+    return repo
+
+
+def commit_all(root: Path, message: str) -> None:
+    repo = git_repo(root)
+    repo.git.add("--all")
+    repo.index.commit(message, author=PERSON, committer=PERSON, skip_hooks=True)
+
+
+def git_status(root: Path) -> str:
+    return str(git_repo(root).git.status("--porcelain", "--untracked-files=all"))
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """sha256 of every file under root except .git: 'byte-identical' means equal digests."""
+    return {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and ".git" not in path.relative_to(root).parts
+    }
+
+
+@pytest.fixture(scope="session")
+def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream: Path) -> Path:
+    """The project as it is in /work/main, regenerated once from the rebuilt upstream, committed."""
+    root = tmp_path_factory.mktemp("pristine") / "project"
+    for rel in project_files():
+        source = ROOT / rel
+        if source.is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / rel)
+    repo = Repo.init(root, initial_branch="main")
+    repo.git.update_environment(**_GIT_ENV)
+    commit_all(root, "snapshot of /work/main")
+    cache = tmp_path_factory.mktemp("pristine-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(codegen.pipeline, "stage", memo_stage)
+        result = run_in_process(
+            root, "generate", env={"E2B_RUNTIME_REPO": str(pristine_upstream), "E2B_CODEGEN_CACHE": str(cache)}
+        )
+    assert result.code == 0, result.text
+    if git_status(root):
+        # Colleagues' work in progress in /work/main; the tests need a consistent baseline.
+        commit_all(root, "regenerate")
+    return root
+
+
+@pytest.fixture
+def project(pristine_project: Path, tmp_path: Path) -> Path:
+    """A per-test copy of the pristine project (with its git repository)."""
+    dest = tmp_path / "project"
+    shutil.copytree(pristine_project, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture
+def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every git command GitPython runs in this process."""
+    import git.cmd
+
+    calls: list[list[str]] = []
+    original = git.cmd.Git.execute
+
+    def spy(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append([str(c) for c in command] if isinstance(command, (list, tuple)) else [str(command)])
+        return original(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(git.cmd.Git, "execute", spy)
+    return calls
+
+
+@contextlib.contextmanager
+def unchanged(root: Path) -> Iterator[None]:
+    """Assert the block leaves the tree byte-identical."""
+    before = tree_digest(root)
+    yield
+    after = tree_digest(root)
+    assert after == before, {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}

@@ -1,0 +1,321 @@
+"""The contract gate: each missing pause element is named, with its line and why."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from codegen.contract import REMEDY, check_contract, load_contract
+from codegen.errors import CodegenError
+from codegen.spec_document import SpecDocument, load_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTRACT = ROOT / "spec" / "contract.yml"
+FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+
+PAUSE = "/paths/~1sandboxes~1{sandboxID}~1pause/post"
+PAUSE_POINTERS = [
+    "/components/schemas/SandboxPauseRequest/properties/force",
+    "/components/schemas/SandboxPauseResult/properties/forced",
+    f"{PAUSE}/responses/200",
+    f"{PAUSE}/responses/400",
+    f"{PAUSE}/responses/503",
+    "/components/schemas/Error/properties/error_code/x-error-codes/sandbox_pause_refused",
+]
+
+# A spec that honours the whole pause contract; each test breaks one thing.
+GOOD_SPEC = """\
+openapi: 3.0.3
+info: {title: Pause, version: "1"}
+paths:
+  /sandboxes/{sandboxID}/pause:
+    post:
+      tags: [sandboxes]
+      parameters:
+        - {name: sandboxID, in: path, required: true, schema: {type: string}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/SandboxPauseRequest"
+      responses:
+        "200":
+          description: paused
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SandboxPauseResult"
+        "400":
+          $ref: "#/components/responses/400"
+        "503":
+          $ref: "#/components/responses/503"
+components:
+  responses:
+    "400":
+      description: bad request
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    "503":
+      description: refused or busy
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+  schemas:
+    SandboxPauseRequest:
+      type: object
+      properties:
+        memory: {type: boolean, default: true}
+        force:
+          type: boolean
+          default: false
+    SandboxPauseResult:
+      type: object
+      required: [forced]
+      properties:
+        forced: {type: boolean}
+    Error:
+      type: object
+      required: [code, message]
+      properties:
+        code: {type: integer}
+        message: {type: string}
+        error_code:
+          type: string
+          x-error-codes:
+            sandbox_pause_refused: the sandbox cannot be paused now
+"""
+
+
+def spec_with(edit: Callable[[Any], None]) -> SpecDocument:
+    yaml = YAML(typ="rt")
+    data = yaml.load(GOOD_SPEC)
+    edit(data)
+    out = StringIO()
+    yaml.dump(data, out)
+    return load_spec(out.getvalue().encode())
+
+
+def schemas(data: Any) -> Any:
+    return data["components"]["schemas"]
+
+
+def pause_responses(data: Any) -> Any:
+    return data["paths"]["/sandboxes/{sandboxID}/pause"]["post"]["responses"]
+
+
+def test_the_good_spec_honours_the_contract() -> None:
+    assert check_contract(load_spec(GOOD_SPEC.encode()), CONTRACT) == []
+
+
+def test_the_contract_covers_the_pause_elements() -> None:
+    assert [entry.pointer for entry in load_contract(CONTRACT)] == PAUSE_POINTERS
+
+
+def drop_force(data: Any) -> None:
+    del schemas(data)["SandboxPauseRequest"]["properties"]["force"]
+
+
+def drop_forced(data: Any) -> None:
+    result = schemas(data)["SandboxPauseResult"]
+    del result["properties"]["forced"]
+    del result["required"]
+
+
+def drop_200(data: Any) -> None:
+    del pause_responses(data)["200"]
+    pause_responses(data)["204"] = {"description": "paused"}
+
+
+def drop_400(data: Any) -> None:
+    del pause_responses(data)["400"]
+
+
+def drop_503(data: Any) -> None:
+    del pause_responses(data)["503"]
+
+
+def drop_code(data: Any) -> None:
+    codes = schemas(data)["Error"]["properties"]["error_code"]["x-error-codes"]
+    del codes["sandbox_pause_refused"]
+    codes["sandbox_capacity_unavailable"] = "no room"
+
+
+def text_at(doc: SpecDocument, line: int | None) -> str:
+    assert line is not None
+    return doc.raw.decode().splitlines()[line - 1].strip()
+
+
+@pytest.mark.parametrize(
+    ("edit", "pointer", "nearest"),
+    [
+        (drop_force, PAUSE_POINTERS[0], "properties:"),  # SandboxPauseRequest's
+        (drop_forced, PAUSE_POINTERS[1], "properties:"),  # SandboxPauseResult's
+        (drop_200, PAUSE_POINTERS[2], "responses:"),
+        (drop_400, PAUSE_POINTERS[3], "responses:"),
+        (drop_503, PAUSE_POINTERS[4], "responses:"),
+        (drop_code, PAUSE_POINTERS[5], "x-error-codes:"),
+    ],
+)
+def test_each_missing_element_is_the_one_miss(
+    edit: Callable[[Any], None], pointer: str, nearest: str
+) -> None:
+    doc = spec_with(edit)
+
+    [miss] = check_contract(doc, CONTRACT)
+
+    line = doc.line_of(pointer)
+    assert miss.where == f"spec/openapi.yml:{line} ({pointer})"
+    assert text_at(doc, line).startswith(nearest)
+    assert miss.message.startswith(f"contract miss: {pointer} is missing; needed because ")
+    assert miss.remedy == REMEDY
+
+
+def test_wrong_type_is_a_miss(tmp_path: Path) -> None:
+    contract = tmp_path / "contract.yml"
+    contract.write_text(f"- pointer: {PAUSE_POINTERS[0]}\n  type: string\n  why: test\n")
+
+    doc = load_spec(GOOD_SPEC.encode())
+    [miss] = check_contract(doc, contract)
+
+    assert "force has type 'boolean' (needs 'string'); needed because test" in miss.message
+    assert miss.where == f"spec/openapi.yml:{doc.line_of(PAUSE_POINTERS[0])} ({PAUSE_POINTERS[0]})"
+    assert text_at(doc, doc.line_of(PAUSE_POINTERS[0])) == "force:"
+
+
+def test_default_must_be_false_not_missing_or_true() -> None:
+    def no_default(data: Any) -> None:
+        del schemas(data)["SandboxPauseRequest"]["properties"]["force"]["default"]
+
+    def default_true(data: Any) -> None:
+        schemas(data)["SandboxPauseRequest"]["properties"]["force"]["default"] = True
+
+    [missing] = check_contract(spec_with(no_default), CONTRACT)
+    [wrong] = check_contract(spec_with(default_true), CONTRACT)
+    assert "has no default (needs default: false)" in missing.message
+    assert "has default true (needs false)" in wrong.message
+
+
+def test_forced_must_be_required() -> None:
+    def optional(data: Any) -> None:
+        del schemas(data)["SandboxPauseResult"]["required"]
+
+    doc = spec_with(optional)
+    [miss] = check_contract(doc, CONTRACT)
+    assert miss.where.endswith(f"({PAUSE_POINTERS[1]})")
+    assert text_at(doc, doc.line_of(PAUSE_POINTERS[1])) == "forced: {type: boolean}"
+    assert "not listed in its schema's required list" in miss.message
+
+
+def test_200_must_refer_to_the_pause_result() -> None:
+    def inline(data: Any) -> None:
+        pause_responses(data)["200"]["content"]["application/json"]["schema"] = {
+            "$ref": "#/components/schemas/Error"
+        }
+
+    [miss] = check_contract(spec_with(inline), CONTRACT)
+    assert "does not refer to #/components/schemas/SandboxPauseResult" in miss.message
+
+
+def test_503_through_a_shared_response_must_carry_error() -> None:
+    def other_body(data: Any) -> None:
+        data["components"]["responses"]["503"]["content"]["application/json"]["schema"] = {
+            "type": "string"
+        }
+
+    [miss] = check_contract(spec_with(other_body), CONTRACT)
+    assert miss.where.endswith(f"({PAUSE_POINTERS[4]})")
+    assert "does not refer to #/components/schemas/Error" in miss.message
+
+
+def test_every_miss_is_reported_not_just_the_first() -> None:
+    def drop_all(data: Any) -> None:
+        for edit in (drop_force, drop_forced, drop_200, drop_400, drop_503, drop_code):
+            edit(data)
+
+    misses = check_contract(spec_with(drop_all), CONTRACT)
+    assert [miss.where.split(" ", 1)[1] for miss in misses] == [f"({p})" for p in PAUSE_POINTERS]
+
+
+@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
+def test_the_real_spec_is_rejected_naming_each_missing_pause_element() -> None:
+    doc = load_spec(FIXTURE.read_bytes())
+
+    misses = check_contract(doc, CONTRACT)
+
+    assert [miss.where.split(" ", 1)[1] for miss in misses] == [f"({p})" for p in PAUSE_POINTERS]
+    for miss, pointer in zip(misses, PAUSE_POINTERS, strict=True):
+        line = doc.line_of(pointer)
+        assert line is not None
+        assert miss.where == f"spec/openapi.yml:{line} ({pointer})"
+        assert f"{pointer} is missing" in miss.message
+    # The request schema exists (with `memory`), so force is placed right there.
+    assert doc.line_of(PAUSE_POINTERS[0]) == doc.line_of(
+        "/components/schemas/SandboxPauseRequest/properties"
+    )
+
+
+# --- a malformed contract is refused, naming the file and entry -----------------------
+
+
+def write_contract(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "contract.yml"
+    path.write_text(text)
+    return path
+
+
+def contract_problems(path: Path) -> list[str]:
+    with pytest.raises(CodegenError) as caught:
+        load_contract(path)
+    return [problem.render() for problem in caught.value.problems]
+
+
+def test_bad_yaml_in_the_contract(tmp_path: Path) -> None:
+    path = write_contract(tmp_path, "- pointer: /a\n  why: [x\n")
+    [message] = contract_problems(path)
+    assert message.startswith(f"{path}:")
+    assert "is not valid YAML" in message
+
+
+def test_unknown_check_and_bad_pointer_are_all_named(tmp_path: Path) -> None:
+    path = write_contract(
+        tmp_path,
+        "- pointer: /a\n  why: w\n  exists: true\n"
+        "- pointer: /b\n  why: w\n  exists: true\n  optional: true\n"
+        "- pointer: c~2\n  why: w\n  exists: true\n",
+    )
+    messages = contract_problems(path)
+    assert len(messages) == 2
+    assert messages[0].startswith(f"{path}:4 (entry 2): unknown key(s) optional")
+    assert messages[1].startswith(f"{path}:8 (entry 3): JSON pointer 'c~2'")
+
+
+@pytest.mark.parametrize(
+    ("entry", "complaint"),
+    [
+        ("- pointer: /a\n  exists: true\n", "needs a `why`"),
+        ("- why: w\n  exists: true\n", "needs a `pointer`"),
+        ("- pointer: /a\n  why: w\n", "has no check"),
+        ("- pointer: /a\n  why: w\n  exists: false\n", "exists must be true"),
+        ("- pointer: /a/b\n  why: w\n  required: true\n", "ending in /properties/NAME"),
+        ("- pointer: /a\n  why: w\n  type: bool\n", "type must be one of"),
+        ("- pointer: /a\n  why: w\n  ref: other.yml#/A\n", "ref must be a local"),
+        ("- just a string\n", "an entry must be a mapping"),
+        ("pointer: /a\n", "must be a list of entries"),
+    ],
+)
+def test_malformed_entries_are_refused(tmp_path: Path, entry: str, complaint: str) -> None:
+    path = write_contract(tmp_path, entry)
+    [message] = contract_problems(path)
+    assert message.startswith(str(path))
+    assert complaint in message
+
+
+def test_missing_contract_file(tmp_path: Path) -> None:
+    [message] = contract_problems(tmp_path / "nope.yml")
+    assert "cannot read the contract" in message

@@ -1,0 +1,347 @@
+"""load_spec: every refusal happens, with a line, before anything dangerous runs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import codegen.spec_document as spec_document
+from codegen.errors import CodegenError
+from codegen.json_pointer import PointerSyntaxError, format_pointer, parse_pointer, resolve_pointer
+from codegen.spec_document import MAX_DEPTH, MAX_SPEC_BYTES, load_spec, load_yaml, validate_openapi
+
+FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+
+VALID = b"""\
+openapi: 3.0.3
+info:
+  title: Tiny
+  version: "1"
+paths:
+  /things/{id}:
+    get:
+      parameters:
+        - name: id
+          in: path
+          required: true
+          schema:
+            type: string
+      responses:
+        200:
+          description: ok
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Thing"
+components:
+  schemas:
+    Thing:
+      type: object
+      properties:
+        a~b:
+          type: string
+        created:
+          type: string
+          example: 2024-01-02
+"""
+
+
+def problems_of(data: bytes) -> list[str]:
+    with pytest.raises(CodegenError) as caught:
+        load_spec(data)
+    return [problem.render() for problem in caught.value.problems]
+
+
+@pytest.fixture
+def validator_must_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proves a refusal came before the validator (and so before any resolver)."""
+
+    def explode(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the validator ran")
+
+    monkeypatch.setattr(spec_document, "validate_openapi", explode)
+    monkeypatch.setattr(spec_document, "get_validator_cls", explode)
+
+
+# --- good input ---------------------------------------------------------------
+
+
+def test_valid_spec_loads_as_plain_data() -> None:
+    doc = load_spec(VALID)
+
+    assert doc.raw == VALID
+    assert doc.display_path == "spec/openapi.yml"
+    responses = doc.data["paths"]["/things/{id}"]["get"]["responses"]
+    # A bare 200 is text, as in JSON; ruamel's own types are gone.
+    assert list(responses) == ["200"]
+    assert type(doc.data["info"]["title"]) is str
+    assert doc.data["components"]["schemas"]["Thing"]["properties"]["created"]["example"] == (
+        "2024-01-02"
+    )
+
+
+def test_line_of_points_at_the_node_or_its_nearest_ancestor() -> None:
+    doc = load_spec(VALID)
+
+    assert doc.line_of("/paths/~1things~1{id}/get/responses/200") == 15
+    assert doc.line_of("/paths/~1things~1{id}/get/parameters/0/in") == 10
+    assert doc.line_of("/components/schemas/Thing/properties/a~0b") == 26
+    # Missing: the nearest existing ancestor, Thing's `properties`.
+    assert doc.line_of("/components/schemas/Thing/properties/nope/type") == 25
+    assert doc.line_of("") == 1
+    assert doc.where("/components/schemas/Thing/properties/nope") == (
+        "spec/openapi.yml:25 (/components/schemas/Thing/properties/nope)"
+    )
+
+
+def test_display_path_is_used_in_problems() -> None:
+    with pytest.raises(CodegenError) as caught:
+        load_spec(b"a: [1,\n", display_path="upstream/spec.yml")
+    assert caught.value.problems[0].where == "upstream/spec.yml:2"
+
+
+# --- refusals before parsing ------------------------------------------------------
+
+
+def test_over_the_size_cap_is_refused_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_parsing(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("parsed an oversized spec")
+
+    monkeypatch.setattr(spec_document, "_decode", no_parsing)
+    [message] = problems_of(b"#" * (MAX_SPEC_BYTES + 1))
+    assert f"{MAX_SPEC_BYTES + 1:,} bytes" in message
+    assert f"{MAX_SPEC_BYTES:,}-byte cap" in message
+
+
+def test_exactly_the_size_cap_is_not_refused_for_size() -> None:
+    # A small cap keeps the test fast; the comparison is the same code.
+    assert load_yaml(VALID, display_path="x", max_bytes=len(VALID)).data["info"]["title"] == "Tiny"
+    with pytest.raises(CodegenError, match="over the"):
+        load_yaml(VALID, display_path="x", max_bytes=len(VALID) - 1)
+
+
+def test_non_utf8_is_refused_with_its_line() -> None:
+    [message] = problems_of(b"openapi: 3.0.3\ninfo:\n  title: caf\xe9\n")
+    assert message.startswith("spec/openapi.yml:3: is not UTF-8")
+
+
+# --- refusals while parsing -------------------------------------------------------
+
+
+def test_malformed_yaml_is_refused_with_its_line() -> None:
+    [message] = problems_of(b"openapi: 3.0.3\ninfo: {title: x\npaths: }\n")
+    assert message.startswith("spec/openapi.yml:3: is not valid YAML")
+
+
+def test_duplicate_keys_are_refused_with_the_line_of_the_second() -> None:
+    [message] = problems_of(b"openapi: 3.0.3\ninfo: {}\npaths: {}\ninfo: {}\n")
+    assert message.startswith("spec/openapi.yml:4:")
+    assert 'duplicate key "info"' in message
+
+
+def test_keys_that_collide_once_read_as_text_are_refused() -> None:
+    [message] = problems_of(b'responses:\n  200: {}\n  "200": {}\n')
+    assert message.startswith("spec/openapi.yml:3: mapping key '200' repeats")
+
+
+def test_anchor_and_alias_are_refused() -> None:
+    messages = problems_of(
+        b"openapi: 3.0.3\nx: &shared {type: string}\ny: *shared\n",
+    )
+    assert messages == [
+        "spec/openapi.yml:2: defines the YAML anchor &shared; anchors are refused",
+        "spec/openapi.yml:3: uses the YAML alias *shared; aliases are refused",
+    ]
+
+
+def test_self_referencing_alias_is_refused() -> None:
+    messages = problems_of(b"&a [*a]\n")
+    assert any("anchor &a" in message for message in messages)
+    assert any("alias *a" in message for message in messages)
+
+
+def test_billion_laughs_is_refused_cheaply(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in range(1, 10):
+        previous = f"*a{level - 1}"
+        lines.append(f"a{level}: &a{level} [{', '.join([previous] * 9)}]")
+    bomb = ("\n".join(lines) + "\n").encode()
+
+    def no_composing(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("built nodes for an alias bomb")
+
+    monkeypatch.setattr(spec_document, "_compose", no_composing)
+    started = time.monotonic()
+    messages = problems_of(bomb)
+    assert time.monotonic() - started < 2
+    assert messages[0] == "spec/openapi.yml:1: defines the YAML anchor &a0; anchors are refused"
+    assert len(messages) <= spec_document.MAX_PROBLEMS
+
+
+def test_ten_thousand_levels_of_nesting_are_refused_without_recursion_error() -> None:
+    [message] = problems_of(b"[" * 10_000 + b"]" * 10_000)
+    assert message == f"spec/openapi.yml:1: nests deeper than {MAX_DEPTH} levels"
+
+
+def test_deep_block_nesting_is_refused_with_the_line_it_goes_too_deep() -> None:
+    text = "".join("  " * level + f"k{level}:\n" for level in range(MAX_DEPTH + 5))
+    [message] = problems_of(text.encode())
+    assert message == f"spec/openapi.yml:{MAX_DEPTH + 1}: nests deeper than {MAX_DEPTH} levels"
+
+
+def test_nesting_at_the_limit_is_fine() -> None:
+    with pytest.raises(CodegenError) as caught:
+        load_spec(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH)
+    # Refused, but only for not being OpenAPI: the depth itself was allowed.
+    assert "not an OpenAPI 3 document" in caught.value.problems[0].message
+
+
+def test_non_json_tags_are_refused() -> None:
+    [message] = problems_of(b"openapi: 3.0.3\nx: !!python/object:os.system {}\n")
+    assert message.startswith("spec/openapi.yml:2: uses the YAML tag tag:yaml.org,2002:python/object")
+
+
+def test_more_than_one_document_is_refused() -> None:
+    [message] = problems_of(b"openapi: 3.0.3\n---\nopenapi: 3.1.0\n")
+    assert message == "spec/openapi.yml:2: holds more than one YAML document"
+
+
+# --- refusals after parsing -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        (b"- openapi: 3.0.3\n", "top level is not a mapping"),
+        (b"just text\n", "top level is not a mapping"),
+        (b"swagger: '2.0'\ninfo: {}\n", "openapi: None"),
+        (b"openapi: 2.0.0\n", "openapi: '2.0.0'"),
+        (b"openapi: 3.0\n", "openapi: 3.0"),  # a YAML float, not a version
+    ],
+)
+def test_not_openapi3_is_refused(source: bytes, found: str) -> None:
+    [message] = problems_of(source)
+    assert f"not an OpenAPI 3 document ({found})" in message
+
+
+def spec_with_ref(ref: str) -> bytes:
+    return VALID.replace(b'"#/components/schemas/Thing"', f'"{ref}"'.encode())
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "file:///etc/passwd",
+        "http://169.254.169.254/latest/meta-data/",
+        "https://example.com/spec.yml#/components/schemas/Thing",
+        "other.yml#/x",
+        "../secrets.yml",
+    ],
+)
+def test_non_local_refs_are_refused_before_validation(
+    ref: str, validator_must_not_run: None
+) -> None:
+    [message] = problems_of(spec_with_ref(ref))
+    assert message.startswith(
+        "spec/openapi.yml:20 (/paths/~1things~1{id}/get/responses/200/content/"
+        "application~1json/schema/$ref): "
+    )
+    assert f"$ref {ref!r} is not local" in message
+
+
+def test_every_non_local_ref_is_reported(validator_must_not_run: None) -> None:
+    source = VALID + b"    A: {$ref: 'file:///etc/passwd'}\n    B: {$ref: 'http://10.0.0.1/'}\n"
+    messages = problems_of(source)
+    assert len(messages) == 2
+    assert "spec/openapi.yml:31 (/components/schemas/A/$ref)" in messages[0]
+    assert "spec/openapi.yml:32 (/components/schemas/B/$ref)" in messages[1]
+
+
+def test_dangling_local_ref_is_reported_with_its_line(validator_must_not_run: None) -> None:
+    [message] = problems_of(spec_with_ref("#/components/schemas/Gone"))
+    assert message.startswith("spec/openapi.yml:20 ")
+    assert "'#/components/schemas/Gone' points at nothing" in message
+
+
+def test_id_that_would_move_the_base_uri_is_refused(validator_must_not_run: None) -> None:
+    source = VALID + b"    A: {$id: 'http://internal/', type: string}\n"
+    [message] = problems_of(source)
+    assert "spec/openapi.yml:31 (/components/schemas/A/$id)" in message
+
+
+def test_validation_errors_are_all_reported_with_their_pointer_and_line() -> None:
+    source = VALID.replace(b'  version: "1"\n', b"").replace(b"          in: path\n", b"")
+    messages = problems_of(source)
+    assert len(messages) == 2
+    assert messages[0] == "spec/openapi.yml:2 (/info): \"version\" is a required property"
+    assert messages[1].startswith("spec/openapi.yml:8 (/paths/~1things~1{id}/get/parameters/0):")
+
+
+def test_validation_errors_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spec_document, "MAX_PROBLEMS", 3)
+    operations = "".join(
+        f"  /p{index}:\n    get:\n      responses:\n        '200': {{}}\n" for index in range(6)
+    )
+    source = f"openapi: 3.0.3\ninfo: {{title: x, version: '1'}}\npaths:\n{operations}".encode()
+    messages = problems_of(source)
+    assert len(messages) == 4
+    assert messages[-1] == "stopped after 3 validation errors"
+
+
+def test_validator_itself_never_fetches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Belt and braces: even handed an external ref directly, nothing is opened."""
+    import jsonschema_path.handlers.urllib as urllib_handler
+    import jsonschema_path.retrievers as retrievers
+
+    opened: list[object] = []
+    monkeypatch.setattr(retrievers, "urlopen", lambda *args, **kwargs: opened.append(args))
+    monkeypatch.setattr(urllib_handler, "urlopen", lambda *args, **kwargs: opened.append(args))
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "x", "version": "1"},
+        "paths": {"/a": {"get": {"responses": {"200": {"$ref": "file:///etc/passwd"}}}}},
+    }
+
+    problems = validate_openapi(spec)
+
+    assert opened == []
+    assert len(problems) == 1
+    assert "refused to fetch 'file:///etc/passwd'" in problems[0].message
+
+
+# --- JSON pointers ----------------------------------------------------------------
+
+
+def test_pointer_escapes_round_trip() -> None:
+    segments = ("paths", "/sandboxes/{id}", "a~b", "~1")
+    pointer = format_pointer(segments)
+    assert pointer == "/paths/~1sandboxes~1{id}/a~0b/~01"
+    assert parse_pointer(pointer) == segments
+
+
+@pytest.mark.parametrize("bad", ["paths", "/a~2", "/a~"])
+def test_bad_pointer_syntax_is_refused(bad: str) -> None:
+    with pytest.raises(PointerSyntaxError):
+        parse_pointer(bad)
+
+
+def test_resolve_pointer_reports_missing_without_raising() -> None:
+    data = {"a": [{"b": None}], "01": 1}
+    assert resolve_pointer(data, "/a/0/b") == (True, None)
+    assert resolve_pointer(data, "/a/1") == (False, None)
+    assert resolve_pointer(data, "/a/01") == (False, None)
+    assert resolve_pointer(data, "/01") == (True, 1)
+    assert resolve_pointer(data, "") == (True, data)
+
+
+# --- the real spec ----------------------------------------------------------------
+
+
+@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
+def test_real_spec_loads() -> None:
+    doc = load_spec(FIXTURE.read_bytes())
+    assert doc.data["openapi"].startswith("3.")
+    assert doc.line_of("/paths/~1sandboxes~1{sandboxID}~1pause/post") is not None

@@ -1,0 +1,279 @@
+"""The transports over real sockets against the local test server.
+
+Every scenario runs through the default pyqwest transport and through
+httpx's own, sync and async. Budgets and timeouts are tiny so the suite is
+fast; the server really trickles, stalls, drops and gzips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+import tracemalloc
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from e2b._transport import (
+    AsyncRetryableTransport,
+    RetryableTransport,
+    RetryPolicy,
+    default_async_transport,
+    default_transport,
+)
+
+from ._server import BOMB, BOMB_SIZE, BUSY, DEEP, REFUSAL, TestServer
+
+pytestmark = pytest.mark.anyio
+
+POLICY = RetryPolicy(retries=2, backoff_base=0.01, backoff_cap=0.05, min_peek_budget=0.1)
+TIMEOUT = httpx.Timeout(2.0, read=0.3)  # deadline: read + write = 2.3 s
+KINDS = ["sync-pyqwest", "sync-httpx", "async-pyqwest", "async-httpx"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[TestServer]:
+    srv = TestServer()
+    yield srv
+    srv.close()
+
+
+@dataclass
+class Client:
+    """One face over sync and async httpx clients for the scenarios."""
+
+    kind: str
+    transport: RetryableTransport | AsyncRetryableTransport
+    client: httpx.Client | httpx.AsyncClient
+
+    async def get(self, url: str, **kwargs: Any) -> httpx.Response:
+        if isinstance(self.client, httpx.AsyncClient):
+            return await self.client.request(kwargs.pop("method", "GET"), url, **kwargs)
+        return self.client.request(kwargs.pop("method", "GET"), url, **kwargs)
+
+    async def raw(self, url: str) -> tuple[httpx.Response, bytes]:
+        if isinstance(self.client, httpx.AsyncClient):
+            async with self.client.stream("GET", url) as r:
+                return r, b"".join([c async for c in r.aiter_raw()])
+        with self.client.stream("GET", url) as r:
+            return r, b"".join(r.iter_raw())
+
+    def pool_size(self) -> int | None:
+        inner = self.transport.inner
+        pool = getattr(inner, "_pool", None)
+        return None if pool is None else len(pool.connections)
+
+    async def close(self) -> None:
+        if isinstance(self.client, httpx.AsyncClient):
+            await self.client.aclose()
+        else:
+            self.client.close()
+
+
+def make_client(kind: str, policy: RetryPolicy = POLICY, one_connection: bool = False) -> Client:
+    limits = httpx.Limits(max_connections=1) if one_connection else httpx.Limits()
+    extra: dict[str, Any] = {"max_connections_per_address": 1} if one_connection else {}
+    transport: RetryableTransport | AsyncRetryableTransport
+    if kind == "sync-pyqwest":
+        transport = default_transport(policy=policy, **extra)
+    elif kind == "async-pyqwest":
+        transport = default_async_transport(policy=policy, **extra)
+    elif kind == "sync-httpx":
+        transport = RetryableTransport(httpx.HTTPTransport(limits=limits), policy)
+    else:
+        transport = AsyncRetryableTransport(httpx.AsyncHTTPTransport(limits=limits), policy)
+    client: httpx.Client | httpx.AsyncClient
+    if isinstance(transport, AsyncRetryableTransport):
+        client = httpx.AsyncClient(transport=transport, timeout=TIMEOUT)
+    else:
+        client = httpx.Client(transport=transport, timeout=TIMEOUT)
+    return Client(kind, transport, client)
+
+
+@pytest.fixture(params=KINDS)
+async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    c = make_client(request.param)
+    yield c
+    await c.close()
+
+
+def hits(server: TestServer, path: str, before: int) -> int:
+    return server.hits[path] - before
+
+
+async def test_refusal_one_request_body_byte_for_byte(server: TestServer, client: Client) -> None:
+    before = server.hits["/refusal"]
+    response = await client.get(server.url + "/refusal")
+    assert (response.status_code, response.content) == (503, REFUSAL)
+    response, raw = await client.raw(server.url + "/refusal")
+    assert raw == REFUSAL
+    assert hits(server, "/refusal", before) == 2  # one request each
+
+
+async def test_gzipped_refusal(server: TestServer, client: Client) -> None:
+    before = server.hits["/refusal-gzip"]
+    response, raw = await client.raw(server.url + "/refusal-gzip")
+    # Either the peek or pyqwest decoded it; the caller gets the JSON either way.
+    decoded = gzip.decompress(raw) if response.headers.get("content-encoding") else raw
+    assert decoded == REFUSAL
+    assert (await client.get(server.url + "/refusal-gzip")).content == REFUSAL
+    assert hits(server, "/refusal-gzip", before) == 2
+
+
+async def test_other_503_json_retried(server: TestServer, client: Client) -> None:
+    before = server.hits["/busy"]
+    response = await client.get(server.url + "/busy")
+    assert (response.status_code, response.content) == (503, BUSY)
+    assert hits(server, "/busy", before) == 3
+    response = await client.get(server.url + f"/flaky?key={client.kind}&n=2")
+    assert response.status_code == 200
+
+
+async def test_non_json_503_retried_without_peek(server: TestServer, client: Client) -> None:
+    before = server.hits["/plain503"]
+    response = await client.get(server.url + "/plain503")
+    assert response.content == REFUSAL
+    assert hits(server, "/plain503", before) == 3
+
+
+async def test_over_cap_handed_on_whole(server: TestServer, client: Client) -> None:
+    before = server.hits["/big"]
+    response, raw = await client.raw(server.url + "/big?size=200000")
+    assert raw == b"x" * 200_000
+    assert hits(server, "/big", before) == 3
+
+
+async def test_trickling_past_budget(server: TestServer, client: Client) -> None:
+    before = server.hits["/trickle"]
+    response, raw = await client.raw(server.url + "/trickle?delay=0.004")
+    assert raw == REFUSAL  # never recognised in time, never truncated either
+    assert hits(server, "/trickle", before) == 3
+
+
+async def test_stalled_body(server: TestServer, client: Client) -> None:
+    before = server.hits["/stall"]
+    with pytest.raises(httpx.TimeoutException):
+        await client.get(server.url + "/stall?stall=2")
+    assert hits(server, "/stall", before) == 3
+
+
+async def test_dropped_mid_body(server: TestServer, client: Client) -> None:
+    before = server.hits["/drop"]
+    with pytest.raises(httpx.TransportError):
+        await client.get(server.url + "/drop")
+    assert hits(server, "/drop", before) == 3
+
+
+async def test_deeply_nested(server: TestServer, client: Client) -> None:
+    before = server.hits["/deep"]
+    response = await client.get(server.url + "/deep")
+    assert response.content == DEEP
+    assert hits(server, "/deep", before) == 3
+
+
+async def test_gzip_bomb_bounded(server: TestServer, client: Client) -> None:
+    before = server.hits["/bomb"]
+    tracemalloc.start()
+    try:
+        if isinstance(client.client, httpx.AsyncClient):
+            cm: Any = client.client.stream("GET", server.url + "/bomb")
+            response = await cm.__aenter__()
+        else:
+            cm = client.client.stream("GET", server.url + "/bomb")
+            response = cm.__enter__()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000  # three peeks of a 8 MB bomb, nowhere near decoded
+    if isinstance(client.client, httpx.AsyncClient):
+        raw = b"".join([c async for c in response.aiter_raw()])
+        await cm.__aexit__(None, None, None)
+    else:
+        raw = b"".join(response.iter_raw())
+        cm.__exit__(None, None, None)
+    assert raw == BOMB if response.headers.get("content-encoding") else len(raw) == BOMB_SIZE
+    assert hits(server, "/bomb", before) == 3
+
+
+async def test_generator_body_not_resent(server: TestServer, client: Client) -> None:
+    before = server.hits["/busy"]
+    if isinstance(client.client, httpx.AsyncClient):
+
+        async def agen() -> AsyncIterator[bytes]:
+            yield b"stream"
+            yield b"ed-body"
+
+        response = await client.get(server.url + "/busy", method="POST", content=agen())
+    else:
+
+        def gen() -> Iterator[bytes]:
+            yield b"stream"
+            yield b"ed-body"
+
+        response = await client.get(server.url + "/busy", method="POST", content=gen())
+    assert (response.status_code, response.content) == (503, BUSY)
+    assert hits(server, "/busy", before) == 1
+    assert server.bodies[-1] == b"streamed-body"
+
+
+@pytest.mark.parametrize("kind", ["async-pyqwest", "async-httpx"])
+async def test_cancellation_during_peek_twice_then_pool_serves(
+    server: TestServer, kind: str
+) -> None:
+    policy = RetryPolicy(retries=2, min_peek_budget=5.0)
+    c = make_client(kind, policy, one_connection=True)
+    assert isinstance(c.client, httpx.AsyncClient)
+    try:
+        for _ in range(2):
+            server.partial_sent.clear()
+            task = asyncio.ensure_future(
+                c.client.get(server.url + "/stall?stall=3", timeout=httpx.Timeout(5.0))
+            )
+            while not server.partial_sent.is_set():
+                await asyncio.sleep(0.005)
+            await asyncio.sleep(0.05)  # now inside the peek
+            task.cancel()
+            await asyncio.sleep(0)
+            task.cancel()  # a second cancellation while closing
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        response = await asyncio.wait_for(c.client.get(server.url + "/ok"), 3.0)
+        assert response.status_code == 200
+    finally:
+        await c.close()
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_no_leaks_over_1000_requests(server: TestServer) -> None:
+    policy = RetryPolicy(retries=2, backoff_base=0.0002, backoff_cap=0.0005, min_peek_budget=0.05)
+    paths = ["/refusal", "/busy", "/flaky?key={i}&n=1", "/big?size=20000", "/drop", "/plain503",
+             "/refusal-gzip", "/ok"]
+    for kind in KINDS:
+        c = make_client(kind, policy)
+        try:
+            for path in paths:  # warm up: the pool holds its idle connection
+                try:
+                    await c.get(server.url + path.format(i=f"warm-{kind}"))
+                except httpx.TransportError:
+                    pass
+            server.wait_live(at_most=1)
+            fds, live, pool = _fds(), server.live, c.pool_size()
+            for i in range(1000 // len(KINDS)):
+                path = paths[i % len(paths)].format(i=f"{kind}-{i}")
+                try:
+                    response = await c.get(server.url + path)
+                    assert response.status_code in (200, 503)
+                except httpx.TransportError:
+                    assert path == "/drop"
+            assert server.wait_live(at_most=live) <= live
+            assert _fds() <= fds
+            assert c.pool_size() == pool
+        finally:
+            await c.close()
