@@ -162,9 +162,7 @@ def text_at(doc: SpecDocument, line: int | None) -> str:
         (drop_code, PAUSE_POINTERS[5], "x-error-codes:"),
     ],
 )
-def test_each_missing_element_is_the_one_miss(
-    edit: Callable[[Any], None], pointer: str, nearest: str
-) -> None:
+def test_each_missing_element_is_the_one_miss(edit: Callable[[Any], None], pointer: str, nearest: str) -> None:
     doc = spec_with(edit)
 
     [miss] = check_contract(doc, CONTRACT)
@@ -214,9 +212,7 @@ def test_forced_must_be_required() -> None:
 
 def test_200_must_refer_to_the_pause_result() -> None:
     def inline(data: Any) -> None:
-        pause_responses(data)["200"]["content"]["application/json"]["schema"] = {
-            "$ref": "#/components/schemas/Error"
-        }
+        pause_responses(data)["200"]["content"]["application/json"]["schema"] = {"$ref": "#/components/schemas/Error"}
 
     [miss] = check_contract(spec_with(inline), CONTRACT)
     assert "does not refer to #/components/schemas/SandboxPauseResult" in miss.message
@@ -224,9 +220,7 @@ def test_200_must_refer_to_the_pause_result() -> None:
 
 def test_503_through_a_shared_response_must_carry_error() -> None:
     def other_body(data: Any) -> None:
-        data["components"]["responses"]["503"]["content"]["application/json"]["schema"] = {
-            "type": "string"
-        }
+        data["components"]["responses"]["503"]["content"]["application/json"]["schema"] = {"type": "string"}
 
     [miss] = check_contract(spec_with(other_body), CONTRACT)
     assert miss.where.endswith(f"({PAUSE_POINTERS[4]})")
@@ -255,9 +249,7 @@ def test_the_real_spec_is_rejected_naming_each_missing_pause_element() -> None:
         assert miss.where == f"spec/openapi.yml:{line} ({pointer})"
         assert f"{pointer} is missing" in miss.message
     # The request schema exists (with `memory`), so force is placed right there.
-    assert doc.line_of(PAUSE_POINTERS[0]) == doc.line_of(
-        "/components/schemas/SandboxPauseRequest/properties"
-    )
+    assert doc.line_of(PAUSE_POINTERS[0]) == doc.line_of("/components/schemas/SandboxPauseRequest/properties")
 
 
 # --- a malformed contract is refused, naming the file and entry -----------------------

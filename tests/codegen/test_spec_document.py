@@ -78,9 +78,7 @@ def test_valid_spec_loads_as_plain_data() -> None:
     # A bare 200 is text, as in JSON; ruamel's own types are gone.
     assert list(responses) == ["200"]
     assert type(doc.data["info"]["title"]) is str
-    assert doc.data["components"]["schemas"]["Thing"]["properties"]["created"]["example"] == (
-        "2024-01-02"
-    )
+    assert doc.data["components"]["schemas"]["Thing"]["properties"]["created"]["example"] == ("2024-01-02")
 
 
 def test_line_of_points_at_the_node_or_its_nearest_ancestor() -> None:
@@ -241,13 +239,10 @@ def spec_with_ref(ref: str) -> bytes:
         "../secrets.yml",
     ],
 )
-def test_non_local_refs_are_refused_before_validation(
-    ref: str, validator_must_not_run: None
-) -> None:
+def test_non_local_refs_are_refused_before_validation(ref: str, validator_must_not_run: None) -> None:
     [message] = problems_of(spec_with_ref(ref))
     assert message.startswith(
-        "spec/openapi.yml:20 (/paths/~1things~1{id}/get/responses/200/content/"
-        "application~1json/schema/$ref): "
+        "spec/openapi.yml:20 (/paths/~1things~1{id}/get/responses/200/content/application~1json/schema/$ref): "
     )
     assert f"$ref {ref!r} is not local" in message
 
@@ -276,15 +271,13 @@ def test_validation_errors_are_all_reported_with_their_pointer_and_line() -> Non
     source = VALID.replace(b'  version: "1"\n', b"").replace(b"          in: path\n", b"")
     messages = problems_of(source)
     assert len(messages) == 2
-    assert messages[0] == "spec/openapi.yml:2 (/info): \"version\" is a required property"
+    assert messages[0] == 'spec/openapi.yml:2 (/info): "version" is a required property'
     assert messages[1].startswith("spec/openapi.yml:8 (/paths/~1things~1{id}/get/parameters/0):")
 
 
 def test_validation_errors_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spec_document, "MAX_PROBLEMS", 3)
-    operations = "".join(
-        f"  /p{index}:\n    get:\n      responses:\n        '200': {{}}\n" for index in range(6)
-    )
+    operations = "".join(f"  /p{index}:\n    get:\n      responses:\n        '200': {{}}\n" for index in range(6))
     source = f"openapi: 3.0.3\ninfo: {{title: x, version: '1'}}\npaths:\n{operations}".encode()
     messages = problems_of(source)
     assert len(messages) == 4

@@ -18,9 +18,7 @@ import httpx
 from e2b._transport import AsyncRetryableTransport, RetryableTransport, RetryPolicy
 
 STALL = object()
-REFUSAL = json.dumps(
-    {"code": 503, "message": "pause refused", "error_code": "sandbox_pause_refused"}
-).encode()
+REFUSAL = json.dumps({"code": 503, "message": "pause refused", "error_code": "sandbox_pause_refused"}).encode()
 BUSY = json.dumps({"code": 503, "message": "busy", "error_code": "busy"}).encode()
 NO_CODE = json.dumps({"code": 503, "message": "busy"}).encode()
 JSON = {"content-type": "application/json"}

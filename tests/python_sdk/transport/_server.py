@@ -17,8 +17,7 @@ from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 REFUSAL = json.dumps(
-    {"code": 503, "message": "pause refused: guest agent unhealthy",
-     "error_code": "sandbox_pause_refused"}
+    {"code": 503, "message": "pause refused: guest agent unhealthy", "error_code": "sandbox_pause_refused"}
 ).encode()
 BUSY = json.dumps({"code": 503, "message": "busy", "error_code": "busy"}).encode()
 DEEP = b"[" * 4000 + b"]" * 4000
@@ -67,9 +66,7 @@ class TestServer:
         self.routes: dict[str, Writer] = {
             "/ok": _whole(200, b"ok", "text/plain"),
             "/refusal": _whole(503, REFUSAL),
-            "/refusal-gzip": _whole(
-                503, gzip.compress(REFUSAL), "application/json", **{"content-encoding": "gzip"}
-            ),
+            "/refusal-gzip": _whole(503, gzip.compress(REFUSAL), "application/json", **{"content-encoding": "gzip"}),
             "/busy": _whole(503, BUSY),
             "/plain503": _whole(503, REFUSAL, "text/plain"),
             "/deep": _whole(503, DEEP),

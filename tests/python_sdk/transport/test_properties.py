@@ -35,8 +35,14 @@ bodies = st.one_of(
     st.builds(lambda extra: json.dumps(REFUSAL_OBJ).encode() + extra, st.binary(max_size=20)),
 )
 media_types = st.sampled_from(
-    ["application/json", "APPLICATION/JSON; charset=utf-8", "application/problem+json",
-     "text/plain", "application/jsonl", ""]
+    [
+        "application/json",
+        "APPLICATION/JSON; charset=utf-8",
+        "application/problem+json",
+        "text/plain",
+        "application/jsonl",
+        "",
+    ]
 )
 
 
@@ -86,19 +92,13 @@ def _check(is_async: bool, scenario: tuple[bytes, bool, list[object], dict[str, 
     else:
         assert response.content == body
     fast = all(item == 0.0 for item in script if isinstance(item, float))
-    if (
-        fast
-        and p.is_refusal_object(p.parse_json(body))
-        and p.is_json_media_type(headers["content-type"])
-    ):
+    if fast and p.is_refusal_object(p.parse_json(body)) and p.is_json_media_type(headers["content-type"]):
         assert refused  # a small JSON refusal read in time is never retried
     else:
         assert len(h.requests) == retries + 1 or refused
 
 
-PROFILE = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PROFILE = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROFILE
@@ -114,8 +114,7 @@ def test_async_peek_decision(scenario: tuple[bytes, bool, list[object], dict[str
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=10_000), st.sampled_from([None, "gzip", "deflate", "br"]),
-       st.sampled_from(list(p.Stop)))
+@given(st.binary(max_size=10_000), st.sampled_from([None, "gzip", "deflate", "br"]), st.sampled_from(list(p.Stop)))
 def test_judge_never_raises(raw: bytes, encoding: str | None, stop: p.Stop) -> None:
     verdict, decoded = p.judge(stop, raw, encoding, 64 * 1024)
     assert (verdict is p.Verdict.REFUSAL) == (decoded is not None)

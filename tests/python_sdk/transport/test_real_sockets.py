@@ -221,18 +221,14 @@ async def test_generator_body_not_resent(server: TestServer, client: Client) -> 
 
 
 @pytest.mark.parametrize("kind", ["async-pyqwest", "async-httpx"])
-async def test_cancellation_during_peek_twice_then_pool_serves(
-    server: TestServer, kind: str
-) -> None:
+async def test_cancellation_during_peek_twice_then_pool_serves(server: TestServer, kind: str) -> None:
     policy = RetryPolicy(retries=2, min_peek_budget=5.0)
     c = make_client(kind, policy, one_connection=True)
     assert isinstance(c.client, httpx.AsyncClient)
     try:
         for _ in range(2):
             server.partial_sent.clear()
-            task = asyncio.ensure_future(
-                c.client.get(server.url + "/stall?stall=3", timeout=httpx.Timeout(5.0))
-            )
+            task = asyncio.ensure_future(c.client.get(server.url + "/stall?stall=3", timeout=httpx.Timeout(5.0)))
             while not server.partial_sent.is_set():
                 await asyncio.sleep(0.005)
             await asyncio.sleep(0.05)  # now inside the peek
@@ -253,8 +249,7 @@ def _fds() -> int:
 
 async def test_no_leaks_over_1000_requests(server: TestServer) -> None:
     policy = RetryPolicy(retries=2, backoff_base=0.0002, backoff_cap=0.0005, min_peek_budget=0.05)
-    paths = ["/refusal", "/busy", "/flaky?key={i}&n=1", "/big?size=20000", "/drop", "/plain503",
-             "/refusal-gzip", "/ok"]
+    paths = ["/refusal", "/busy", "/flaky?key={i}&n=1", "/big?size=20000", "/drop", "/plain503", "/refusal-gzip", "/ok"]
     for kind in KINDS:
         c = make_client(kind, policy)
         try:

@@ -86,9 +86,7 @@ async def test_503_without_code_retried_then_returned_whole(is_async: bool) -> N
         pytest.param([b'{"a":'] + [0.3, b" "] * 20 + [b"}"], id="trickling"),
     ],
 )
-async def test_slow_body_retried_after_the_delay_with_reader_closed(
-    is_async: bool, script: list[object]
-) -> None:
+async def test_slow_body_retried_after_the_delay_with_reader_closed(is_async: bool, script: list[object]) -> None:
     h = harness(is_async, Reply(body=script), OK, backoff_base=2.0)
     start = h.time.now
     response, _ = await h.send()

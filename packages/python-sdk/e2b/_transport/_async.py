@@ -156,7 +156,7 @@ class AsyncRetryableTransport(httpx.AsyncBaseTransport):
         ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random)
         attempt = 0
         while True:
-            response = await self.inner.handle_async_request(request)
+            response = await self.inner.handle_async_request(ctx.attempt_request(attempt))
             plan = ctx.plan(response, attempt)
             if plan is None:
                 return response
@@ -170,9 +170,7 @@ class AsyncRetryableTransport(httpx.AsyncBaseTransport):
                 await _peek(inner, state, ctx)
                 outcome = ctx.after_peek(plan, state, response)
                 if outcome.action is _core.Action.PARTIAL:
-                    return _core.replayed_response(
-                        response, request, _ReplayStream(state.chunks, inner, ctx)
-                    )
+                    return _core.replayed_response(response, request, _ReplayStream(state.chunks, inner, ctx))
                 if outcome.action is not _core.Action.RETRY:
                     await inner.aclose()
                 if outcome.action is _core.Action.REFUSAL:

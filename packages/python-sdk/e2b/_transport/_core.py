@@ -97,9 +97,7 @@ class RequestContext:
     replayable: bool
 
     @classmethod
-    def start(
-        cls, request: httpx.Request, policy: p.RetryPolicy, clock: Clock, random: Random
-    ) -> RequestContext:
+    def start(cls, request: httpx.Request, policy: p.RetryPolicy, clock: Clock, random: Random) -> RequestContext:
         total = p.overall_timeout(request.extensions)
         return cls(
             request=request,
@@ -111,6 +109,27 @@ class RequestContext:
             # Only an in-memory body can be sent twice; a generator was
             # drained by the first attempt and would resend nothing.
             replayable=isinstance(request.stream, httpx.ByteStream),
+        )
+
+    def attempt_request(self, attempt: int) -> httpx.Request:
+        """The request for this attempt, its timeouts cut to the time left.
+
+        Inner transports start their timeouts afresh per request; without
+        this a re-send could outlive the overall deadline by a full timeout.
+        """
+        if attempt == 0 or self.deadline is None:
+            return self.request
+        timeout = self.request.extensions.get("timeout")
+        clamped = p.clamp_timeout(timeout, self.deadline - self.clock())
+        if clamped is None:
+            return self.request
+        request = self.request
+        return httpx.Request(
+            request.method,
+            request.url,
+            headers=request.headers,
+            stream=request.stream,
+            extensions={**request.extensions, "timeout": clamped},
         )
 
     def plan(self, response: httpx.Response, attempt: int) -> Plan | None:
@@ -174,14 +193,10 @@ class RequestContext:
         return self.deadline is not None and self.clock() >= self.deadline
 
     def read_timeout_error(self) -> httpx.ReadTimeout:
-        return httpx.ReadTimeout(
-            "request deadline passed while reading a 503 body", request=self.request
-        )
+        return httpx.ReadTimeout("request deadline passed while reading a 503 body", request=self.request)
 
 
-def refusal_response(
-    response: httpx.Response, request: httpx.Request, decoded: bytes
-) -> httpx.Response:
+def refusal_response(response: httpx.Response, request: httpx.Request, decoded: bytes) -> httpx.Response:
     """The refusal as plain bytes; the stream must stay unread for the caller."""
     return httpx.Response(
         status_code=response.status_code,

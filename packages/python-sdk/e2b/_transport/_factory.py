@@ -59,9 +59,7 @@ def default_transport(
     """
     pyqwest_options.setdefault("follow_redirects", False)
     inner = _OwnedPyqwestTransport(pyqwest.SyncHTTPTransport(**pyqwest_options))
-    return RetryableTransport(
-        inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random
-    )
+    return RetryableTransport(inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random)
 
 
 def default_async_transport(
@@ -76,6 +74,4 @@ def default_async_transport(
     """A retrying transport over a fresh ``pyqwest.HTTPTransport``."""
     pyqwest_options.setdefault("follow_redirects", False)
     inner = _OwnedAsyncPyqwestTransport(pyqwest.HTTPTransport(**pyqwest_options))
-    return AsyncRetryableTransport(
-        inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random
-    )
+    return AsyncRetryableTransport(inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random)

@@ -132,6 +132,26 @@ def overall_timeout(extensions: Mapping[str, object]) -> float | None:
     return total if seen else None
 
 
+def clamp_timeout(timeout: object, left: float) -> dict[str, float | None] | None:
+    """httpx timeout phases cut so that no phase, nor read + write, exceeds ``left``.
+
+    read + write matters because pyqwest uses their sum as one operation
+    timeout. None when there is nothing to clamp.
+    """
+    if not isinstance(timeout, Mapping):
+        return None
+    left = max(left, 0.001)  # zero would mean "non-blocking" to a socket
+    out: dict[str, float | None] = {}
+    for phase in ("connect", "read", "write", "pool"):
+        value = timeout.get(phase)
+        out[phase] = None if not isinstance(value, (int, float)) else min(float(value), left)
+    read, write = out["read"], out["write"]
+    if read is not None and write is not None and read + write > left:
+        scale = left / (read + write)
+        out["read"], out["write"] = read * scale, write * scale
+    return out
+
+
 def read_timeout(extensions: Mapping[str, object]) -> float | None:
     timeout = extensions.get("timeout")
     if not isinstance(timeout, Mapping):
@@ -144,9 +164,7 @@ def read_timeout(extensions: Mapping[str, object]) -> float | None:
 
 def read_bound(read_timeout_s: float | None, now: float, deadline: float | None) -> float | None:
     """How long one read may wait: the read timeout, cut at the deadline."""
-    bounds = [
-        b for b in (read_timeout_s, None if deadline is None else deadline - now) if b is not None
-    ]
+    bounds = [b for b in (read_timeout_s, None if deadline is None else deadline - now) if b is not None]
     if not bounds:
         return None
     return max(min(bounds), 0.0)
@@ -169,9 +187,7 @@ def is_json_media_type(content_type: str | None) -> bool:
     if not content_type:
         return False
     media = content_type.split(";", 1)[0].strip().lower()
-    return media == "application/json" or (
-        media.startswith("application/") and media.endswith("+json")
-    )
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 def declared_length(content_length: str | None) -> int | None:
@@ -201,26 +217,20 @@ def should_peek(
     return declared is None or declared <= cap
 
 
-def decode_bounded(
-    raw: bytes, content_encoding: str | None, limit: int, *, complete: bool
-) -> bytes | None:
+def decode_bounded(raw: bytes, content_encoding: str | None, limit: int, *, complete: bool) -> bytes | None:
     """Undo a gzip/deflate body without producing more than ``limit`` bytes.
 
     None means "cannot tell": an unsupported or stacked encoding, corrupt
     data, output over the limit, or (for a complete body) a truncated stream.
     """
     codings = [
-        c.strip().lower()
-        for c in (content_encoding or "").split(",")
-        if c.strip() and c.strip().lower() != "identity"
+        c.strip().lower() for c in (content_encoding or "").split(",") if c.strip() and c.strip().lower() != "identity"
     ]
     if not codings:
         return raw if len(raw) <= limit else None
     if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
         return None
-    wbits_options = (
-        [zlib.MAX_WBITS | 16] if codings[0] != "deflate" else [zlib.MAX_WBITS, -zlib.MAX_WBITS]
-    )
+    wbits_options = [zlib.MAX_WBITS | 16] if codings[0] != "deflate" else [zlib.MAX_WBITS, -zlib.MAX_WBITS]
     for wbits in wbits_options:
         decoder = zlib.decompressobj(wbits)
         try:

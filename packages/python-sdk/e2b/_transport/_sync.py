@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import random as _random
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 
 import httpx
 
-# pyqwest's httpx transport reads a body with no timeout once the headers are
-# in; this thread-local deadline is the only way to bound a blocking body read
-# there. Other transports ignore it and apply their own per-read timeout.
-from pyqwest._pyqwest import set_sync_timeout
-
 from e2b._transport import _core
 from e2b._transport._policy import RetryPolicy
-
-
-def _bounded(seconds: float | None) -> AbstractContextManager[None]:
-    if seconds is None:
-        return contextlib.nullcontext()
-    return set_sync_timeout(seconds)
 
 
 class _Inner:
@@ -41,12 +28,16 @@ class _Inner:
         return self._iterator
 
     def read(self, ctx: _core.RequestContext) -> bytes:
-        """One chunk, bounded by the read timeout and the deadline."""
-        bound = ctx.read_bound()
-        if bound is not None and bound <= 0:
+        """One chunk; the inner transport bounds the wait.
+
+        A blocking read cannot be interrupted from here. httpx bounds each
+        read by the read timeout; pyqwest bounds the whole exchange by read +
+        write, which ``RequestContext.attempt_request`` keeps inside the
+        deadline on every re-send.
+        """
+        if ctx.past_deadline():
             raise ctx.read_timeout_error()
-        with _bounded(bound):
-            return next(self.iterator())
+        return next(self.iterator())
 
     def close_quietly(self) -> None:
         """Close on the way out of an interruption, which must not be masked."""
@@ -134,7 +125,7 @@ class RetryableTransport(httpx.BaseTransport):
         ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random)
         attempt = 0
         while True:
-            response = self.inner.handle_request(request)
+            response = self.inner.handle_request(ctx.attempt_request(attempt))
             plan = ctx.plan(response, attempt)
             if plan is None:
                 return response
@@ -149,9 +140,7 @@ class RetryableTransport(httpx.BaseTransport):
                 _peek(inner, state, ctx)
                 outcome = ctx.after_peek(plan, state, response)
                 if outcome.action is _core.Action.PARTIAL:
-                    return _core.replayed_response(
-                        response, request, _ReplayStream(state.chunks, inner, ctx)
-                    )
+                    return _core.replayed_response(response, request, _ReplayStream(state.chunks, inner, ctx))
                 inner.close()
                 if outcome.action is _core.Action.REFUSAL:
                     assert outcome.decoded is not None

@@ -1,0 +1,3 @@
+from e2b_local_api.cli import main
+
+main()

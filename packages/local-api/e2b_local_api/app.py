@@ -1,0 +1,86 @@
+"""Assemble the ASGI app: public routes, control surface, counters, faults.
+
+Middleware order (outermost first): request counting sees every request and
+every answer, including injected faults; the fault injector then decides
+whether the request reaches the API at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic.json_schema import models_json_schema
+
+from e2b_local_api import controls, routes
+from e2b_local_api.auth import HEADER, AuthConfig
+from e2b_local_api.errors import ApiError, handle_api_error
+from e2b_local_api.faults import FaultMiddleware, FaultQueue
+from e2b_local_api.stats import RequestStats, StatsMiddleware
+from e2b_local_api.store import SandboxStore
+
+
+def create_app(auth: AuthConfig | None = None, store: SandboxStore | None = None) -> FastAPI:
+    state_store = store or SandboxStore()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await state_store.close()
+
+    app = FastAPI(
+        title="E2B local API",
+        description="In-memory implementation of the sandboxes operations of the E2B API.",
+        version="0.1.0",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.store = state_store
+    app.state.auth = auth or AuthConfig()
+    app.state.faults = FaultQueue()
+    app.state.stats = RequestStats()
+    app.include_router(routes.router)
+    app.include_router(controls.router)
+    app.add_exception_handler(ApiError, handle_api_error)
+    app.add_middleware(FaultMiddleware, faults=app.state.faults)
+    app.add_middleware(StatsMiddleware, stats=app.state.stats)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _openapi(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document plus what hand-parsed handlers hide: bodies and auth."""
+    doc = get_openapi(title=app.title, version=app.version, routes=app.routes)
+    components = doc.setdefault("components", {})
+    schemas = components.setdefault("schemas", {})
+    models = [(model, "validation") for model, _ in routes.REQUEST_BODIES.values()]
+    refs, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
+    schemas.update(defs.get("$defs", {}))
+    components["securitySchemes"] = {
+        "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": HEADER}
+    }
+    # FastAPI documents a 422 for path parameters; this server answers 400 instead.
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    for path_item in doc.get("paths", {}).values():
+        for operation in path_item.values():
+            operation.get("responses", {}).pop("422", None)
+            operation["security"] = [{"ApiKeyAuth": []}]
+            body = routes.REQUEST_BODIES.get(operation.get("operationId", ""))
+            if body is not None:
+                model, required = body
+                operation["requestBody"] = {
+                    "required": required,
+                    "content": {"application/json": {"schema": refs[(model, "validation")]}},
+                }
+    return doc
