@@ -140,8 +140,8 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
     old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags)
     report = render_report(
         compare_specs(old, result.filtered),
-        old_ref=current.short_commit,
-        new_ref=target.short_commit,
+        old_ref=f"runtime@{current.short_commit}",
+        new_ref=f"runtime@{target.short_commit}",
     )
     show(report)
     if dry_run:

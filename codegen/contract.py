@@ -45,9 +45,7 @@ def load_contract(path: Path) -> list[ContractEntry]:
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise CodegenError(
-            Problem(f"cannot read the contract: {error.strerror}", where=display)
-        ) from error
+        raise CodegenError(Problem(f"cannot read the contract: {error.strerror}", where=display)) from error
     tree = load_yaml(raw, display_path=display)
     if not isinstance(tree.data, list):
         raise CodegenError(Problem("the contract must be a list of entries", where=tree.where("")))
@@ -65,9 +63,7 @@ def load_contract(path: Path) -> list[ContractEntry]:
 
 def check_contract(doc: SpecDocument, contract_path: Path) -> list[Problem]:
     """Every contract miss in the spec, one Problem each, in contract order."""
-    return [
-        problem for entry in load_contract(contract_path) for problem in check_entry(doc, entry)
-    ]
+    return [problem for entry in load_contract(contract_path) for problem in check_entry(doc, entry)]
 
 
 def check_entry(doc: SpecDocument, entry: ContractEntry) -> list[Problem]:
@@ -75,9 +71,7 @@ def check_entry(doc: SpecDocument, entry: ContractEntry) -> list[Problem]:
     if not found:
         # One miss, not one per check: the other checks say nothing new.
         return [_miss(doc, entry, f"{entry.pointer} is missing")]
-    misses = (
-        _CHECKS[name](doc.data, entry.segments, node, expected) for name, expected in entry.checks
-    )
+    misses = (_CHECKS[name](doc.data, entry.segments, node, expected) for name, expected in entry.checks)
     return [_miss(doc, entry, f"{entry.pointer} {miss}") for miss in misses if miss is not None]
 
 
@@ -102,11 +96,7 @@ def _check_type(spec: Any, segments: Segments, node: Any, expected: Any) -> str 
     actual = node.get("type")
     if actual == expected:
         return None
-    return (
-        f"has no type (needs {expected})"
-        if actual is None
-        else f"has type {actual!r} (needs {expected!r})"
-    )
+    return f"has no type (needs {expected})" if actual is None else f"has type {actual!r} (needs {expected!r})"
 
 
 def _check_default(spec: Any, segments: Segments, node: Any, expected: Any) -> str | None:
@@ -160,21 +150,15 @@ _CHECKS: Mapping[str, Check] = {
 # --- reading the contract file ----------------------------------------------
 
 
-def _parse_entry(
-    raw: Any, index: int, tree: YamlTree
-) -> tuple[ContractEntry | None, list[Problem]]:
+def _parse_entry(raw: Any, index: int, tree: YamlTree) -> tuple[ContractEntry | None, list[Problem]]:
     where = f"{tree.display_path}:{tree.line_of((str(index),))} (entry {index + 1})"
     if not isinstance(raw, dict):
-        return None, [
-            Problem("an entry must be a mapping with pointer, why and checks", where=where)
-        ]
+        return None, [Problem("an entry must be a mapping with pointer, why and checks", where=where)]
     problems: list[Problem] = []
     unknown = [key for key in raw if key not in _CHECKS and key not in ("pointer", "why")]
     if unknown:
         known = ", ".join(["pointer", "why", *_CHECKS])
-        problems.append(
-            Problem(f"unknown key(s) {', '.join(unknown)}; known: {known}", where=where)
-        )
+        problems.append(Problem(f"unknown key(s) {', '.join(unknown)}; known: {known}", where=where))
     segments = _entry_segments(raw.get("pointer"), where, problems)
     why = raw.get("why")
     if not isinstance(why, str) or not why.strip():
@@ -183,15 +167,10 @@ def _parse_entry(
     if not checks:
         problems.append(Problem(f"has no check; use one of {', '.join(_CHECKS)}", where=where))
     for name, value in checks:
-        problems.extend(
-            Problem(message, where=where)
-            for message in _check_value_problems(name, value, segments)
-        )
+        problems.extend(Problem(message, where=where) for message in _check_value_problems(name, value, segments))
     if problems or segments is None or not isinstance(why, str):
         return None, problems
-    return ContractEntry(
-        pointer=raw["pointer"], segments=segments, why=" ".join(why.split()), checks=checks
-    ), []
+    return ContractEntry(pointer=raw["pointer"], segments=segments, why=" ".join(why.split()), checks=checks), []
 
 
 def _entry_segments(pointer: Any, where: str, problems: list[Problem]) -> Segments | None:
@@ -209,11 +188,7 @@ def _check_value_problems(name: str, value: Any, segments: Segments | None) -> l
     if name in ("exists", "required") and value is not True:
         # `false` would read as "must be absent", which nothing needs yet.
         return [f"{name} must be true, not {_yaml_text(value)}"]
-    if (
-        name == "required"
-        and segments is not None
-        and (len(segments) < 2 or segments[-2] != "properties")
-    ):
+    if name == "required" and segments is not None and (len(segments) < 2 or segments[-2] != "properties"):
         return ["required: true needs a pointer ending in /properties/NAME"]
     if name == "type" and value not in _JSON_TYPES:
         return [f"type must be one of {', '.join(sorted(_JSON_TYPES))}, not {_yaml_text(value)}"]

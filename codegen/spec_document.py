@@ -40,9 +40,7 @@ MAX_PROBLEMS = 20
 
 # Explicit tags beyond the plain JSON types would smuggle in Python-level
 # types (sets, binary, ordered maps) that no later stage expects.
-_ALLOWED_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq")
-)
+_ALLOWED_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq"))
 # Keys whose string value the validator's resolver dereferences.  `$id`
 # changes the base URI, so even a "#/..." ref under it would resolve remotely.
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -239,14 +237,10 @@ def _node_event_problems(event: Event, where: str) -> list[Problem]:
         return []
     problems = []
     if event.anchor is not None:
-        problems.append(
-            Problem(f"defines the YAML anchor &{event.anchor}; anchors are refused", where=where)
-        )
+        problems.append(Problem(f"defines the YAML anchor &{event.anchor}; anchors are refused", where=where))
     tag = getattr(event, "tag", None)
     if tag is not None and tag not in _ALLOWED_TAGS:
-        problems.append(
-            Problem(f"uses the YAML tag {tag}; only plain JSON types are allowed", where=where)
-        )
+        problems.append(Problem(f"uses the YAML tag {tag}; only plain JSON types are allowed", where=where))
     return problems
 
 
@@ -283,9 +277,7 @@ def _to_plain(
         return _map_to_plain(node, path, lines, problems, display_path)
     if isinstance(node, CommentedSeq):
         return [
-            _to_plain(
-                item, (*path, str(index)), node.lc.item(index)[0] + 1, lines, problems, display_path
-            )
+            _to_plain(item, (*path, str(index)), node.lc.item(index)[0] + 1, lines, problems, display_path)
             for index, item in enumerate(node)
         ]
     return _scalar_to_plain(node, line, problems, display_path)
@@ -304,9 +296,7 @@ def _map_to_plain(
         name = _key_text(key)
         if name is None or name in result:
             why = "is not a string" if name is None else "repeats an earlier key once read as text"
-            problems.append(
-                Problem(f"mapping key {key!r} {why}", where=f"{display_path}:{key_line}")
-            )
+            problems.append(Problem(f"mapping key {key!r} {why}", where=f"{display_path}:{key_line}"))
             continue
         result[name] = _to_plain(value, (*path, name), key_line, lines, problems, display_path)
     return result
@@ -334,9 +324,7 @@ def _scalar_to_plain(node: Any, line: int, problems: list[Problem], display_path
     if isinstance(node, datetime.date):
         # JSON has no dates; an unquoted date is text to every OpenAPI consumer.
         return node.isoformat()
-    problems.append(
-        Problem(f"holds a {type(node).__name__}, not plain data", where=f"{display_path}:{line}")
-    )
+    problems.append(Problem(f"holds a {type(node).__name__}, not plain data", where=f"{display_path}:{line}"))
     return None
 
 
@@ -349,9 +337,7 @@ def _require_openapi3(tree: YamlTree) -> dict[str, Any]:
     data = tree.data
     version = data.get("openapi") if isinstance(data, dict) else None
     if not isinstance(version, str) or not version.startswith("3."):
-        found = (
-            "top level is not a mapping" if not isinstance(data, dict) else f"openapi: {version!r}"
-        )
+        found = "top level is not a mapping" if not isinstance(data, dict) else f"openapi: {version!r}"
         pointer = "/openapi" if isinstance(data, dict) else ""
         _fail(Problem(f"not an OpenAPI 3 document ({found})", where=tree.where(pointer)))
     assert isinstance(data, dict)  # narrowed above; mypy cannot see through _fail
@@ -364,11 +350,7 @@ def _reference_problems(tree: YamlTree) -> list[Problem]:
     for path, key, value in _iter_ref_values(tree.data, ()):
         where = tree.where((*path, key))
         if key in _BASE_URI_KEYS:
-            problems.append(
-                Problem(
-                    f"{key} {value!r} would change where references resolve; refused", where=where
-                )
-            )
+            problems.append(Problem(f"{key} {value!r} would change where references resolve; refused", where=where))
         elif not value.startswith("#"):
             problems.append(
                 Problem(

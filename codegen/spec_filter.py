@@ -42,9 +42,7 @@ def _drop_not_implemented(node: Any) -> None:
     if isinstance(node, dict):
         properties = node.get("properties")
         if isinstance(properties, dict):
-            _forget_required(
-                node, {name for name, value in properties.items() if _is_not_implemented(value)}
-            )
+            _forget_required(node, {name for name, value in properties.items() if _is_not_implemented(value)})
         for key in [key for key, value in node.items() if _is_not_implemented(value)]:
             del node[key]
         for value in node.values():
@@ -98,9 +96,7 @@ def _keep_used_tags(spec: dict[str, Any], wanted: set[str]) -> None:
         return
     used = {tag for operation in _operations(spec) for tag in operation.get("tags", [])}
     spec["tags"] = [
-        tag
-        for tag in spec["tags"]
-        if isinstance(tag, dict) and tag.get("name") in wanted and tag.get("name") in used
+        tag for tag in spec["tags"] if isinstance(tag, dict) and tag.get("name") in wanted and tag.get("name") in used
     ]
 
 
@@ -166,9 +162,7 @@ def _iter_refs(node: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ..
                 yield path, value
             elif key == "mapping" and isinstance(value, dict):
                 # discriminator.mapping values are refs written as plain strings.
-                yield from (
-                    ((*path, key, name), ref) for name, ref in value.items() if isinstance(ref, str)
-                )
+                yield from (((*path, key, name), ref) for name, ref in value.items() if isinstance(ref, str))
             else:
                 yield from _iter_refs(value, (*path, key))
     elif isinstance(node, list):

@@ -115,6 +115,7 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
         ):
             target = root / path
             fresh = target.with_name(f".{target.name}.codegen-new-{tag}")
+            fresh.parent.mkdir(parents=True, exist_ok=True)  # e.g. the first changelog fragment
             fresh.write_bytes(data)
             undo.append(_swap(target, fresh, tag))
     except BaseException:

@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import e2b._http
 import httpx
 import pytest
-
-import e2b._http
 from e2b import AsyncSandbox, Sandbox
 
 Reply = httpx.Response | Callable[[httpx.Request], httpx.Response]

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Match
 
 from e2b_local_api import controls, routes
 from e2b_local_api.auth import HEADER, AuthConfig
-from e2b_local_api.errors import ApiError, handle_api_error
+from e2b_local_api.errors import ApiError, error_response, handle_api_error
 from e2b_local_api.faults import FaultMiddleware, FaultQueue
 from e2b_local_api.stats import RequestStats, StatsMiddleware
 from e2b_local_api.store import SandboxStore
@@ -46,6 +52,7 @@ def create_app(auth: AuthConfig | None = None, store: SandboxStore | None = None
     app.include_router(routes.router)
     app.include_router(controls.router)
     app.add_exception_handler(ApiError, handle_api_error)
+    app.add_exception_handler(HTTPException, _http_error)
     app.add_middleware(FaultMiddleware, faults=app.state.faults)
     app.add_middleware(StatsMiddleware, stats=app.state.stats)
 
@@ -58,17 +65,40 @@ def create_app(auth: AuthConfig | None = None, store: SandboxStore | None = None
     return app
 
 
+_METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette names only the first matching route's methods in a 405's `Allow`.
+
+    `/sandboxes/{sandboxID}` is two routes (GET, DELETE); clients and the spec
+    expect every method of the path, so the header is rebuilt from all routes.
+    """
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        # Probe each method: routes may be nested (included routers), and a
+        # full match is the one reliable signal across Starlette and FastAPI.
+        allow = ", ".join(
+            method
+            for method in _METHODS
+            if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in request.app.routes)
+        )
+        error = ApiError(405, f"method {request.method} not allowed; allowed: {allow}")
+        return error_response(error, headers={"Allow": allow})
+    return await http_exception_handler(request, exc)
+
+
 def _openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's document plus what hand-parsed handlers hide: bodies and auth."""
     doc = get_openapi(title=app.title, version=app.version, routes=app.routes)
     components = doc.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
-    models = [(model, "validation") for model, _ in routes.REQUEST_BODIES.values()]
+    models: list[tuple[type[BaseModel], Literal["validation"]]] = [
+        (model, "validation") for model, _ in routes.REQUEST_BODIES.values()
+    ]
     refs, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
     schemas.update(defs.get("$defs", {}))
-    components["securitySchemes"] = {
-        "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": HEADER}
-    }
+    components["securitySchemes"] = {"ApiKeyAuth": {"type": "apiKey", "in": "header", "name": HEADER}}
     # FastAPI documents a 422 for path parameters; this server answers 400 instead.
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)

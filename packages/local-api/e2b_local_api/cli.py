@@ -30,9 +30,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="accept any non-empty X-API-Key instead",
     )
-    parser.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
-    )
+    parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     return parser.parse_args(argv)
 
 

@@ -120,9 +120,7 @@ async def get_record(request: Request, sandbox_id: str) -> dict[str, Any]:
 
 
 @router.patch("/sandboxes/{sandbox_id}")
-async def patch_record(
-    request: Request, sandbox_id: str, patch: SandboxFlagsPatch
-) -> dict[str, Any]:
+async def patch_record(request: Request, sandbox_id: str, patch: SandboxFlagsPatch) -> dict[str, Any]:
     record = await _store(request).get(sandbox_id)
     # Plain attribute writes with no await between: atomic under asyncio.
     for name, value in patch.model_dump(exclude_none=True).items():

@@ -91,9 +91,7 @@ class FaultMiddleware:
         self.faults = faults
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        operation = (
-            operation_for(scope["method"], scope["path"]) if scope["type"] == "http" else None
-        )
+        operation = operation_for(scope["method"], scope["path"]) if scope["type"] == "http" else None
         fault = self.faults.take(operation) if operation is not None else None
         if fault is None:
             await self.app(scope, receive, send)

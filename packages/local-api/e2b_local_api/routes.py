@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -35,7 +36,7 @@ from e2b_local_api.wire.models import (
 MAX_LIMIT = 100
 
 # Request body models per operation; app.py adds them to the served OpenAPI.
-REQUEST_BODIES: dict[str, tuple[type[Any], bool]] = {
+REQUEST_BODIES: dict[str, tuple[type[BaseModel], bool]] = {
     "createSandbox": (NewSandbox, True),
     "setSandboxTimeout": (SandboxTimeoutRequest, True),
     "connectSandbox": (SandboxConnectRequest, True),
@@ -55,9 +56,17 @@ def _store(request: Request) -> SandboxStore:
     return store
 
 
-def _authorize(request: Request) -> None:
+def _authorize(request: Request, *query: str) -> None:
+    """Check the API key, then that only the operation's `query` parameters were sent.
+
+    Unknown parameters are a 400 rather than ignored: a misspelt filter would
+    otherwise silently return everything.
+    """
     config: AuthConfig = request.app.state.auth
     require_api_key(request, config)
+    unknown = sorted(set(request.query_params) - set(query))
+    if unknown:
+        raise bad_request(f"unknown query parameter(s): {', '.join(map(repr, unknown))}")
 
 
 @router.post(
@@ -79,13 +88,13 @@ async def create_sandbox(request: Request) -> Response:
     responses={200: {"model": list[ListedSandbox]}, **_errors(400, 401, 500)},
 )
 async def list_sandboxes(request: Request) -> Response:
-    _authorize(request)
+    _authorize(request, "state", "metadata", "nextToken", "limit")
     query = request.query_params
     states = _parse_states(query.getlist("state"))
     # The metadata filter is itself a URL-encoded query: `user=abc&app=prod`.
     metadata = dict(parse_qsl(query.get("metadata", ""), keep_blank_values=True))
     limit = parse_int(query.get("limit", str(MAX_LIMIT)), "limit", minimum=1, maximum=MAX_LIMIT)
-    page = await _store(request).list(states, metadata, query.get("nextToken"), limit)
+    page = await _store(request).page(states, metadata, query.get("nextToken"), limit)
     headers = {"X-Next-Token": page.next_token} if page.next_token else None
     return views.json_response([views.listed(r) for r in page.items], headers=headers)
 
@@ -107,7 +116,7 @@ def _parse_states(values: list[str]) -> list[SandboxState]:
     operation_id="getSandbox",
     responses={200: {"model": SandboxDetail}, **_errors(401, 404, 500)},
 )
-async def get_sandbox(request: Request, sandboxID: str) -> Response:  # noqa: N803 (spec name)
+async def get_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
     record = await _store(request).get(sandboxID)
     return views.json_response(views.detail(record))
@@ -119,7 +128,7 @@ async def get_sandbox(request: Request, sandboxID: str) -> Response:  # noqa: N8
     status_code=204,
     responses=_errors(401, 404, 500),
 )
-async def kill_sandbox(request: Request, sandboxID: str) -> Response:  # noqa: N803
+async def kill_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
     await _store(request).kill(sandboxID)
     return Response(status_code=204)
@@ -131,7 +140,7 @@ async def kill_sandbox(request: Request, sandboxID: str) -> Response:  # noqa: N
     status_code=204,
     responses=_errors(400, 401, 404, 500),
 )
-async def set_sandbox_timeout(request: Request, sandboxID: str) -> Response:  # noqa: N803
+async def set_sandbox_timeout(request: Request, sandboxID: str) -> Response:
     _authorize(request)
     body = parse_body(await request.body(), SandboxTimeoutRequest)
     await _store(request).set_timeout(sandboxID, body.timeout)
@@ -147,7 +156,7 @@ async def set_sandbox_timeout(request: Request, sandboxID: str) -> Response:  # 
         **_errors(400, 401, 404, 500),
     },
 )
-async def connect_sandbox(request: Request, sandboxID: str) -> Response:  # noqa: N803
+async def connect_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
     body = parse_body(await request.body(), SandboxConnectRequest)
     record, resumed = await _store(request).connect(sandboxID, body.timeout, body.on_resume)
@@ -159,13 +168,11 @@ async def connect_sandbox(request: Request, sandboxID: str) -> Response:  # noqa
     operation_id="pauseSandbox",
     responses={200: {"model": SandboxPauseResult}, **_errors(400, 401, 404, 409, 500, 503)},
 )
-async def pause_sandbox(request: Request, sandboxID: str) -> Response:  # noqa: N803
+async def pause_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
     body = parse_body(await request.body(), SandboxPauseRequest, optional=True)
     store = _store(request)
-    forced = await store.pause(
-        sandboxID, memory=body.memory is not False, force=body.force is True
-    )
+    forced = await store.pause(sandboxID, memory=body.memory is not False, force=body.force is True)
     if store.settings.legacy_pause_204:
         return Response(status_code=204)
     return views.json_response(SandboxPauseResult(forced=forced))

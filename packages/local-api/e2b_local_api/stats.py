@@ -49,9 +49,7 @@ class StatsMiddleware:
         self.stats = stats
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        operation = (
-            operation_for(scope["method"], scope["path"]) if scope["type"] == "http" else None
-        )
+        operation = operation_for(scope["method"], scope["path"]) if scope["type"] == "http" else None
         if operation is None:
             await self.app(scope, receive, send)
             return

@@ -163,7 +163,7 @@ class SandboxStore:
         async with self._lock:
             return self._get(sandbox_id)
 
-    async def list(
+    async def page(
         self,
         states: Iterable[SandboxState],
         metadata: Mapping[str, str],
@@ -244,9 +244,7 @@ class SandboxStore:
 
     def _check_pausable(self, record: SandboxRecord, *, force: bool) -> None:
         if record.state is SandboxState.paused:
-            raise ApiError(
-                409, f"sandbox {record.sandbox_id!r} is already paused", SANDBOX_ALREADY_PAUSED
-            )
+            raise ApiError(409, f"sandbox {record.sandbox_id!r} is already paused", SANDBOX_ALREADY_PAUSED)
         if self.settings.node_busy or record.node_busy:
             raise _refused(REFUSED_BUSY)  # force does not help: the node cannot snapshot
         if force:
@@ -264,11 +262,7 @@ class SandboxStore:
                 if self._sandboxes.get(record.sandbox_id) is record:
                     record.state = SandboxState.paused
                     record.snapshot = (
-                        Snapshot.FORCED
-                        if op.forced
-                        else Snapshot.MEMORY
-                        if op.memory
-                        else Snapshot.FILESYSTEM
+                        Snapshot.FORCED if op.forced else Snapshot.MEMORY if op.memory else Snapshot.FILESYSTEM
                     )
                     record.pauses += 1
                     record.forced_pauses += int(op.forced)
@@ -295,9 +289,7 @@ class SandboxStore:
 
 
 def _refused(reason: str) -> ApiError:
-    return ApiError(
-        503, f"pause refused, the sandbox keeps running: {reason}", SANDBOX_PAUSE_REFUSED
-    )
+    return ApiError(503, f"pause refused, the sandbox keeps running: {reason}", SANDBOX_PAUSE_REFUSED)
 
 
 # Page tokens are opaque to clients; inside they are the last item's sequence number.

@@ -199,3 +199,17 @@ class ListQuery:
             "next_token": _or_unset(next_token),
             "limit": _or_unset(self.limit),
         }
+
+
+def unexploded(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Request keywords with array query parameters comma-joined.
+
+    The spec declares `state` as `style: form, explode: false`
+    (`state=running,paused`), but openapi-python-client 0.29 ignores `explode`
+    and repeats the parameter, of which the API reads only the first.
+    """
+    params = kwargs.get("params")
+    if isinstance(params, dict):
+        joined = {k: ",".join(map(str, v)) if isinstance(v, list) else v for k, v in params.items()}
+        return {**kwargs, "params": joined}
+    return kwargs

@@ -46,6 +46,8 @@ def _chunk(data: bytes) -> bytes:
 
 
 class TestServer:
+    __test__ = False
+
     """Threaded; counts requests per path and live connections."""
 
     def __init__(self) -> None:

@@ -109,7 +109,7 @@ async def _list_page(
     config: ConnectionConfig, query: logic.ListQuery, next_token: str | None
 ) -> tuple[list[SandboxInfo], Mapping[str, str]]:
     async with _api_client(config) as client:
-        kwargs = list_sandboxes._get_kwargs(**query.params(next_token))
+        kwargs = logic.unexploded(list_sandboxes._get_kwargs(**query.params(next_token)))
         response = await _send(client, kwargs, logic.LIST_STATUSES)
         parsed = list_sandboxes._build_response(client=client, response=response).parsed
     items = logic.parsed_list(parsed, ListedSandbox)

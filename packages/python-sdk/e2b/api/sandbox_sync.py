@@ -107,7 +107,7 @@ def _list_page(
     config: ConnectionConfig, query: logic.ListQuery, next_token: str | None
 ) -> tuple[list[SandboxInfo], Mapping[str, str]]:
     with _api_client(config) as client:
-        kwargs = list_sandboxes._get_kwargs(**query.params(next_token))
+        kwargs = logic.unexploded(list_sandboxes._get_kwargs(**query.params(next_token)))
         response = _send(client, kwargs, logic.LIST_STATUSES)
         parsed = list_sandboxes._build_response(client=client, response=response).parsed
     items = logic.parsed_list(parsed, ListedSandbox)

@@ -1,0 +1,7 @@
+"""The `e2b` command: list, inspect, pause, resume and kill E2B sandboxes.
+
+`e2b_cli.main:main` is the console script; `e2b_cli.main.cli` the click group
+(what tests invoke). Exit statuses are in `e2b_cli.errors.ExitStatus`.
+"""
+
+__version__ = "2.0.0"

@@ -1,0 +1,143 @@
+"""Where and how the CLI writes: rich consoles, tables, JSON.
+
+Colour only goes to a terminal, and never when `NO_COLOR` is set (any
+non-empty value, https://no-color.org): then no ANSI escape is written at
+all. Off a terminal nothing wraps, so that scripts get whole lines.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import IO, Any
+
+import click
+from e2b import SandboxInfo
+from rich import box
+from rich.console import Console, JustifyMethod
+from rich.table import Table
+from rich.text import Text
+
+__all__ = [
+    "console",
+    "info_dict",
+    "print_error",
+    "print_json",
+    "sandbox_detail",
+    "sandbox_table",
+]
+
+# Off a terminal: wide enough that no line of ours is ever wrapped.
+_PIPE_WIDTH = 10_000
+
+
+def color_disabled() -> bool:
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
+    """A console over the current stdout (or stderr), as CliRunner swaps them in tests."""
+    target = file or (sys.stderr if stderr else sys.stdout)
+    # color_system=None writes no escape at all, styles (bold) included.
+    con = Console(
+        file=target,
+        color_system=None if color_disabled() else "auto",
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    if not con.is_terminal:
+        con.width = _PIPE_WIDTH
+    return con
+
+
+def print_error(message: str, hint: str | None, *, verbatim: bool, file: IO[Any] | None = None) -> None:
+    con = console(stderr=True, file=file)
+    if verbatim:
+        con.print(Text(message), soft_wrap=True)
+        return
+    con.print(Text.assemble(("Error: ", "bold red"), message), soft_wrap=True)
+    if hint:
+        con.print(Text(hint, style="yellow"), soft_wrap=True)
+
+
+def say(message: str, style: str | None = None) -> None:
+    """One line of human output on stdout."""
+    console().print(Text(message, style=style or ""), soft_wrap=True)
+
+
+def print_json(value: object) -> None:
+    # click.echo, not rich: JSON is for programs, never highlighted or wrapped.
+    click.echo(json.dumps(value, indent=2, sort_keys=False))
+
+
+def _utc(value: datetime.datetime) -> datetime.datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=datetime.UTC)
+    return value.astimezone(datetime.UTC)
+
+
+def _when(value: datetime.datetime) -> str:
+    return _utc(value).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def info_dict(info: SandboxInfo) -> dict[str, Any]:
+    """A sandbox as plain JSON values; timestamps in ISO 8601, UTC."""
+    data = asdict(info)
+    data["started_at"] = _utc(info.started_at).isoformat()
+    data["end_at"] = _utc(info.end_at).isoformat()
+    data["metadata"] = dict(info.metadata)
+    return data
+
+
+def _state(state: str) -> Text:
+    return Text(state, style="green" if state == "running" else "yellow")
+
+
+def _metadata(metadata: Mapping[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in metadata.items())
+
+
+def sandbox_table(sandboxes: Sequence[SandboxInfo]) -> None:
+    table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False)
+    for name in ("SANDBOX ID", "TEMPLATE", "ALIAS", "STATE", "STARTED", "ENDS", "CPU", "MEMORY MB", "METADATA"):
+        justify: JustifyMethod = "right" if name in ("CPU", "MEMORY MB") else "left"
+        table.add_column(name, justify=justify, no_wrap=name == "SANDBOX ID")
+    for s in sandboxes:
+        table.add_row(
+            s.sandbox_id,
+            s.template_id,
+            s.alias or "",
+            _state(s.state),
+            _when(s.started_at),
+            _when(s.end_at),
+            str(s.cpu_count),
+            str(s.memory_mb),
+            _metadata(s.metadata),
+        )
+    console().print(table)
+
+
+def sandbox_detail(info: SandboxInfo) -> None:
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    rows: list[tuple[str, str | Text]] = [
+        ("Sandbox ID", info.sandbox_id),
+        ("Template", info.template_id),
+        ("Alias", info.alias or "-"),
+        ("State", _state(info.state)),
+        ("Started", _when(info.started_at)),
+        ("Ends", _when(info.end_at)),
+        ("CPUs", str(info.cpu_count)),
+        ("Memory", f"{info.memory_mb} MB"),
+        ("envd", info.envd_version or "-"),
+        ("Metadata", _metadata(info.metadata) or "-"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    console().print(table)

@@ -1,0 +1,215 @@
+"""`e2b sandbox ...`: the sandbox lifecycle commands, each one SDK call.
+
+Commands only call the SDK and print; failures propagate to the top-level
+handler in `e2b_cli.main`, which decides the message and the exit status.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, cast
+
+import click
+from e2b import Sandbox, SandboxInfo, SandboxState
+
+from e2b_cli import output
+from e2b_cli.errors import CliError
+from e2b_cli.settings import CliState, connection_options
+
+__all__ = ["sandbox"]
+
+# The API's page size is 1-100; --limit above that takes several pages.
+MAX_PAGE_SIZE = 100
+DEFAULT_SANDBOX_TIMEOUT = 300
+
+pass_state = click.make_pass_decorator(CliState, ensure=True)
+
+
+@click.group()
+def sandbox() -> None:
+    """List, inspect, pause, resume and kill sandboxes.
+
+    \b
+    Examples:
+      e2b sandbox list --state paused
+      e2b sandbox pause sbx_123 --force
+    """
+
+
+@sandbox.command("list")
+@click.option(
+    "--state",
+    "states",
+    type=click.Choice(["running", "paused"]),
+    multiple=True,
+    help="Only sandboxes in this state; repeat for several [default: all].",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Show at most this many sandboxes [default: all].")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@connection_options
+@pass_state
+def list_sandboxes(state: CliState, states: tuple[str, ...], limit: int | None, as_json: bool) -> None:
+    """List your team's sandboxes, newest first.
+
+    \b
+    Examples:
+      e2b sandbox list
+      e2b sandbox list --state running --state paused --limit 20
+      e2b sandbox list --json | jq -r '.[].sandbox_id'
+    """
+    params = state.api_params()
+    page_size = min(limit, MAX_PAGE_SIZE) if limit else None
+    # click.Choice has already limited the values to the SDK's SandboxState.
+    paginator = Sandbox.list(state=cast(list[SandboxState], list(states)) or None, limit=page_size, **params)
+    found: list[SandboxInfo] = []
+    while paginator.has_next and (limit is None or len(found) < limit):
+        found.extend(paginator.next_items())
+    if limit is not None:
+        found = found[:limit]
+    if as_json:
+        output.print_json([output.info_dict(s) for s in found])
+    elif found:
+        output.sandbox_table(found)
+    else:
+        output.say("No sandboxes.")
+
+
+@sandbox.command("info")
+@click.argument("sandbox_id")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of a table.")
+@connection_options
+@pass_state
+def info(state: CliState, sandbox_id: str, as_json: bool) -> None:
+    """Show what the API reports about one sandbox.
+
+    \b
+    Examples:
+      e2b sandbox info sbx_123
+      e2b sandbox info sbx_123 --json | jq -r .state
+    """
+    result = Sandbox.get_info(sandbox_id, **state.api_params())
+    if as_json:
+        output.print_json(output.info_dict(result))
+    else:
+        output.sandbox_detail(result)
+
+
+@sandbox.command("kill")
+@click.argument("sandbox_ids", metavar="SANDBOX_ID...", nargs=-1, required=True)
+@connection_options
+@pass_state
+def kill(state: CliState, sandbox_ids: tuple[str, ...]) -> None:
+    """Kill sandboxes and discard them, snapshots included.
+
+    Every id is tried; the exit status is 1 if any of them was not found.
+
+    \b
+    Examples:
+      e2b sandbox kill sbx_123
+      e2b sandbox kill sbx_123 sbx_456
+    """
+    params = state.api_params()
+    missing: list[str] = []
+    for sandbox_id in sandbox_ids:
+        if Sandbox.kill(sandbox_id, **params):
+            output.say(f"Killed sandbox {sandbox_id}.")
+        else:
+            missing.append(sandbox_id)
+    if missing:
+        names = ", ".join(missing)
+        raise CliError(f"no such sandbox: {names}", "Run `e2b sandbox list` to see your team's sandboxes.")
+
+
+@sandbox.command("connect")
+@click.argument("sandbox_id")
+@click.option(
+    "--on-resume",
+    type=click.Choice(["memory", "reboot"]),
+    help=(
+        "How a paused sandbox resumes: 'memory' continues its processes (the API's default), "
+        "'reboot' cold-boots it from its snapshot's disk state, e.g. after a forced pause whose memory does not resume."
+    ),
+)
+@click.option(
+    "--timeout",
+    "timeout",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SANDBOX_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Keep the sandbox alive at least this long from now.",
+)
+@connection_options
+@pass_state
+def connect(state: CliState, sandbox_id: str, on_resume: Literal["memory", "reboot"] | None, timeout: int) -> None:
+    """Connect to a sandbox, resuming it if it is paused.
+
+    \b
+    Examples:
+      e2b sandbox connect sbx_123
+      e2b sandbox connect sbx_123 --on-resume reboot
+    """
+    Sandbox.connect(sandbox_id, timeout, on_resume=on_resume, **state.api_params())
+    how = " (cold-booted from its snapshot's disk state if it was paused)" if on_resume == "reboot" else ""
+    output.say(f"Sandbox {sandbox_id} is running{how}.")
+
+
+@sandbox.command("timeout")
+@click.argument("sandbox_id")
+@click.argument("seconds", type=click.IntRange(min=0))
+@connection_options
+@pass_state
+def set_timeout(state: CliState, sandbox_id: str, seconds: int) -> None:
+    """Make a sandbox expire SECONDS from now, replacing its deadline.
+
+    \b
+    Examples:
+      e2b sandbox timeout sbx_123 3600
+    """
+    Sandbox.set_timeout(sandbox_id, seconds, **state.api_params())
+    output.say(f"Sandbox {sandbox_id} now expires in {seconds} seconds.")
+
+
+@sandbox.command("pause")
+@click.argument("sandbox_id")
+@click.option(
+    "-f",
+    "--force",
+    is_flag=True,
+    help=(
+        "Skip the guest agent's health check, to pause a sandbox whose agent does not answer. "
+        "A forced snapshot's memory may not resume: then `e2b sandbox connect ID --on-resume reboot`."
+    ),
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {sandbox_id, paused, forced} as JSON.")
+@connection_options
+@pass_state
+def pause(state: CliState, sandbox_id: str, force: bool, as_json: bool) -> None:
+    """Pause a sandbox: snapshot it and stop it; `connect` resumes it.
+
+    A sandbox that is already paused is not an error (exit status 0). When the
+    API refuses the pause, its message is printed on stderr as one line and the
+    exit status is 1; the sandbox keeps running.
+
+    \b
+    Examples:
+      e2b sandbox pause sbx_123
+      e2b sandbox pause sbx_123 --force
+      e2b sandbox pause sbx_123 || echo "refused: still running"
+    """
+    # Without --force nothing is sent and the API applies its default.
+    result = Sandbox.pause(sandbox_id, force=True if force else None, **state.api_params())
+    if as_json:
+        output.print_json({"sandbox_id": sandbox_id, "paused": result.paused, "forced": result.forced})
+        return
+    if not result.paused:
+        output.say(f"Sandbox {sandbox_id} was already paused.")
+        return
+    output.say(f"Paused sandbox {sandbox_id}.", "green")
+    if result.forced:
+        output.say(
+            "The snapshot was forced (the guest agent's health check was skipped): if resuming fails, "
+            f"run `e2b sandbox connect {sandbox_id} --on-resume reboot`.",
+            "yellow",
+        )
+    elif force:
+        output.say("The API did not report a forced snapshot: it took a normal one.")

@@ -1,0 +1,127 @@
+"""Connection settings: flags first, then the SDK's environment variables.
+
+`--api-key`, `--api-url`, `--domain` and `--request-timeout` match the SDK's
+`ApiParams`; whatever is not given on the command line is left to the SDK,
+which reads `E2B_API_KEY`, `E2B_API_URL` and `E2B_DOMAIN` itself, so the CLI
+and a program using the SDK always agree. The flags are accepted before the
+command (`e2b --api-key K sandbox list`) and after it (`e2b sandbox list
+--api-key K`); the later one wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+import httpx
+from e2b import ApiParams, ConnectionConfig
+
+from e2b_cli.errors import missing_api_key
+
+__all__ = ["CliState", "connection_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class CliState:
+    """What the options of one invocation set; `ctx.obj` of every command.
+
+    `transport` is never set from the command line: tests put an
+    `httpx.MockTransport` here (`CliRunner().invoke(cli, args, obj=CliState(transport=...))`).
+    """
+
+    api_key: str | None = None
+    api_url: str | None = None
+    domain: str | None = None
+    request_timeout: float | None = None
+    debug: bool = False
+    transport: httpx.BaseTransport | None = None
+
+    def params(self) -> ApiParams:
+        """The SDK's connection options; unset ones are left to its environment defaults."""
+        params = ApiParams()
+        if self.api_key is not None:
+            params["api_key"] = self.api_key
+        if self.api_url is not None:
+            params["api_url"] = self.api_url
+        if self.domain is not None:
+            params["domain"] = self.domain
+        if self.request_timeout is not None:
+            params["request_timeout"] = self.request_timeout
+        if self.transport is not None:
+            params["transport"] = self.transport
+        return params
+
+    def config(self) -> ConnectionConfig:
+        """The settings as the SDK resolves them (environment included)."""
+        return ConnectionConfig(**self.params())
+
+    def api_params(self) -> ApiParams:
+        """`params()`, after checking that there is an API key to send.
+
+        Raises:
+            CliError: no key from `--api-key` or `E2B_API_KEY` (exit status 2).
+        """
+        config = self.config()
+        if not config.api_key and not config.debug:
+            raise missing_api_key()
+        return self.params()
+
+
+def _setter(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def store(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        # Absent options leave what an outer command (or the environment) set.
+        if value is None or value is False:
+            return
+        setattr(ctx.ensure_object(CliState), name, value)
+
+    return store
+
+
+def connection_options(f: F) -> F:
+    """Add the connection flags and `--debug` to a command."""
+    options = [
+        click.option(
+            "--api-key",
+            metavar="KEY",
+            expose_value=False,
+            callback=_setter("api_key"),
+            help="Your team's API key [env: E2B_API_KEY].",
+        ),
+        click.option(
+            "--api-url",
+            metavar="URL",
+            expose_value=False,
+            callback=_setter("api_url"),
+            help="The API's URL [env: E2B_API_URL; default: https://api.DOMAIN].",
+        ),
+        click.option(
+            "--domain",
+            metavar="DOMAIN",
+            expose_value=False,
+            callback=_setter("domain"),
+            help="The E2B domain [env: E2B_DOMAIN; default: e2b.app].",
+        ),
+        click.option(
+            "--request-timeout",
+            metavar="SECONDS",
+            type=click.FloatRange(min=0),
+            expose_value=False,
+            callback=_setter("request_timeout"),
+            help="Give up on an API call after this long, retries included; 0 means no limit [default: 30].",
+        ),
+        click.option(
+            "--debug",
+            is_flag=True,
+            default=False,
+            expose_value=False,
+            callback=_setter("debug"),
+            help="Show the traceback of a failure.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f

@@ -1,0 +1,72 @@
+"""`e2b_cli.main`: the root command, its help, and the single top-level error handler."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import pytest
+from e2b_cli import __version__
+from e2b_cli.errors import ExitStatus
+
+from tests.cli.conftest import SANDBOX_ID, FakeApi, Invoke, assert_clean_error
+
+PAUSE = f"/sandboxes/{SANDBOX_ID}/pause"
+
+
+def test_help_documents_exit_statuses_environment_and_examples(run: Invoke) -> None:
+    result = run("--help")
+    assert result.exit_code == ExitStatus.OK
+    for text in ("Exit status:", "E2B_API_KEY", "E2B_API_URL", "E2B_DOMAIN", "NO_COLOR", "Examples:", "--api-key"):
+        assert text in result.stdout
+    assert run("sandbox", "--help").exit_code == ExitStatus.OK
+    assert "Examples:" in run("sandbox", "--help").stdout
+
+
+def test_version(run: Invoke) -> None:
+    result = run("--version")
+    assert result.exit_code == ExitStatus.OK
+    assert __version__ in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args", [["nope"], ["sandbox", "nope"], ["--bogus", "sandbox", "list"], ["sandbox", "list", "--state"]]
+)
+def test_usage_errors_exit_2(run: Invoke, args: list[str]) -> None:
+    result = run(*args)
+    assert result.exit_code == ExitStatus.USAGE
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_no_command_shows_help(run: Invoke) -> None:
+    result = run()
+    assert result.exit_code in (ExitStatus.OK, ExitStatus.USAGE)  # click >= 8.2 exits 2
+    assert "Usage:" in result.stdout + result.stderr
+
+
+def test_unexpected_error_is_two_lines(api: FakeApi, run: Invoke) -> None:
+    api.on("POST", PAUSE, RuntimeError("boom"))
+    result = run("sandbox", "pause", SANDBOX_ID)
+    assert_clean_error(result, ExitStatus.FAILED, lines=(2,))
+    assert "--debug" in result.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback(api: FakeApi, run: Invoke, where: str) -> None:
+    api.on("POST", PAUSE, httpx.ConnectError("refused"))
+    args = ["sandbox", "pause", SANDBOX_ID]
+    result = run(*(["--debug", *args] if where == "before" else [*args, "--debug"]))
+    assert result.exit_code == ExitStatus.FAILED
+    # CliRunner keeps the exception that a real run prints as a traceback.
+    assert isinstance(result.exception, httpx.ConnectError)
+
+
+def test_console_script_entry_point() -> None:
+    # `python -m e2b_cli` runs main(): the exit status reaches the shell.
+    proc = subprocess.run(
+        [sys.executable, "-m", "e2b_cli", "sandbox", "pause"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == ExitStatus.USAGE
+    assert "Missing argument" in proc.stderr

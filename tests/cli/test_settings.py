@@ -1,0 +1,74 @@
+"""`e2b_cli.settings`: connection flags over the SDK's environment variables."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from e2b_cli.errors import CliError, ExitStatus
+from e2b_cli.settings import CliState
+
+from tests.cli.conftest import API_KEY, SANDBOX_ID, FakeApi, Invoke
+
+PAUSE = f"/sandboxes/{SANDBOX_ID}/pause"
+
+
+@pytest.fixture(autouse=True)
+def pausable(api: FakeApi) -> None:
+    api.on("POST", PAUSE, httpx.Response(200, json={"forced": False}))
+
+
+def test_environment_is_used(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("E2B_API_URL", "http://127.0.0.1:4000")
+    assert run("sandbox", "pause", SANDBOX_ID).exit_code == ExitStatus.OK
+    request = api.requests[0]
+    assert str(request.url) == f"http://127.0.0.1:4000{PAUSE}"
+    assert request.headers["X-API-Key"] == API_KEY
+
+
+def test_domain_derives_the_url(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("E2B_DOMAIN", "example.test")
+    run("sandbox", "pause", SANDBOX_ID)
+    assert api.requests[0].url.host == "api.example.test"
+    run("--domain", "other.test", "sandbox", "pause", SANDBOX_ID)
+    assert api.requests[1].url.host == "api.other.test"
+
+
+def test_flags_beat_environment(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("E2B_API_URL", "http://127.0.0.1:4000")
+    result = run("--api-key", "flag-key", "--api-url", "http://127.0.0.1:5000", "sandbox", "pause", SANDBOX_ID)
+    assert result.exit_code == ExitStatus.OK
+    assert api.requests[0].headers["X-API-Key"] == "flag-key"
+    assert api.requests[0].url.port == 5000
+
+
+def test_flags_after_the_command_beat_flags_before(api: FakeApi, run: Invoke) -> None:
+    result = run("--api-key", "outer", "sandbox", "pause", SANDBOX_ID, "--api-key", "inner")
+    assert result.exit_code == ExitStatus.OK
+    assert api.requests[0].headers["X-API-Key"] == "inner"
+
+
+def test_key_flag_without_environment(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E2B_API_KEY")
+    assert run("sandbox", "pause", SANDBOX_ID, "--api-key", "k").exit_code == ExitStatus.OK
+
+
+def test_empty_key_is_missing(run: Invoke) -> None:
+    assert run("sandbox", "pause", SANDBOX_ID, "--api-key", "", env={"E2B_API_KEY": ""}).exit_code == ExitStatus.USAGE
+
+
+def test_params_leave_unset_options_to_the_sdk() -> None:
+    assert CliState().params() == {}
+    state = CliState(api_key="k", request_timeout=0)
+    assert state.params() == {"api_key": "k", "request_timeout": 0}
+
+
+def test_api_params_require_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E2B_API_KEY")
+    with pytest.raises(CliError) as raised:
+        CliState().api_params()
+    assert raised.value.exit_code == ExitStatus.USAGE
+    assert CliState(api_key="k").api_params() == {"api_key": "k"}
+
+
+def test_request_timeout_is_validated(run: Invoke) -> None:
+    assert run("--request-timeout", "-1", "sandbox", "list").exit_code == ExitStatus.USAGE

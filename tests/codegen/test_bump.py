@@ -1,0 +1,228 @@
+"""`bump <ref>` (nox -s bump): verdicts on a real upstream, what it writes, what it refuses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.codegen.conftest import (
+    PIN,
+    Result,
+    Upstream,
+    add_operation,
+    add_optional_property,
+    change_description,
+    copy_upstream,
+    drop_force,
+    git_status,
+    make_property_required,
+    narrow_enum,
+    remove_operation,
+    run_in_process,
+    unchanged,
+)
+
+CHANGELOG = "packages/python-sdk/changelog.d"
+
+
+class Chain:
+    """main: v1.1.0 (pin) -> note -> op -> desc -> removed -> required -> enum -> nocontract."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        self.upstream = upstream
+        self.pin = upstream.head()
+        self.note = upstream.commit_edit(add_optional_property)
+        upstream.repo.create_tag("v1.2.0", ref=self.note)
+        self.op = upstream.commit_edit(add_operation)
+        upstream.repo.create_head("release", self.op)
+        self.desc = upstream.commit_edit(change_description)
+        self.removed = upstream.commit_edit(remove_operation)
+        self.required = upstream.commit_edit(make_property_required)
+        self.enum = upstream.commit_edit(narrow_enum)
+        self.nocontract = upstream.commit_edit(drop_force)
+        self.side = upstream.commit_on_ref(add_operation, "refs/pull/1/head")
+        self.tree = upstream.repo.commit(self.pin).tree.hexsha
+        self.blob = (upstream.repo.commit(self.pin).tree / "spec/openapi.yml").hexsha
+
+
+@pytest.fixture(scope="module")
+def chain(pristine_upstream: Path, tmp_path_factory: pytest.TempPathFactory) -> Chain:
+    return Chain(copy_upstream(pristine_upstream, tmp_path_factory.mktemp("chain") / "runtime"))
+
+
+@pytest.fixture
+def bump(chain: Chain, cache: Path) -> Callable[..., Result]:
+    def _bump(project: Path, *args: str, **env: str | None) -> Result:
+        return run_in_process(
+            project,
+            "bump",
+            *args,
+            env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(cache), **env},
+        )
+
+    return _bump
+
+
+def pin(project: Path, commit: str) -> None:
+    (project / "spec/runtime-ref").write_text(commit + "\n")
+
+
+VERDICTS = [
+    # (parent, child, level, a line the report must have)
+    ("pin", "note", "minor", "- property added: `"),
+    ("note", "op", "minor", "- operation added: `refreshSandbox`"),
+    ("op", "desc", "patch", "1 description-only change"),
+    ("desc", "removed", "major", "- operation removed: `setSandboxTimeout`"),
+    ("removed", "required", "major", "- made required: `"),
+    ("required", "enum", "major", "- enum value removed: `"),
+]
+
+
+@pytest.mark.parametrize(("parent", "child", "level", "line"), VERDICTS, ids=[v[1] for v in VERDICTS])
+def test_verdicts_dry_run(
+    project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str],
+    parent: str, child: str, level: str, line: str,
+) -> None:
+    pin(project, getattr(chain, parent))
+    with unchanged(project):
+        result = bump(project, getattr(chain, child), "--dry-run")
+    assert result.code == 0, result.text
+    assert f"Semver: **{level}**" in result.out
+    assert line in result.out
+    assert f"# API changes: " in result.out and getattr(chain, child)[:7] in result.out
+    assert "bump: --dry-run: nothing written" in result.out
+    assert no_generation == [getattr(chain, child)]
+
+
+def test_minor_details(project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str]) -> None:
+    pin(project, chain.pin)
+    result = bump(project, chain.op, "--dry-run")
+    assert "Semver: **minor**" in result.out
+    assert "## New (minor)" in result.out
+    assert "note" in result.out and "refreshSandbox" in result.out
+    assert "## Breaking (major)" not in result.out
+
+
+def test_bump_writes_pin_spec_lock_generated_and_fragment(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    result = bump(project, chain.note)
+    assert result.code == 0, result.text
+    assert f"bump: pinned runtime@{chain.note[:7]}" in result.out
+    assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
+    assert (project / "spec/openapi.yml").read_text() == chain.upstream.spec_at(chain.note)
+    lock = json.loads((project / "spec/openapi.lock.json").read_text())
+    assert lock["commit"] == chain.note and lock["runtime"] == "https://github.com/e2b-dev/runtime.git"
+    manifest = json.loads((project / "spec/generated-files.json").read_text())
+    assert manifest["runtime-commit"] == chain.note
+    model = (project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py").read_text()
+    assert "note" in model and chain.note in model
+    fragment = project / CHANGELOG / f"{chain.note}.md"
+    assert fragment.read_text() in result.out
+    assert "Semver: **minor**" in fragment.read_text()
+    changed = {line[3:] for line in git_status(project).splitlines()}
+    assert {"spec/runtime-ref", "spec/openapi.yml", "spec/openapi.lock.json", "spec/generated-files.json",
+            f"{CHANGELOG}/{chain.note}.md", "packages/python-sdk/e2b/api/client/models/new_sandbox.py"} <= changed
+    # And the tree is then clean for the check.
+    check = run_in_process(project, "check", env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(project.parent / "c2")})
+    assert check.code == 0, check.text
+
+
+def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    pin(project, chain.op)
+    result = bump(project, chain.note)
+    assert result.code == 0, result.text
+    assert f"warning: {chain.note[:7]} is older than the current pin {chain.op[:7]}: this is a downgrade" in result.err
+    assert "- operation removed: `refreshSandbox`" in result.out
+    assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
+
+
+@pytest.mark.parametrize("ref", ["v1.1.0", PIN, PIN[:10]])
+def test_bump_to_the_current_pin_is_a_no_op(project: Path, bump: Callable[..., Result], ref: str) -> None:
+    with unchanged(project):
+        result = bump(project, ref)
+    assert result.code == 0, result.text
+    assert f"bump: spec/runtime-ref already pins {PIN}; nothing to do" in result.out
+
+
+@pytest.mark.parametrize(("ref", "kind"), [("v1.2.0", "tag"), ("release", "branch"), ("abbrev", "commit")])
+def test_tag_branch_and_abbreviated_id_resolve(project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str], ref: str, kind: str) -> None:
+    expected = chain.op if ref == "release" else chain.note
+    if ref == "abbrev":
+        ref = chain.note[:8]
+    result = bump(project, ref, "--dry-run")
+    assert result.code == 0, result.text
+    assert f"{ref!r} is {kind} -> commit {expected}" in result.err
+
+
+def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    pin(project, chain.enum)
+    with unchanged(project):
+        result = bump(project, chain.nocontract)
+    assert result.code == 2, result.text
+    assert "contract miss: /components/schemas/SandboxPauseRequest/properties/force is missing" in result.err
+    assert not (project / CHANGELOG).exists() or not any((project / CHANGELOG).iterdir())
+
+
+def test_unreachable_upstream_fails_clearly(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    with unchanged(project):
+        result = bump(project, chain.note, E2B_RUNTIME_REPO="/nonexistent/runtime")
+    assert result.code == 2
+    assert "the runtime repository /nonexistent/runtime cannot be reached" in result.err
+    assert "bumping needs the upstream" in result.err
+
+
+def test_commit_not_on_the_branch_is_refused(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    with unchanged(project):
+        result = bump(project, chain.side)
+    assert result.code == 2, result.text
+    assert "is not reachable from the runtime's 'main' branch" in result.err or "is not a tag, branch or commit" in result.err
+
+
+TEXT_REFUSED = [
+    "--upload-pack=touch x",
+    "-h",
+    "HEAD~1..HEAD",
+    "@{-1}",
+    "",
+    "main\x1b[31m",
+    "v1\nmain",
+    "HEAD^",
+    "main:spec/openapi.yml",
+]
+
+
+@pytest.mark.parametrize("ref", TEXT_REFUSED, ids=repr)
+def test_bad_ref_text_is_refused_before_any_git(project: Path, bump: Callable[..., Result], git_calls: list[list[str]], ref: str) -> None:
+    with unchanged(project):
+        result = bump(project, "--", ref)
+    assert result.code == 2, result.text
+    assert "error: " in result.err
+    assert "name one runtime commit" in result.err
+    assert git_calls == []
+    assert not (project.parent / "x").exists() and not Path("x").exists()
+
+
+def test_option_like_refs_without_separator_never_reach_git(project: Path, bump: Callable[..., Result], git_calls: list[list[str]]) -> None:
+    with unchanged(project):
+        result = bump(project, "--upload-pack=touch x")
+    assert result.code == 2  # argparse refuses an unknown option
+    assert git_calls == []
+
+
+@pytest.mark.parametrize("which", ["missing-branch", "0123456789abcdef0123456789abcdef01234567", "tree", "blob"])
+def test_refs_git_resolves_to_nothing_or_not_a_commit(project: Path, chain: Chain, bump: Callable[..., Result], git_calls: list[list[str]], which: str) -> None:
+    ref = {"tree": chain.tree, "blob": chain.blob}.get(which, which)
+    with unchanged(project):
+        result = bump(project, ref)
+    assert result.code == 2, result.text
+    if which in ("tree", "blob"):
+        assert f"{ref!r} names a {which}, not a commit" in result.err
+    else:
+        assert f"{ref!r} is not a tag, branch or commit of the runtime repository" in result.err
+    for command in git_calls:
+        for i, arg in enumerate(command):
+            if ref in arg and arg != git_calls[0][0]:
+                assert "--end-of-options" in command[:i], command

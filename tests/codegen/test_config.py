@@ -1,0 +1,115 @@
+"""config: the allow-lists that guard everything user-supplied before it reaches git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.config import Project, check_commit, check_url, load_source, read_pin
+from codegen.errors import CodegenError
+from tests.codegen.conftest import PIN
+
+GOOD_URLS = [
+    "https://github.com/e2b-dev/runtime.git",
+    "ssh://git@github.com/e2b-dev/runtime.git",
+    "file:///srv/runtime.git",
+    "git@github.com:e2b-dev/runtime.git",
+    "/srv/runtime",
+    "relative/runtime",
+]
+BAD_URLS = [
+    ("ext::sh -c touch% /tmp/pwned", "remote helper"),
+    ("fd::17", "remote helper"),
+    ("foo::bar", "remote helper"),
+    ("git@host::path", "remote helper"),
+    ("-uhack", "starts with '-'"),
+    ("http://x", "scheme 'http'"),
+    ("ftp://x/y", "scheme 'ftp'"),
+    ("", "empty"),
+    ("/srv/runtime\0", "control characters"),
+    ("https://x/\u200b", "control characters"),
+    ("c:foo", "neither a URL nor a local path"),
+]
+
+
+@pytest.mark.parametrize("url", GOOD_URLS)
+def test_good_urls(url: str) -> None:
+    assert check_url(url, origin="test") == url
+
+
+@pytest.mark.parametrize(("url", "why"), BAD_URLS)
+def test_bad_urls(url: str, why: str) -> None:
+    with pytest.raises(CodegenError, match=why) as caught:
+        check_url(url, origin="E2B_RUNTIME_REPO")
+    assert caught.value.problems[0].where == "E2B_RUNTIME_REPO"
+
+
+@pytest.mark.parametrize("ref", ["", "HEAD", PIN[:7], PIN.upper(), f"-{PIN[1:]}", PIN + "\n", "g" * 40])
+def test_check_commit_refuses_anything_but_a_full_id(ref: str) -> None:
+    with pytest.raises(CodegenError):
+        check_commit(ref, origin="spec/runtime-ref")
+
+
+def write_pyproject(root: Path, body: str) -> Project:
+    (root / "spec").mkdir(parents=True, exist_ok=True)
+    (root / "spec" / "runtime-ref").write_text(PIN + "\n")
+    (root / "pyproject.toml").write_text("[tool.codegen]\n" + body)
+    return Project(root)
+
+
+BASE = 'runtime-repo = "https://example.com/r.git"\nsdk-tags = ["sandboxes"]\n'
+
+
+def test_load_source_defaults_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("E2B_RUNTIME_REPO", "E2B_RUNTIME_REF"):
+        monkeypatch.delenv(key, raising=False)
+    project = write_pyproject(tmp_path, BASE)
+    source = load_source(project)
+    assert (source.url, source.branch, source.spec_path, source.commit) == ("https://example.com/r.git", "main", "spec/openapi.yml", PIN)
+    assert source.notes() == []
+    monkeypatch.setenv("E2B_RUNTIME_REPO", "/srv/mirror")
+    monkeypatch.setenv("E2B_RUNTIME_REF", "a" * 40)
+    source = load_source(project)
+    assert source.url == "/srv/mirror" and source.configured_url == "https://example.com/r.git"
+    assert source.commit == "a" * 40
+    notes = source.notes()
+    assert "E2B_RUNTIME_REPO overrides" in notes[0] and "E2B_RUNTIME_REF overrides" in notes[1]
+    # an explicit commit (bump) wins over the environment
+    assert load_source(project, commit=PIN).commit == PIN
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ('runtime-branch = "-x"\n', "not a plain branch name"),
+        ('runtime-branch = "a..b"\n', "not a plain branch name"),
+        ('runtime-branch = "main branch"\n', "not a plain branch name"),
+        ('spec-path = "/etc/passwd"\n', "must be a relative path"),
+        ('spec-path = "../x.yml"\n', "must be a relative path"),
+        ('spec-path = ""\n', "must be a non-empty string"),
+    ],
+)
+def test_load_source_refuses_bad_settings(tmp_path: Path, extra: str, why: str) -> None:
+    project = write_pyproject(tmp_path, BASE + extra)
+    with pytest.raises(CodegenError, match=why):
+        load_source(project)
+
+
+def test_load_source_refuses_bad_tags_and_missing_table(tmp_path: Path) -> None:
+    with pytest.raises(CodegenError, match="sdk-tags"):
+        load_source(write_pyproject(tmp_path, 'runtime-repo = "https://example.com/r.git"\nsdk-tags = []\n'))
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\n")
+    with pytest.raises(CodegenError, match=r"cannot read \[tool.codegen\]"):
+        load_source(Project(tmp_path))
+
+
+def test_read_pin(tmp_path: Path) -> None:
+    project = write_pyproject(tmp_path, BASE)
+    assert read_pin(project) == PIN
+    (tmp_path / "spec" / "runtime-ref").write_bytes(b"\xff\xfe")
+    with pytest.raises(CodegenError, match="cannot read spec/runtime-ref"):
+        read_pin(project)
+    (tmp_path / "spec" / "runtime-ref").unlink()
+    with pytest.raises(CodegenError, match="spec/runtime-ref is missing"):
+        read_pin(project)

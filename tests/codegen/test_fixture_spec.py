@@ -1,0 +1,46 @@
+"""The real-world spec in /work/shared/fixtures: the generators accept it, the contract does not."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from codegen.contract import check_contract
+from codegen.generate import generate, write_filtered_spec
+from codegen.spec_document import load_spec
+from codegen.spec_filter import filter_spec
+from tests.codegen.conftest import ROOT
+
+FIXTURE = Path("/work/shared/fixtures/e2b-openapi.yml")
+TAGS = ["sandboxes", "snapshots", "templates", "tags", "volumes", "secrets"]
+PAUSE_POINTERS = [
+    "/components/schemas/SandboxPauseRequest/properties/force",
+    "/components/schemas/SandboxPauseResult/properties/forced",
+    "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/200",
+    "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/400",
+    "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/503",
+    "/components/schemas/Error/properties/error_code/x-error-codes/sandbox_pause_refused",
+]
+
+pytestmark = pytest.mark.skipif(not FIXTURE.is_file(), reason=f"{FIXTURE} is absent (shared fixtures not mounted)")
+
+
+def test_generators_accept_the_filtered_real_world_spec(tmp_path: Path) -> None:
+    document = load_spec(FIXTURE.read_bytes(), display_path="e2b-openapi.yml")
+    filtered = filter_spec(document.data, tags=TAGS)
+    assert filtered["paths"]
+    spec_path = write_filtered_spec(filtered, tmp_path)
+    client, wire = generate(spec_path, tmp_path, None)
+    assert (client / "__init__.py").is_file() and list((client / "api").iterdir())
+    assert "class " in wire.read_text()
+
+
+def test_contract_rejects_it_naming_each_missing_pause_element() -> None:
+    document = load_spec(FIXTURE.read_bytes(), display_path="e2b-openapi.yml")
+    misses = check_contract(document, ROOT / "spec" / "contract.yml")
+    rendered = "\n".join(problem.render() for problem in misses)
+    for pointer in PAUSE_POINTERS:
+        assert pointer in rendered, pointer
+    assert all(problem.where and problem.where.startswith("e2b-openapi.yml:") for problem in misses)

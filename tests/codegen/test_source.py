@@ -1,0 +1,197 @@
+"""Where the spec comes from: the upstream, the offline fallback, and every bad input, end to end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codegen.config import Project, load_source
+from codegen.errors import CodegenError
+from codegen.source import git_url, obtain_spec
+from tests.codegen.conftest import PIN, Result, Upstream, add_optional_property, unchanged
+
+EDITED = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
+
+
+def refused(run: Callable[..., Result], project: Path, *args: str, **env: str | None) -> Result:
+    """Run, expecting exit 2 and a tree byte-identical afterwards."""
+    (project / EDITED).write_text("edited so that a run would write\n")
+    with unchanged(project):
+        result = run(project, *(args or ("generate",)), **env)
+    assert result.code == 2, result.text
+    assert "Traceback" not in result.text
+    return result
+
+
+# --- the offline fallback ------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["/nonexistent/path", "file:///nonexistent/runtime.git"])
+def test_unreachable_with_the_locked_spec_falls_back_with_one_warning(project: Path, run: Callable[..., Result], url: str) -> None:
+    with unchanged(project):
+        result = run(project, "generate", E2B_RUNTIME_REPO=url)
+    assert result.code == 0, result.text
+    warnings = [line for line in result.err.splitlines() if "warning" in line]
+    assert len(warnings) == 1, warnings
+    assert url in warnings[0] and "is unreachable (" in warnings[0]
+    assert "using the tracked spec/openapi.yml, whose blob id matches the lock" in warnings[0]
+    assert "nothing written" in result.out
+
+
+def test_unreachable_with_an_edited_spec_is_refused(project: Path, run: Callable[..., Result]) -> None:
+    spec = project / "spec/openapi.yml"
+    spec.write_text(add_optional_property(spec.read_text()))
+    result = refused(run, project, E2B_RUNTIME_REPO="/nonexistent/path")
+    assert "/nonexistent/path is unreachable" in result.err
+    assert "the tracked copy cannot stand in for it" in result.err
+    assert "differs from the lock" in result.err and "it was edited here" in result.err
+
+
+def test_unreachable_with_an_overridden_ref_is_refused(project: Path, run: Callable[..., Result], v100: str) -> None:
+    result = refused(run, project, E2B_RUNTIME_REPO="/nonexistent/path", E2B_RUNTIME_REF=v100)
+    assert f"the lock records runtime@{PIN[:7]}, not {v100[:7]}" in result.err
+
+
+# --- bad pins and refs ------------------------------------------------------------
+
+
+def test_pin_missing(project: Path, run: Callable[..., Result]) -> None:
+    (project / "spec/runtime-ref").unlink()
+    result = refused(run, project)
+    assert "spec/runtime-ref is missing" in result.err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "the pin is empty"),
+        ("\n", "the pin is empty"),
+        ("54f8c7f", "'54f8c7f' is not a full commit id"),
+        ("main", "'main' is not a full commit id"),
+        (PIN.upper(), "is not a full commit id (40 lowercase hex digits)"),
+        (PIN + "0", "is not a full commit id"),
+    ],
+)
+def test_pin_not_a_full_commit_id(project: Path, run: Callable[..., Result], text: str, message: str) -> None:
+    (project / "spec/runtime-ref").write_text(text)
+    result = refused(run, project)
+    assert "spec/runtime-ref: " in result.err and message in result.err
+
+
+def test_pin_that_does_not_exist_upstream(project: Path, run: Callable[..., Result]) -> None:
+    (project / "spec/runtime-ref").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    result = refused(run, project)
+    assert "commit 0123456789abcdef0123456789abcdef01234567 does not exist in" in result.err
+
+
+def test_pin_not_reachable_from_the_branch(project: Path, upstream: Upstream, run: Callable[..., Result]) -> None:
+    side = upstream.commit_on_ref(add_optional_property, "refs/pull/1/head")
+    (project / "spec/runtime-ref").write_text(side + "\n")
+    result = refused(run, project)
+    assert f"commit {side} exists upstream but is not reachable from 'main'" in result.err
+    assert "merge the change into the runtime's main first" in result.err
+
+
+def test_spec_path_missing_at_the_commit(project: Path, run: Callable[..., Result]) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('spec-path = "spec/openapi.yml"', 'spec-path = "api/openapi.yml"'))
+    result = refused(run, project)
+    assert f"api/openapi.yml does not exist at runtime@{PIN[:7]}" in result.err
+    assert "spec-path" in result.err
+
+
+@pytest.mark.parametrize("ref", ["-uhack", "--upload-pack=touch x", "HEAD", "54f8c7f"])
+def test_env_ref_that_is_not_a_full_id_is_refused_before_git(project: Path, run: Callable[..., Result], git_calls: list[list[str]], ref: str) -> None:
+    result = refused(run, project, E2B_RUNTIME_REF=ref)
+    assert "E2B_RUNTIME_REF: " in result.err and "is not a full commit id" in result.err
+    assert not any(ref in arg for command in git_calls for arg in command)
+    assert git_calls == []
+
+
+@pytest.mark.parametrize(
+    ("url", "complaint"),
+    [
+        ("ext::sh -c touch% {marker}", "names a git remote helper ('::')"),
+        ("fd::17", "names a git remote helper ('::')"),
+        ("foo::bar", "names a git remote helper ('::')"),
+        ("-uhack", "starts with '-' and would be read as an option"),
+        ("--upload-pack=touch {marker}", "starts with '-'"),
+        ("http://x", "uses the scheme 'http'"),
+        ("git://example.com/runtime.git", "uses the scheme 'git'"),
+        ("", "the runtime repository URL is empty"),
+        ("/tmp/runtime\nx", "control characters"),
+    ],
+)
+def test_bad_runtime_url_is_refused_before_any_git(project: Path, run: Callable[..., Result], git_calls: list[list[str]], url: str, complaint: str) -> None:
+    marker = project.parent / "pwned"
+    url = url.format(marker=marker)
+    result = refused(run, project, E2B_RUNTIME_REPO=url)
+    assert "E2B_RUNTIME_REPO: " in result.err and complaint in result.err
+    assert "use an https://, ssh:// or file:// URL" in result.err
+    assert git_calls == []
+    assert not marker.exists()
+
+
+def test_bad_url_in_pyproject_is_refused(project: Path, run: Callable[..., Result], git_calls: list[list[str]]) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"https://github.com/e2b-dev/runtime.git"', '"ext::sh -c touch% /tmp/pwned-codegen-test"'))
+    result = refused(run, project, E2B_RUNTIME_REPO=None)
+    assert "pyproject.toml [tool.codegen]: " in result.err
+    assert git_calls == []
+
+
+# --- bad specs from the upstream, end to end -------------------------------------------
+
+
+BAD_SPECS: list[tuple[str, Callable[[str], str], str]] = [
+    ("malformed", lambda t: t.replace("  /sandboxes:\n", "  /sandboxes: [\n", 1), "spec/openapi.yml:"),
+    ("duplicate-key", lambda t: t.replace("openapi: 3.0.3\n", "openapi: 3.0.3\nopenapi: 3.0.3\n", 1), "duplicate"),
+    ("anchor", lambda t: t.replace("    SandboxState:\n", "    SandboxState: &state\n", 1) + "x-alias: *state\n", "anchor"),
+    ("too-deep", lambda t: t + "x-deep: " + "[" * 80 + "]" * 80 + "\n", "nests deeper than 64 levels"),
+    ("too-big", lambda t: t + "x-big: '" + "a" * (5 * 1024 * 1024) + "'\n", "-byte cap"),
+    ("swagger-2", lambda t: t.replace("openapi: 3.0.3", "swagger: '2.0'", 1), "not an OpenAPI 3 document"),
+    ("remote-ref", lambda t: t.replace('$ref: "#/components/schemas/NewSandbox"', '$ref: "https://evil.example/x.yml#/A"', 1), "https://evil.example/x.yml"),
+    ("file-ref", lambda t: t.replace('$ref: "#/components/schemas/NewSandbox"', '$ref: "/etc/passwd"', 1), "/etc/passwd"),
+]
+
+
+@pytest.mark.parametrize(("name", "edit", "complaint"), BAD_SPECS, ids=[b[0] for b in BAD_SPECS])
+def test_bad_spec_upstream_is_refused_end_to_end(project: Path, upstream: Upstream, run: Callable[..., Result], name: str, edit: Callable[[str], str], complaint: str) -> None:
+    commit = upstream.commit_edit(edit, name)
+    result = refused(run, project, E2B_RUNTIME_REF=commit)
+    assert "error: " in result.err
+    assert complaint in result.err, result.err[-2000:]
+
+
+# --- units ---------------------------------------------------------------------------
+
+
+def test_obtain_spec_prefers_the_upstream(project: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+    monkeypatch.setenv("E2B_RUNTIME_REPO", upstream.url)
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    monkeypatch.delenv("E2B_RUNTIME_REF", raising=False)
+    fetched = obtain_spec(Project(project), load_source(Project(project)))
+    assert fetched.origin == "upstream" and fetched.note is None
+    assert fetched.data == (project / "spec/openapi.yml").read_bytes()
+    assert list(cache.glob("runtime-*.git"))  # the bare cache, outside the project
+
+
+def test_missing_lock_with_unreachable_upstream(project: Path, run: Callable[..., Result]) -> None:
+    (project / "spec/openapi.lock.json").unlink()
+    result = refused(run, project, E2B_RUNTIME_REPO="/nonexistent/path")
+    assert "the lock is missing" in result.err
+
+
+def test_git_url_makes_local_paths_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert git_url("runtime") == str(tmp_path / "runtime")
+    assert git_url("https://example.com/r.git") == "https://example.com/r.git"
+    assert git_url("git@example.com:r.git") == "git@example.com:r.git"
+
+
+def test_codegen_error_for_bad_pyproject(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.codegen]\nruntime-repo = 3\n")
+    with pytest.raises(CodegenError, match="runtime-repo must be a non-empty string"):
+        load_source(Project(project))

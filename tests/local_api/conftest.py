@@ -1,0 +1,88 @@
+"""A live local API on a free port, shared by the tests of this folder.
+
+uvicorn runs in a thread of the test process on a socket bound to port 0, so
+the tests go through real HTTP (the SDK's transports, schemathesis' requests)
+and no port is guessed. Each test starts from a reset server.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from e2b_local_api import DEV_API_KEY, create_app
+
+
+@dataclass
+class LiveServer:
+    url: str
+    api_key: str
+    control: httpx.Client  # talks to /_local/
+
+    def stats(self) -> dict[str, Any]:
+        stats: dict[str, Any] = self.control.get("/_local/stats").json()
+        return stats
+
+    def received(self, operation: str) -> int:
+        return int(self.stats()["received"].get(operation, 0))
+
+    def settings(self, **values: Any) -> None:
+        self.control.patch("/_local/settings", json=values).raise_for_status()
+
+    def flags(self, sandbox_id: str, **values: Any) -> dict[str, Any]:
+        response = self.control.patch(f"/_local/sandboxes/{sandbox_id}", json=values)
+        response.raise_for_status()
+        record: dict[str, Any] = response.json()
+        return record
+
+    def record(self, sandbox_id: str) -> dict[str, Any]:
+        record: dict[str, Any] = self.control.get(f"/_local/sandboxes/{sandbox_id}").json()
+        return record
+
+    def fault(self, kind: str, **params: Any) -> None:
+        self.control.post("/_local/faults", json={"kind": kind, **params}).raise_for_status()
+
+    def api(self) -> httpx.Client:
+        # verify=False: plain HTTP anyway, and it skips loading the CA bundle,
+        # which costs a few hundred milliseconds per client.
+        return httpx.Client(base_url=self.url, headers={"X-API-Key": self.api_key}, timeout=10, verify=False)
+
+
+@pytest.fixture(scope="session")
+def live_server_url() -> Iterator[str]:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(), log_level="critical", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("local API did not start")
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=5)
+    sock.close()
+
+
+@pytest.fixture(scope="session")
+def live_server(live_server_url: str) -> Iterator[LiveServer]:
+    with httpx.Client(base_url=live_server_url, timeout=10, verify=False) as control:
+        yield LiveServer(live_server_url, DEV_API_KEY, control)
+
+
+@pytest.fixture
+def live(live_server: LiveServer) -> LiveServer:
+    live_server.control.post("/_local/reset").raise_for_status()
+    return live_server

@@ -1,0 +1,107 @@
+"""e2b._exceptions: the one mapping from an API answer to an exception."""
+
+from __future__ import annotations
+
+import json
+
+import e2b
+import httpx
+import pytest
+from e2b import (
+    SANDBOX_PAUSE_REFUSED_ERROR_CODE,
+    AuthenticationException,
+    InvalidArgumentException,
+    RateLimitException,
+    SandboxException,
+    SandboxNotFoundException,
+    SandboxPauseRefusedException,
+    ServiceBusyException,
+)
+from e2b._exceptions import api_exception_from_code, handle_api_exception
+
+
+def body(message: str = "why", **fields: object) -> bytes:
+    return json.dumps({"code": 0, "message": message, **fields}).encode()
+
+
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [
+        (400, InvalidArgumentException),
+        (401, AuthenticationException),
+        (404, SandboxNotFoundException),
+        (429, RateLimitException),
+        (503, ServiceBusyException),
+        (500, SandboxException),
+        (418, SandboxException),
+    ],
+)
+def test_status_mapping(status: int, cls: type[SandboxException]) -> None:
+    error = api_exception_from_code(status, body("the reason"))
+    assert type(error) is cls
+    assert (error.status_code, error.error_code, str(error)) == (status, None, "the reason")
+
+
+def test_refusal_is_mapped_on_the_code_for_any_endpoint() -> None:
+    error = api_exception_from_code(503, body("agent silent", error_code=SANDBOX_PAUSE_REFUSED_ERROR_CODE))
+    assert type(error) is SandboxPauseRefusedException
+    assert isinstance(error, ServiceBusyException)
+    assert (error.status_code, error.error_code, error.message) == (503, "sandbox_pause_refused", "agent silent")
+
+
+def test_refusal_code_on_another_status_keeps_the_status_mapping() -> None:
+    error = api_exception_from_code(400, body(error_code=SANDBOX_PAUSE_REFUSED_ERROR_CODE))
+    assert type(error) is InvalidArgumentException
+    assert error.error_code == SANDBOX_PAUSE_REFUSED_ERROR_CODE
+
+
+def test_unknown_codes_are_carried_not_rejected() -> None:
+    error = api_exception_from_code(503, body(error_code="brand_new_reason"))
+    assert type(error) is ServiceBusyException
+    assert error.error_code == "brand_new_reason"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"not json",
+        b"[1, 2]",
+        b'"a string"',
+        b"null",
+        b'{"message": "m", "error_code": 503}',
+        b'{"message": "m", "error_code": ["sandbox_pause_refused"]}',
+        b"\xff\xfe",
+        b"[" * 100_000,
+    ],
+)
+def test_malformed_bodies_carry_neither_field(raw: bytes) -> None:
+    error = api_exception_from_code(503, raw)
+    assert type(error) is ServiceBusyException
+    assert (error.status_code, error.error_code) == (503, None)
+    assert str(error) == "the API answered 503"
+
+
+def test_decoded_bodies_are_accepted_too() -> None:
+    error = api_exception_from_code(503, {"message": "m", "error_code": SANDBOX_PAUSE_REFUSED_ERROR_CODE})
+    assert type(error) is SandboxPauseRefusedException
+
+
+def test_handle_api_exception_reads_a_response_without_a_request() -> None:
+    response = httpx.Response(404, json={"code": 404, "message": "gone", "error_code": "sandbox_not_found"})
+    error = handle_api_exception(response)
+    assert type(error) is SandboxNotFoundException
+    assert (error.error_code, str(error)) == ("sandbox_not_found", "gone")
+
+
+def test_every_public_exception_derives_from_one_base() -> None:
+    exceptions = [getattr(e2b, n) for n in e2b.__all__ if n.endswith("Exception")]
+    assert len(exceptions) >= 8
+    assert all(issubclass(cls, SandboxException) for cls in exceptions)
+    assert all(cls.__doc__ for cls in exceptions)
+
+
+def test_the_refusal_docstring_names_the_reasons_and_the_reboot_caveat() -> None:
+    doc = SandboxPauseRefusedException.__doc__ or ""
+    for words in ("guest agent", "busy", "pinned", 'on_resume="reboot"'):
+        assert words in doc
