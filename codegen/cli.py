@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
-    except ValueError as exc:  # e.g. a bad destination for rebuild-runtime
+    except (ValueError, OSError) as exc:  # e.g. a bad rebuild-runtime destination, a failed write
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)

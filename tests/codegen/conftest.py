@@ -208,7 +208,14 @@ def _templates_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def memo_stage(project: Project, source: Any, spec_bytes: bytes, blob_id: str, filtered: dict[str, Any], step: Callable[[str], None] = lambda _: None) -> Staged:
+def memo_stage(
+    project: Project,
+    source: Any,
+    spec_bytes: bytes,
+    blob_id: str,
+    filtered: dict[str, Any],
+    step: Callable[[str], None] = lambda _: None,
+) -> Staged:
     key = (
         source.commit,
         source.configured_url,
@@ -235,7 +242,14 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Replace the generators with nothing, for tests that only look at reports or refusals."""
     calls: list[str] = []
 
-    def fake_stage(project: Project, source: Any, spec_bytes: bytes, blob_id: str, filtered: dict[str, Any], step: Callable[[str], None] = lambda _: None) -> Staged:
+    def fake_stage(
+        project: Project,
+        source: Any,
+        spec_bytes: bytes,
+        blob_id: str,
+        filtered: dict[str, Any],
+        step: Callable[[str], None] = lambda _: None,
+    ) -> Staged:
         calls.append(source.commit)
         return Staged(spec=spec_bytes, lock=b"", generated={}, manifest=b"")
 

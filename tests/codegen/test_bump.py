@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -84,8 +83,14 @@ VERDICTS = [
 
 @pytest.mark.parametrize(("parent", "child", "level", "line"), VERDICTS, ids=[v[1] for v in VERDICTS])
 def test_verdicts_dry_run(
-    project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str],
-    parent: str, child: str, level: str, line: str,
+    project: Path,
+    chain: Chain,
+    bump: Callable[..., Result],
+    no_generation: list[str],
+    parent: str,
+    child: str,
+    level: str,
+    line: str,
 ) -> None:
     pin(project, getattr(chain, parent))
     with unchanged(project):
@@ -93,7 +98,7 @@ def test_verdicts_dry_run(
     assert result.code == 0, result.text
     assert f"Semver: **{level}**" in result.out
     assert line in result.out
-    assert f"# API changes: " in result.out and getattr(chain, child)[:7] in result.out
+    assert "# API changes: " in result.out and getattr(chain, child)[:7] in result.out
     assert "bump: --dry-run: nothing written" in result.out
     assert no_generation == [getattr(chain, child)]
 
@@ -107,7 +112,9 @@ def test_minor_details(project: Path, chain: Chain, bump: Callable[..., Result],
     assert "## Breaking (major)" not in result.out
 
 
-def test_bump_writes_pin_spec_lock_generated_and_fragment(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+def test_bump_writes_pin_spec_lock_generated_and_fragment(
+    project: Path, chain: Chain, bump: Callable[..., Result]
+) -> None:
     result = bump(project, chain.note)
     assert result.code == 0, result.text
     assert f"bump: pinned runtime@{chain.note[:7]}" in result.out
@@ -123,10 +130,18 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(project: Path, chain: 
     assert fragment.read_text() in result.out
     assert "Semver: **minor**" in fragment.read_text()
     changed = {line[3:] for line in git_status(project).splitlines()}
-    assert {"spec/runtime-ref", "spec/openapi.yml", "spec/openapi.lock.json", "spec/generated-files.json",
-            f"{CHANGELOG}/{chain.note}.md", "packages/python-sdk/e2b/api/client/models/new_sandbox.py"} <= changed
+    assert {
+        "spec/runtime-ref",
+        "spec/openapi.yml",
+        "spec/openapi.lock.json",
+        "spec/generated-files.json",
+        f"{CHANGELOG}/{chain.note}.md",
+        "packages/python-sdk/e2b/api/client/models/new_sandbox.py",
+    } <= changed
     # And the tree is then clean for the check.
-    check = run_in_process(project, "check", env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(project.parent / "c2")})
+    check = run_in_process(
+        project, "check", env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(project.parent / "c2")}
+    )
     assert check.code == 0, check.text
 
 
@@ -148,7 +163,9 @@ def test_bump_to_the_current_pin_is_a_no_op(project: Path, bump: Callable[..., R
 
 
 @pytest.mark.parametrize(("ref", "kind"), [("v1.2.0", "tag"), ("release", "branch"), ("abbrev", "commit")])
-def test_tag_branch_and_abbreviated_id_resolve(project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str], ref: str, kind: str) -> None:
+def test_tag_branch_and_abbreviated_id_resolve(
+    project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str], ref: str, kind: str
+) -> None:
     expected = chain.op if ref == "release" else chain.note
     if ref == "abbrev":
         ref = chain.note[:8]
@@ -178,7 +195,8 @@ def test_commit_not_on_the_branch_is_refused(project: Path, chain: Chain, bump: 
     with unchanged(project):
         result = bump(project, chain.side)
     assert result.code == 2, result.text
-    assert "is not reachable from the runtime's 'main' branch" in result.err or "is not a tag, branch or commit" in result.err
+    assert f"commit {chain.side} is not reachable from the runtime's 'main' branch" in result.err
+    assert "pin only commits merged into main" in result.err
 
 
 TEXT_REFUSED = [
@@ -195,7 +213,9 @@ TEXT_REFUSED = [
 
 
 @pytest.mark.parametrize("ref", TEXT_REFUSED, ids=repr)
-def test_bad_ref_text_is_refused_before_any_git(project: Path, bump: Callable[..., Result], git_calls: list[list[str]], ref: str) -> None:
+def test_bad_ref_text_is_refused_before_any_git(
+    project: Path, bump: Callable[..., Result], git_calls: list[list[str]], ref: str
+) -> None:
     with unchanged(project):
         result = bump(project, "--", ref)
     assert result.code == 2, result.text
@@ -205,7 +225,9 @@ def test_bad_ref_text_is_refused_before_any_git(project: Path, bump: Callable[..
     assert not (project.parent / "x").exists() and not Path("x").exists()
 
 
-def test_option_like_refs_without_separator_never_reach_git(project: Path, bump: Callable[..., Result], git_calls: list[list[str]]) -> None:
+def test_option_like_refs_without_separator_never_reach_git(
+    project: Path, bump: Callable[..., Result], git_calls: list[list[str]]
+) -> None:
     with unchanged(project):
         result = bump(project, "--upload-pack=touch x")
     assert result.code == 2  # argparse refuses an unknown option
@@ -213,7 +235,9 @@ def test_option_like_refs_without_separator_never_reach_git(project: Path, bump:
 
 
 @pytest.mark.parametrize("which", ["missing-branch", "0123456789abcdef0123456789abcdef01234567", "tree", "blob"])
-def test_refs_git_resolves_to_nothing_or_not_a_commit(project: Path, chain: Chain, bump: Callable[..., Result], git_calls: list[list[str]], which: str) -> None:
+def test_refs_git_resolves_to_nothing_or_not_a_commit(
+    project: Path, chain: Chain, bump: Callable[..., Result], git_calls: list[list[str]], which: str
+) -> None:
     ref = {"tree": chain.tree, "blob": chain.blob}.get(which, which)
     with unchanged(project):
         result = bump(project, ref)

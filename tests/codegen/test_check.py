@@ -37,7 +37,7 @@ def check(run: Callable[..., Result], project: Path, **env: str | None) -> Resul
 def test_clean_tree_with_the_upstream_reachable(project: Path, run: Callable[..., Result]) -> None:
     result = check(run, project)
     assert result.code == 0, result.text
-    assert f"generated files: clean" in result.out and f"runtime@{SHORT}" in result.out
+    assert "generated files: clean" in result.out and f"runtime@{SHORT}" in result.out
     assert f"spec/openapi.yml compared byte for byte with runtime@{SHORT}:spec/openapi.yml" in result.err
 
 
@@ -51,7 +51,9 @@ def test_clean_tree_with_the_upstream_unreachable(project: Path, run: Callable[.
     assert len(warnings) == 1 and "/nonexistent/runtime is unreachable (" in warnings[0]
 
 
-def test_hand_applied_hunks_then_bump_to_the_upstream_change(project: Path, upstream: Upstream, run: Callable[..., Result]) -> None:
+def test_hand_applied_hunks_then_bump_to_the_upstream_change(
+    project: Path, upstream: Upstream, run: Callable[..., Result]
+) -> None:
     spec = project / "spec/openapi.yml"
     spec.write_text(add_optional_property(spec.read_text()))
     model = project / MODEL
@@ -131,8 +133,7 @@ def test_template_changed_without_regenerating(project: Path, run: Callable[...,
 def test_contract_changed_so_the_pin_no_longer_satisfies_it(project: Path, run: Callable[..., Result]) -> None:
     contract = project / "spec/contract.yml"
     contract.write_text(
-        contract.read_text()
-        + "\n- pointer: /components/schemas/SandboxPauseRequest/properties/priority\n"
+        contract.read_text() + "\n- pointer: /components/schemas/SandboxPauseRequest/properties/priority\n"
         "  exists: true\n  why: the SDK sends a priority\n"
     )
     result = check(run, project)
@@ -155,10 +156,7 @@ def test_diff_output_is_capped_per_file_and_in_total(project: Path, run: Callabl
 
 
 def test_render_drift_caps_unit() -> None:
-    drifts = [
-        Drift(f"f{i}.py", "changed", "".join(f"{j}\n" for j in range(200)).encode(), b"")
-        for i in range(10)
-    ]
+    drifts = [Drift(f"f{i}.py", "changed", "".join(f"{j}\n" for j in range(200)).encode(), b"") for i in range(10)]
     text = render_drift(drifts, "abcdef0")
     assert text.count(" cut]") == DIFF_LINES_TOTAL // DIFF_LINES_PER_FILE + 1
     assert text.count("line total is used up]") == 10 - (DIFF_LINES_TOTAL // DIFF_LINES_PER_FILE + 1)

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.codegen.conftest import PIN, ROOT, run_in_process, run_subprocess
+from tests.codegen.conftest import (
+    PIN,
+    ROOT,
+    Result,
+    run_in_process,
+    run_subprocess,
+    unchanged,
+)
 
 
 def test_no_verb_is_a_usage_error(tmp_path: Path) -> None:
@@ -42,3 +51,26 @@ def test_the_real_project_root_is_the_default() -> None:
     from codegen.cli import ROOT as CLI_ROOT
 
     assert CLI_ROOT == ROOT
+
+
+def test_a_failed_write_is_a_message_exit_2_and_rolled_back(
+    project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OSError while writing the tree (disk full, permissions) is not drift (1) nor a traceback."""
+    model = project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
+    model.write_text("edited\n")
+    real = os.replace
+    calls = 0
+
+    def failing(src: object, dst: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise OSError(28, "No space left on device")
+        real(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", failing)
+    with unchanged(project):
+        result = run(project, "generate")
+    assert result.code == 2, result.text
+    assert "error: [Errno 28] No space left on device" in result.err

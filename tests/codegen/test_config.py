@@ -66,7 +66,12 @@ def test_load_source_defaults_and_env(tmp_path: Path, monkeypatch: pytest.Monkey
         monkeypatch.delenv(key, raising=False)
     project = write_pyproject(tmp_path, BASE)
     source = load_source(project)
-    assert (source.url, source.branch, source.spec_path, source.commit) == ("https://example.com/r.git", "main", "spec/openapi.yml", PIN)
+    assert (source.url, source.branch, source.spec_path, source.commit) == (
+        "https://example.com/r.git",
+        "main",
+        "spec/openapi.yml",
+        PIN,
+    )
     assert source.notes() == []
     monkeypatch.setenv("E2B_RUNTIME_REPO", "/srv/mirror")
     monkeypatch.setenv("E2B_RUNTIME_REF", "a" * 40)

@@ -29,7 +29,9 @@ def refused(run: Callable[..., Result], project: Path, *args: str, **env: str | 
 
 
 @pytest.mark.parametrize("url", ["/nonexistent/path", "file:///nonexistent/runtime.git"])
-def test_unreachable_with_the_locked_spec_falls_back_with_one_warning(project: Path, run: Callable[..., Result], url: str) -> None:
+def test_unreachable_with_the_locked_spec_falls_back_with_one_warning(
+    project: Path, run: Callable[..., Result], url: str
+) -> None:
     with unchanged(project):
         result = run(project, "generate", E2B_RUNTIME_REPO=url)
     assert result.code == 0, result.text
@@ -96,14 +98,18 @@ def test_pin_not_reachable_from_the_branch(project: Path, upstream: Upstream, ru
 
 def test_spec_path_missing_at_the_commit(project: Path, run: Callable[..., Result]) -> None:
     pyproject = project / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('spec-path = "spec/openapi.yml"', 'spec-path = "api/openapi.yml"'))
+    pyproject.write_text(
+        pyproject.read_text().replace('spec-path = "spec/openapi.yml"', 'spec-path = "api/openapi.yml"')
+    )
     result = refused(run, project)
     assert f"api/openapi.yml does not exist at runtime@{PIN[:7]}" in result.err
     assert "spec-path" in result.err
 
 
 @pytest.mark.parametrize("ref", ["-uhack", "--upload-pack=touch x", "HEAD", "54f8c7f"])
-def test_env_ref_that_is_not_a_full_id_is_refused_before_git(project: Path, run: Callable[..., Result], git_calls: list[list[str]], ref: str) -> None:
+def test_env_ref_that_is_not_a_full_id_is_refused_before_git(
+    project: Path, run: Callable[..., Result], git_calls: list[list[str]], ref: str
+) -> None:
     result = refused(run, project, E2B_RUNTIME_REF=ref)
     assert "E2B_RUNTIME_REF: " in result.err and "is not a full commit id" in result.err
     assert not any(ref in arg for command in git_calls for arg in command)
@@ -124,7 +130,9 @@ def test_env_ref_that_is_not_a_full_id_is_refused_before_git(project: Path, run:
         ("/tmp/runtime\nx", "control characters"),
     ],
 )
-def test_bad_runtime_url_is_refused_before_any_git(project: Path, run: Callable[..., Result], git_calls: list[list[str]], url: str, complaint: str) -> None:
+def test_bad_runtime_url_is_refused_before_any_git(
+    project: Path, run: Callable[..., Result], git_calls: list[list[str]], url: str, complaint: str
+) -> None:
     marker = project.parent / "pwned"
     url = url.format(marker=marker)
     result = refused(run, project, E2B_RUNTIME_REPO=url)
@@ -136,7 +144,11 @@ def test_bad_runtime_url_is_refused_before_any_git(project: Path, run: Callable[
 
 def test_bad_url_in_pyproject_is_refused(project: Path, run: Callable[..., Result], git_calls: list[list[str]]) -> None:
     pyproject = project / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('"https://github.com/e2b-dev/runtime.git"', '"ext::sh -c touch% /tmp/pwned-codegen-test"'))
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            '"https://github.com/e2b-dev/runtime.git"', '"ext::sh -c touch% /tmp/pwned-codegen-test"'
+        )
+    )
     result = refused(run, project, E2B_RUNTIME_REPO=None)
     assert "pyproject.toml [tool.codegen]: " in result.err
     assert git_calls == []
@@ -148,17 +160,31 @@ def test_bad_url_in_pyproject_is_refused(project: Path, run: Callable[..., Resul
 BAD_SPECS: list[tuple[str, Callable[[str], str], str]] = [
     ("malformed", lambda t: t.replace("  /sandboxes:\n", "  /sandboxes: [\n", 1), "spec/openapi.yml:"),
     ("duplicate-key", lambda t: t.replace("openapi: 3.0.3\n", "openapi: 3.0.3\nopenapi: 3.0.3\n", 1), "duplicate"),
-    ("anchor", lambda t: t.replace("    SandboxState:\n", "    SandboxState: &state\n", 1) + "x-alias: *state\n", "anchor"),
+    (
+        "anchor",
+        lambda t: t.replace("    SandboxState:\n", "    SandboxState: &state\n", 1) + "x-alias: *state\n",
+        "anchor",
+    ),
     ("too-deep", lambda t: t + "x-deep: " + "[" * 80 + "]" * 80 + "\n", "nests deeper than 64 levels"),
     ("too-big", lambda t: t + "x-big: '" + "a" * (5 * 1024 * 1024) + "'\n", "-byte cap"),
     ("swagger-2", lambda t: t.replace("openapi: 3.0.3", "swagger: '2.0'", 1), "not an OpenAPI 3 document"),
-    ("remote-ref", lambda t: t.replace('$ref: "#/components/schemas/NewSandbox"', '$ref: "https://evil.example/x.yml#/A"', 1), "https://evil.example/x.yml"),
-    ("file-ref", lambda t: t.replace('$ref: "#/components/schemas/NewSandbox"', '$ref: "/etc/passwd"', 1), "/etc/passwd"),
+    (
+        "remote-ref",
+        lambda t: t.replace('$ref: "#/components/schemas/NewSandbox"', '$ref: "https://evil.example/x.yml#/A"', 1),
+        "https://evil.example/x.yml",
+    ),
+    (
+        "file-ref",
+        lambda t: t.replace('$ref: "#/components/schemas/NewSandbox"', '$ref: "/etc/passwd"', 1),
+        "/etc/passwd",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "edit", "complaint"), BAD_SPECS, ids=[b[0] for b in BAD_SPECS])
-def test_bad_spec_upstream_is_refused_end_to_end(project: Path, upstream: Upstream, run: Callable[..., Result], name: str, edit: Callable[[str], str], complaint: str) -> None:
+def test_bad_spec_upstream_is_refused_end_to_end(
+    project: Path, upstream: Upstream, run: Callable[..., Result], name: str, edit: Callable[[str], str], complaint: str
+) -> None:
     commit = upstream.commit_edit(edit, name)
     result = refused(run, project, E2B_RUNTIME_REF=commit)
     assert "error: " in result.err
@@ -168,7 +194,9 @@ def test_bad_spec_upstream_is_refused_end_to_end(project: Path, upstream: Upstre
 # --- units ---------------------------------------------------------------------------
 
 
-def test_obtain_spec_prefers_the_upstream(project: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+def test_obtain_spec_prefers_the_upstream(
+    project: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> None:
     monkeypatch.setenv("E2B_RUNTIME_REPO", upstream.url)
     monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
     monkeypatch.delenv("E2B_RUNTIME_REF", raising=False)

@@ -35,8 +35,13 @@ def staged(files: dict[str, bytes], spec: bytes = b"spec: new\n") -> Staged:
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    for rel, data in {**OLD, "spec/openapi.yml": b"spec: old\n", "spec/openapi.lock.json": b"{}\n",
-                      MANIFEST: manifest_for("b" * 40, OLD), "README.md": b"mine\n"}.items():
+    for rel, data in {
+        **OLD,
+        "spec/openapi.yml": b"spec: old\n",
+        "spec/openapi.lock.json": b"{}\n",
+        MANIFEST: manifest_for("b" * 40, OLD),
+        "README.md": b"mine\n",
+    }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
     return root
@@ -44,8 +49,14 @@ def root(tmp_path: Path) -> Path:
 
 def test_write_tree_replaces_everything_and_removes_stale(root: Path) -> None:
     changed = write_tree(root, staged(NEW), extra={"spec/runtime-ref": b"c\n", "new/dir/frag.md": b"x\n"})
-    assert set(changed) >= {f"{API_DIR}/__init__.py", f"{API_DIR}/client/b.py", f"{API_DIR}/client/gone.py",
-                            "spec/openapi.yml", "spec/runtime-ref", "new/dir/frag.md"}
+    assert set(changed) >= {
+        f"{API_DIR}/__init__.py",
+        f"{API_DIR}/client/b.py",
+        f"{API_DIR}/client/gone.py",
+        "spec/openapi.yml",
+        "spec/runtime-ref",
+        "new/dir/frag.md",
+    }
     assert not (root / f"{API_DIR}/client/gone.py").exists()
     assert (root / f"{API_DIR}/client/b.py").read_bytes() == b"b = 2\n"
     assert (root / "new/dir/frag.md").read_bytes() == b"x\n"
@@ -56,7 +67,9 @@ def test_write_tree_replaces_everything_and_removes_stale(root: Path) -> None:
 
 @pytest.mark.parametrize("fail_at", range(1, 12))
 @pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
-def test_write_tree_rolls_back_when_a_rename_fails(root: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int, error: type[BaseException]) -> None:
+def test_write_tree_rolls_back_when_a_rename_fails(
+    root: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int, error: type[BaseException]
+) -> None:
     before = tree_digest(root)
     real = os.replace
     calls = 0

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-
 from e2b._transport import AsyncRetryableTransport, RetryableTransport, RetryPolicy
 
 STALL = object()

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import httpx
-
-from e2b._transport._core import Action, PeekState, RequestContext
+from e2b._transport._core import Action, PeekState, RequestContext, is_replayable
 from e2b._transport._policy import RetryPolicy, Stop
 
 
@@ -25,7 +24,7 @@ def test_peek_state_stops_at_cap_and_budget() -> None:
 
 
 def _ctx(request: httpx.Request, now: list[float]) -> RequestContext:
-    return RequestContext.start(request, RetryPolicy(retries=1), lambda: now[0], lambda: 0.0)
+    return RequestContext.start(request, RetryPolicy(retries=1), lambda: now[0], lambda: 0.0, now[0])
 
 
 def test_plan_counts_peek_time_towards_the_delay() -> None:

@@ -7,7 +7,6 @@ import json
 import zlib
 
 import pytest
-
 from e2b._transport import _policy as p
 from e2b._transport._policy import RetryPolicy, Stop, Verdict
 

@@ -11,10 +11,9 @@ import gzip
 import json
 
 import httpx
+from e2b._transport import _policy as p
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from e2b._transport import _policy as p
 
 from ._fakes import Harness, Reply
 

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-
 from e2b._transport import AsyncRetryableTransport, RetryableTransport, RetryPolicy
 
 from ._fakes import BUSY, JSON, NO_CODE, REFUSAL, STALL, AsyncScripted, Harness, Reply
@@ -103,7 +102,7 @@ async def test_slow_body_retried_after_the_delay_with_reader_closed(is_async: bo
 async def test_refusal_arriving_inside_budget_short_circuits(is_async: bool) -> None:
     head, tail = REFUSAL[:20], REFUSAL[20:]
     h = harness(is_async, Reply(body=[head, 0.9, tail[:5], 5.0, tail[5:]]), OK)
-    response, body = await h.send()
+    _response, body = await h.send()
     # The last chunk's wait began inside the 1 s budget, so it still counts.
     assert body == REFUSAL
     assert len(h.requests) == 1
@@ -125,7 +124,7 @@ async def test_oversized_body_is_a_plain_503_handed_on_whole(is_async: bool, dec
 
 async def test_cut_off_complete_refusal_is_returned(is_async: bool) -> None:
     h = harness(is_async, Reply(body=[REFUSAL, 2.0, b" ", 30.0, b"\n"]), OK)
-    response, body = await h.send()
+    _response, body = await h.send()
     assert body == REFUSAL + b" "
     assert len(h.requests) == 1
     assert h.closes() == [1]
@@ -133,7 +132,7 @@ async def test_cut_off_complete_refusal_is_returned(is_async: bool) -> None:
 
 async def test_cut_off_complete_other_error_follows_normal_path(is_async: bool) -> None:
     h = harness(is_async, Reply(body=[BUSY, 2.0, b" ", 3.0, b"\n"]), retries=1)
-    response, body = await h.send()
+    _response, body = await h.send()
     assert body == BUSY + b" \n"
     assert len(h.requests) == 2
 
@@ -153,7 +152,7 @@ async def test_cut_off_complete_other_error_follows_normal_path(is_async: bool) 
 )
 async def test_not_a_refusal(is_async: bool, payload: bytes) -> None:
     h = harness(is_async, Reply(body=chunked(payload, 1000)), retries=2)
-    response, body = await h.send()
+    _response, body = await h.send()
     assert body == payload
     assert len(h.requests) == 3
 
@@ -217,7 +216,7 @@ async def test_other_busy_statuses_retried_without_peek(is_async: bool, status: 
 
 async def test_non_json_503_not_peeked(is_async: bool) -> None:
     h = harness(is_async, Reply(body=(REFUSAL,), headers={"content-type": "text/html"}), retries=0)
-    response, body = await h.send()
+    _response, body = await h.send()
     assert body == REFUSAL
     assert h.streams[0].closes == 1
 

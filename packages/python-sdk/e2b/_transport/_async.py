@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx
 
 from e2b._transport import _core
-from e2b._transport._policy import RetryPolicy
+from e2b._transport._policy import RetryPolicy, never_retried
 
 # Closes still running after their caller was cancelled; a strong reference
 # keeps them from being garbage-collected half-way.
@@ -23,25 +23,35 @@ def _forget(task: asyncio.Future[None]) -> None:
         task.exception()  # a failed close must not be logged as unretrieved
 
 
-async def _anext_within(iterator: AsyncIterator[bytes], bound: float | None) -> bytes:
-    if bound is None:
+_EOF = object()
+
+
+async def _step(iterator: AsyncIterator[bytes]) -> bytes | object:
+    try:
         return await iterator.__anext__()
-    # asyncio.timeout, unlike wait_for, reads in this task: an async
-    # generator must not be resumed from two tasks.
-    async with asyncio.timeout(bound):
-        return await iterator.__anext__()
+    except StopAsyncIteration:
+        return _EOF  # a Future cannot carry StopAsyncIteration cleanly
 
 
 class _Inner:
-    """Owns one inner response; closes it (and its iterator) exactly once."""
+    """Owns one inner response; closes it (and its iterator) exactly once.
+
+    Each read runs in its own task. A cancellation of the caller then never
+    lands inside the inner stream: httpcore reacts to one by closing the
+    connection itself, and a second cancellation arriving during that close
+    strands the connection in the pool for good. Instead the caller's
+    cancellation is turned into one orderly cancel of the read task, followed
+    by a close, both in a task the caller's cancellations cannot reach.
+    """
 
     def __init__(self, response: httpx.Response, close_timeout: float) -> None:
         self.response = response
         self._iterator: AsyncIterator[bytes] | None = None
+        self._pending: asyncio.Task[bytes | object] | None = None
         self._close_task: asyncio.Future[None] | None = None
         self._close_timeout = close_timeout
 
-    def iterator(self) -> AsyncIterator[bytes]:
+    def _iter(self) -> AsyncIterator[bytes]:
         if self._iterator is None:
             stream = self.response.stream
             assert isinstance(stream, httpx.AsyncByteStream)
@@ -49,17 +59,35 @@ class _Inner:
         return self._iterator
 
     async def read(self, ctx: _core.RequestContext) -> bytes:
-        """One chunk, bounded by the read timeout and the deadline."""
+        """One chunk, bounded by the read timeout and the deadline.
+
+        Raises StopAsyncIteration at the end of the body.
+        """
         bound = ctx.read_bound()
         if bound is not None and bound <= 0:
             raise ctx.read_timeout_error()
-        try:
-            return await _anext_within(self.iterator(), bound)
-        except TimeoutError as error:
-            raise ctx.read_timeout_error() from error
+        if self._pending is None:
+            self._pending = asyncio.ensure_future(_step(self._iter()))
+        done, _ = await asyncio.wait({self._pending}, timeout=bound)
+        if not done:
+            # The read stays pending; closing cancels it.
+            raise ctx.read_timeout_error()
+        task, self._pending = self._pending, None
+        chunk = task.result()
+        if chunk is _EOF:
+            raise StopAsyncIteration
+        assert isinstance(chunk, bytes)
+        return chunk
 
     async def _close_now(self) -> None:
         try:
+            pending = self._pending
+            if pending is not None:
+                if not pending.done():
+                    pending.cancel()
+                    await asyncio.wait({pending})
+                if not pending.cancelled():
+                    pending.exception()  # an abandoned read's error is moot
             close_iterator = getattr(self._iterator, "aclose", None)
             if close_iterator is not None:
                 await close_iterator()
@@ -67,10 +95,9 @@ class _Inner:
             await self.response.aclose()
 
     async def aclose(self) -> None:
-        # The close runs in its own task behind a shield: a second
-        # cancellation while closing would otherwise abandon the connection
-        # mid-close and leak its pool slot. Waiting for it is bounded so a
-        # wedged close cannot hold the caller's cancellation hostage.
+        # Shielded so that a second cancellation cannot abandon the close
+        # half-way; the wait is bounded so a wedged close cannot hold the
+        # caller's cancellation hostage (it carries on in the background).
         if self._close_task is None:
             self._close_task = asyncio.ensure_future(self._close_now())
             _background.add(self._close_task)
@@ -78,7 +105,7 @@ class _Inner:
         try:
             await asyncio.wait_for(asyncio.shield(self._close_task), self._close_timeout)
         except TimeoutError:
-            pass  # it carries on in the background
+            pass
 
     async def aclose_quietly(self) -> None:
         """Close on the way out of an interruption, which must not be masked."""
@@ -153,10 +180,14 @@ class AsyncRetryableTransport(httpx.AsyncBaseTransport):
         self._random = random
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random)
+        started = self._clock()
+        replayable = _core.is_replayable(request)
+        response = await self.inner.handle_async_request(request)
+        if never_retried(response.status_code):
+            return response
+        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started)
         attempt = 0
         while True:
-            response = await self.inner.handle_async_request(ctx.attempt_request(attempt))
             plan = ctx.plan(response, attempt)
             if plan is None:
                 return response
@@ -184,6 +215,7 @@ class AsyncRetryableTransport(httpx.AsyncBaseTransport):
             await inner.aclose()
             await self._sleep(outcome.sleep)
             attempt += 1
+            response = await self.inner.handle_async_request(ctx.attempt_request(attempt))
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -97,18 +97,24 @@ class RequestContext:
     replayable: bool
 
     @classmethod
-    def start(cls, request: httpx.Request, policy: p.RetryPolicy, clock: Clock, random: Random) -> RequestContext:
+    def start(
+        cls,
+        request: httpx.Request,
+        policy: p.RetryPolicy,
+        clock: Clock,
+        random: Random,
+        started: float,
+        replayable: bool,
+    ) -> RequestContext:
         total = p.overall_timeout(request.extensions)
         return cls(
             request=request,
             policy=policy,
             clock=clock,
             random=random,
-            deadline=None if total is None else clock() + total,
+            deadline=None if total is None else started + total,
             read_timeout=p.read_timeout(request.extensions),
-            # Only an in-memory body can be sent twice; a generator was
-            # drained by the first attempt and would resend nothing.
-            replayable=isinstance(request.stream, httpx.ByteStream),
+            replayable=replayable,
         )
 
     def attempt_request(self, attempt: int) -> httpx.Request:
@@ -194,6 +200,14 @@ class RequestContext:
 
     def read_timeout_error(self) -> httpx.ReadTimeout:
         return httpx.ReadTimeout("request deadline passed while reading a 503 body", request=self.request)
+
+
+def is_replayable(request: httpx.Request) -> bool:
+    """Only an in-memory body can be sent twice; a generator is drained by
+    the first attempt and would resend nothing. Asked before that attempt:
+    some transports buffer the body into the request as they send it.
+    """
+    return isinstance(request.stream, httpx.ByteStream)
 
 
 def refusal_response(response: httpx.Response, request: httpx.Request, decoded: bytes) -> httpx.Response:

@@ -91,6 +91,11 @@ def is_retryable(status: int, should_retry: bool | None) -> bool:
     return status in RETRYABLE_STATUSES
 
 
+def never_retried(status: int) -> bool:
+    """The fast path: a success is handed over before any other rule runs."""
+    return status < 400
+
+
 def backoff_delay(policy: RetryPolicy, attempt: int, draw: float) -> float:
     """Capped exponential backoff; ``draw`` is a uniform sample in [0, 1)."""
     try:

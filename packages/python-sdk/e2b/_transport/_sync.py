@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import httpx
 
 from e2b._transport import _core
-from e2b._transport._policy import RetryPolicy
+from e2b._transport._policy import RetryPolicy, never_retried
 
 
 class _Inner:
@@ -122,10 +122,14 @@ class RetryableTransport(httpx.BaseTransport):
         self._random = random
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random)
+        started = self._clock()
+        replayable = _core.is_replayable(request)
+        response = self.inner.handle_request(request)
+        if never_retried(response.status_code):
+            return response
+        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started)
         attempt = 0
         while True:
-            response = self.inner.handle_request(ctx.attempt_request(attempt))
             plan = ctx.plan(response, attempt)
             if plan is None:
                 return response
@@ -152,6 +156,7 @@ class RetryableTransport(httpx.BaseTransport):
                     raise state.error
             self._sleep(outcome.sleep)
             attempt += 1
+            response = self.inner.handle_request(ctx.attempt_request(attempt))
 
     def close(self) -> None:
         self.inner.close()

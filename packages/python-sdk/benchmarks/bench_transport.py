@@ -1,0 +1,167 @@
+"""Benchmark of the retrying transport against a local server (not a test).
+
+Prints:
+  * requests per refused pause (must be exactly 1);
+  * time from request to refusal through an httpx.Client (median over N);
+  * the transport's overhead on plain 200s against the bare inner transport,
+    measured interleaved in one run (medians and ratio; target < 5 %);
+  * peak traced memory of a peek on a 100 MB 503 body (tracemalloc; target:
+    the 8 KiB cap plus a constant).
+
+Run: .venv/bin/python packages/python-sdk/benchmarks/bench_transport.py [N]
+
+``on_refusal`` is the hook for what the SDK does with a refused response
+(the exception mapping lands later); it runs inside the timed region.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import sys
+import threading
+import time
+import tracemalloc
+from collections import Counter
+from collections.abc import Callable
+
+import httpx
+import pyqwest
+from e2b._transport import RetryableTransport, RetryPolicy, default_transport
+from pyqwest.httpx import PyqwestTransport
+
+REFUSAL = json.dumps({"code": 503, "message": "pause refused", "error_code": "sandbox_pause_refused"}).encode()
+BIG = 100 * 1024 * 1024
+
+
+def on_refusal(response: httpx.Response) -> object:
+    """Extend with the SDK's mapping to SandboxPauseRefusedException."""
+    return response.json()["error_code"]
+
+
+class Server:
+    """Minimal keep-alive HTTP/1.1 server: /ok, /refusal, /big (100 MB 503)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.hits: Counter[str] = Counter()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        buf = b""
+        try:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                path = head.split(b" ", 2)[1].decode()
+                self.hits[path] += 1
+                if path == "/ok":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                elif path == "/refusal":
+                    conn.sendall(
+                        b"HTTP/1.1 503 X\r\ncontent-type: application/json\r\n"
+                        b"content-length: %d\r\n\r\n%s" % (len(REFUSAL), REFUSAL)
+                    )
+                else:
+                    conn.sendall(
+                        b"HTTP/1.1 503 X\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+                    )
+                    piece = b"%x\r\n%s\r\n" % (65536, b" " * 65536)
+                    for _ in range(BIG // 65536):
+                        conn.sendall(piece)
+                    conn.sendall(b"0\r\n\r\n")
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+
+def bare_inner() -> PyqwestTransport:
+    return PyqwestTransport(pyqwest.SyncHTTPTransport(follow_redirects=False))
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main(n: int) -> None:
+    server = Server()
+    fast = RetryPolicy(backoff_base=0.001, backoff_cap=0.002)
+
+    with httpx.Client(transport=default_transport(policy=fast)) as client:
+        before = server.hits["/refusal"]
+        response = client.post(server.url + "/refusal")
+        on_refusal(response)
+        print(f"requests per refused pause: {server.hits['/refusal'] - before}")
+
+        for _ in range(50):
+            client.post(server.url + "/refusal")
+        samples = [timed(lambda: on_refusal(client.post(server.url + "/refusal"))) for _ in range(n)]
+        print(
+            f"request -> refusal (default pyqwest transport, N={n}): "
+            f"median {statistics.median(samples) * 1e6:.0f} us, "
+            f"p90 {statistics.quantiles(samples, n=10)[-1] * 1e6:.0f} us"
+        )
+
+    bare = httpx.Client(transport=bare_inner())
+    wrapped = httpx.Client(transport=RetryableTransport(bare_inner(), fast))
+    url = server.url + "/ok"
+    for _ in range(200):
+        bare.get(url)
+        wrapped.get(url)
+    bare_t: list[float] = []
+    wrapped_t: list[float] = []
+    for i in range(n * 4):
+        # Alternate which goes first so drift and warm caches hit both alike.
+        pair = [(bare, bare_t), (wrapped, wrapped_t)]
+        for c, out in pair if i % 2 else reversed(pair):
+            out.append(timed(lambda c=c: c.get(url)))
+    b, w = statistics.median(bare_t), statistics.median(wrapped_t)
+    print(
+        f"plain 200 (N={n * 4} each, interleaved): bare median {b * 1e6:.0f} us, "
+        f"wrapped median {w * 1e6:.0f} us, ratio {w / b:.3f} ({(w / b - 1) * 100:+.1f} %)"
+    )
+    bare.close()
+    wrapped.close()
+
+    for name, inner in [
+        ("pyqwest", bare_inner),
+        ("httpx.HTTPTransport", httpx.HTTPTransport),
+    ]:
+        transport = RetryableTransport(inner(), RetryPolicy(retries=0))
+        request = httpx.Request("GET", server.url + "/big", extensions={"timeout": {"read": 10, "write": 10}})
+        tracemalloc.start()
+        start = time.perf_counter()
+        response = transport.handle_request(request)
+        elapsed = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        response.close()
+        transport.close()
+        print(
+            f"peek of a 100 MB 503 body via {name}: peak traced {peak / 1024:.1f} KiB, "
+            f"{elapsed * 1e3:.1f} ms, status {response.status_code}"
+        )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 500)
