@@ -24,7 +24,9 @@ def test_peek_state_stops_at_cap_and_budget() -> None:
 
 
 def _ctx(request: httpx.Request, now: list[float]) -> RequestContext:
-    return RequestContext.start(request, RetryPolicy(retries=1), lambda: now[0], lambda: 0.0, now[0])
+    return RequestContext.start(
+        request, RetryPolicy(retries=1), lambda: now[0], lambda: 0.0, now[0], is_replayable(request)
+    )
 
 
 def test_plan_counts_peek_time_towards_the_delay() -> None:

@@ -185,7 +185,7 @@ class AsyncRetryableTransport(httpx.AsyncBaseTransport):
         response = await self.inner.handle_async_request(request)
         if never_retried(response.status_code):
             return response
-        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started)
+        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started, replayable)
         attempt = 0
         while True:
             plan = ctx.plan(response, attempt)

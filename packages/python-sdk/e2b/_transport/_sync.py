@@ -127,7 +127,7 @@ class RetryableTransport(httpx.BaseTransport):
         response = self.inner.handle_request(request)
         if never_retried(response.status_code):
             return response
-        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started)
+        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started, replayable)
         attempt = 0
         while True:
             plan = ctx.plan(response, attempt)
