@@ -55,7 +55,9 @@ def lint(session: nox.Session) -> None:
     _install_dev(session)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    session.run("mypy", "codegen", "packages/python-sdk/e2b", "packages/cli/e2b_cli", "packages/local-api/e2b_local_api")
+    session.run(
+        "mypy", "codegen", "packages/python-sdk/e2b", "packages/cli/e2b_cli", "packages/local-api/e2b_local_api"
+    )
 
 
 @nox.session(name="bench-codegen", default=False)

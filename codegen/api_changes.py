@@ -75,19 +75,14 @@ WHY_RESPONSE_ENUM_VALUE_ADDED = (
 WHY_RESPONSE_MADE_OPTIONAL = (
     "the generated model returns UNSET when the field is missing, where callers relied on a value"
 )
-WHY_RESPONSE_MADE_NULLABLE = (
-    "the generated model can now hold None, where callers relied on a value"
-)
-WHY_RESPONSE_ENUM_VALUE_REMOVED = (
-    "not breaking: the SDK still accepts the value; code that handles it becomes dead"
-)
+WHY_RESPONSE_MADE_NULLABLE = "the generated model can now hold None, where callers relied on a value"
+WHY_RESPONSE_ENUM_VALUE_REMOVED = "not breaking: the SDK still accepts the value; code that handles it becomes dead"
 WHY_ERROR_RESPONSE_REMOVED = (
     "not breaking: the generated function stops parsing this status into a model "
     "(`parsed` is None for it); callers mostly handle errors by status code"
 )
 WHY_ERROR_CODE_REMOVED = (
-    "the SDK exports a constant per documented error code (e2b.api.error_codes); "
-    "removing the code removes the constant"
+    "the SDK exports a constant per documented error code (e2b.api.error_codes); removing the code removes the constant"
 )
 WHY_OPERATION_RENAMED = "openapi-python-client names the module and function after the operationId"
 WHY_OPERATION_MOVED = "the generated module lives under api/<first tag>/"
@@ -241,9 +236,7 @@ class _Comparer:
         self.changes: list[ApiChange] = []
         self.error_code_texts = 0
 
-    def add(
-        self, level: Level, kind: str, location: str, detail: str = "", why: str | None = None
-    ) -> None:
+    def add(self, level: Level, kind: str, location: str, detail: str = "", why: str | None = None) -> None:
         self.changes.append(ApiChange(level, kind, location, detail, why))
 
     def _operations_of(
@@ -294,16 +287,12 @@ class _Comparer:
         old_tag = (old_op.get("tags") or [None])[0]
         new_tag = (new_op.get("tags") or [None])[0]
         if old_tag != new_tag:
-            self.add(
-                "major", "operation moved", name, f"tag {old_tag} -> {new_tag}", WHY_OPERATION_MOVED
-            )
+            self.add("major", "operation moved", name, f"tag {old_tag} -> {new_tag}", WHY_OPERATION_MOVED)
         if new_op.get("deprecated") and not old_op.get("deprecated"):
             self.add("minor", "operation deprecated", name, endpoint)
         elif old_op.get("deprecated") and not new_op.get("deprecated"):
             self.add("patch", "operation no longer deprecated", name, endpoint)
-        self.parameters(
-            name, self._params(self.old, old_item, old_op), self._params(self.new, new_item, new_op)
-        )
+        self.parameters(name, self._params(self.old, old_item, old_op), self._params(self.new, new_item, new_op))
         self.request_body(name, old_op.get("requestBody"), new_op.get("requestBody"))
         self.responses(name, _codes(old_op.get("responses")), _codes(new_op.get("responses")))
 
@@ -385,9 +374,7 @@ class _Comparer:
                 if success:
                     self.add("major", "response code removed", where)
                 else:
-                    self.add(
-                        "minor", "response code removed", where, why=WHY_ERROR_RESPONSE_REMOVED
-                    )
+                    self.add("minor", "response code removed", where, why=WHY_ERROR_RESPONSE_REMOVED)
                 continue
             if code not in old:
                 self.add("minor", "response code added", where)
@@ -398,9 +385,7 @@ class _Comparer:
                 if success:
                     self.add("major", "response body removed", where)
                 else:
-                    self.add(
-                        "minor", "response body removed", where, why=WHY_ERROR_RESPONSE_REMOVED
-                    )
+                    self.add("minor", "response body removed", where, why=WHY_ERROR_RESPONSE_REMOVED)
             elif new_content and not old_content:
                 self.add("minor", "response body added", where)
             elif old_content and new_content:
@@ -428,9 +413,7 @@ class _Comparer:
             self.add("major", "type changed", where, f"{old_type} -> {new_type}")
             return
         if old_name and new_name and old_name != new_name:
-            self.add(
-                "major", "model renamed", where, f"{old_name} -> {new_name}", WHY_MODEL_RENAMED
-            )
+            self.add("major", "model renamed", where, f"{old_name} -> {new_name}", WHY_MODEL_RENAMED)
         self.nullability(bool(old.get("nullable")), bool(new.get("nullable")), where, side)
         self.enum(_enum_values(old), _enum_values(new), where, side)
         old_props, new_props = _map(old.get("properties")), _map(new.get("properties"))
@@ -460,9 +443,7 @@ class _Comparer:
             if side == "request" and is_required:
                 self.add("major", "property added", where, "required")
             else:
-                self.add(
-                    "minor", "property added", where, "required" if is_required else "optional"
-                )
+                self.add("minor", "property added", where, "required" if is_required else "optional")
         elif is_required and not was_required:
             if side == "request":
                 self.add("major", "made required", where)
@@ -488,9 +469,7 @@ class _Comparer:
         elif was and not now:
             self.add("major" if side == "request" else "patch", "made non-nullable", where)
 
-    def enum(
-        self, old: Mapping[str, object], new: Mapping[str, object], where: str, side: Side
-    ) -> None:
+    def enum(self, old: Mapping[str, object], new: Mapping[str, object], where: str, side: Side) -> None:
         for value in sorted(new.keys() - old.keys()):
             if side == "response":
                 self.add("major", "enum value added", where, value, WHY_RESPONSE_ENUM_VALUE_ADDED)
@@ -500,9 +479,7 @@ class _Comparer:
             if side == "request":
                 self.add("major", "enum value removed", where, value)
             else:
-                self.add(
-                    "minor", "enum value removed", where, value, WHY_RESPONSE_ENUM_VALUE_REMOVED
-                )
+                self.add("minor", "enum value removed", where, value, WHY_RESPONSE_ENUM_VALUE_REMOVED)
 
     def error_codes(self) -> None:
         old, new = _error_codes(self.old), _error_codes(self.new)
@@ -550,10 +527,7 @@ def _count_text_changes(old: object, new: object) -> int:
     """Count description/summary texts that differ where both sides have the node."""
     if isinstance(old, list) and isinstance(new, list):
         old_keyed, new_keyed = _keyed(old), _keyed(new)
-        return sum(
-            _count_text_changes(old_keyed[k], new_keyed[k])
-            for k in old_keyed.keys() & new_keyed.keys()
-        )
+        return sum(_count_text_changes(old_keyed[k], new_keyed[k]) for k in old_keyed.keys() & new_keyed.keys())
     if not (isinstance(old, Mapping) and isinstance(new, Mapping)):
         return 0
     count = 0

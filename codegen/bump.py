@@ -64,16 +64,12 @@ def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[st
     g = upstream.repo.git
     for name, kind in candidates:
         try:
-            commit = g.rev_parse(
-                "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}"
-            ).strip()
+            commit = g.rev_parse("--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}").strip()
         except git.GitCommandError:
             kind_of = _object_type(g, name)
             if kind_of in ("tree", "blob"):
                 raise CodegenError(
-                    Problem(
-                        f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit"
-                    )
+                    Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit")
                 ) from None
             continue
         if FULL_COMMIT.fullmatch(commit):
@@ -128,9 +124,7 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
             )
         )
     if upstream.is_ancestor(commit, current.commit):
-        say(
-            f"warning: {commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade"
-        )
+        say(f"warning: {commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
 
     target = replace(current, commit=commit, ref_overridden=False)
     result = build(project, target, say)
@@ -153,8 +147,6 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
         result.staged,
         extra={"spec/runtime-ref": f"{commit}\n".encode(), fragment: report.encode()},
     )
-    show(
-        f"bump: pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}"
-    )
+    show(f"bump: pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}")
     show("bump: commit the pin, spec, lock, generated code and the fragment in one pull request")
     return EXIT_OK

@@ -18,8 +18,7 @@ DIFF_LINES_PER_FILE = 60
 DIFF_LINES_TOTAL = 400
 
 SPEC_REMEDY = (
-    "spec/openapi.yml differs from runtime@{short}: land the change upstream first, "
-    "then `nox -s bump -- <commit>`"
+    "spec/openapi.yml differs from runtime@{short}: land the change upstream first, then `nox -s bump -- <commit>`"
 )
 GENERATED_REMEDY = "run `nox -s codegen` and commit the result"
 UNEXPECTED_REMEDY = (
@@ -35,12 +34,8 @@ def find_drift(project: Project, say: Say) -> tuple[list[Drift], str]:
     if result.fetched.origin == "upstream":
         tree_spec = _read(project)
         if tree_spec != result.fetched.data:
-            drifts.append(
-                Drift("spec/openapi.yml", "hand-edited spec", result.fetched.data, tree_spec)
-            )
-        say(
-            f"spec/openapi.yml compared byte for byte with runtime@{source.short_commit}:{source.spec_path}"
-        )
+            drifts.append(Drift("spec/openapi.yml", "hand-edited spec", result.fetched.data, tree_spec))
+        say(f"spec/openapi.yml compared byte for byte with runtime@{source.short_commit}:{source.spec_path}")
     else:
         say(
             f"spec/openapi.yml compared by git blob id with the lock ({result.fetched.blob_id[:12]}), "
@@ -88,9 +83,7 @@ def render_drift(drifts: Sequence[Drift], short_pin: str) -> str:
             continue
         out.append("")
         if budget <= 0:
-            out.append(
-                f"[diff of {drift.path} not shown: the {DIFF_LINES_TOTAL}-line total is used up]"
-            )
+            out.append(f"[diff of {drift.path} not shown: the {DIFF_LINES_TOTAL}-line total is used up]")
             continue
         shown = diff[: min(DIFF_LINES_PER_FILE, budget)]
         budget -= len(shown)
@@ -101,9 +94,7 @@ def render_drift(drifts: Sequence[Drift], short_pin: str) -> str:
     kinds = {d.kind for d in drifts}
     if "hand-edited spec" in kinds:
         out.append("To fix: " + SPEC_REMEDY.format(short=short_pin) + ".")
-        out.append(
-            "        Never edit spec/openapi.yml here: it is synced from the runtime repository."
-        )
+        out.append("        Never edit spec/openapi.yml here: it is synced from the runtime repository.")
     if kinds & {"changed", "missing", "stale"}:
         out.append("To fix: " + GENERATED_REMEDY + ".")
     if "unexpected" in kinds:
@@ -114,9 +105,7 @@ def render_drift(drifts: Sequence[Drift], short_pin: str) -> str:
 def run_check(project: Project, say: Say, show: Say) -> int:
     drifts, short_pin = find_drift(project, say)
     if not drifts:
-        show(
-            f"generated files: clean (spec, lock, manifest and every generated file match runtime@{short_pin})"
-        )
+        show(f"generated files: clean (spec, lock, manifest and every generated file match runtime@{short_pin})")
         return EXIT_OK
     show(render_drift(drifts, short_pin))
     return EXIT_DRIFT

@@ -73,19 +73,17 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--debug", action="store_true", help="show tracebacks")
     top.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     verbs = top.add_subparsers(dest="verb", required=True)
-    verbs.add_parser(
-        "generate", help="regenerate everything from the pinned spec (nox -s codegen)"
-    ).set_defaults(run=cmd_generate)
-    verbs.add_parser(
-        "check", help="fail when anything drifted from the pin (nox -s generated-files)"
-    ).set_defaults(run=cmd_check)
+    verbs.add_parser("generate", help="regenerate everything from the pinned spec (nox -s codegen)").set_defaults(
+        run=cmd_generate
+    )
+    verbs.add_parser("check", help="fail when anything drifted from the pin (nox -s generated-files)").set_defaults(
+        run=cmd_check
+    )
     bump = verbs.add_parser("bump", help="move the pin to a runtime ref and report the API change")
     bump.add_argument("ref", help="a runtime commit id (full or abbreviated), tag or branch")
     bump.add_argument("--dry-run", action="store_true", help="print the report, write nothing")
     bump.set_defaults(run=cmd_bump)
-    rebuild = verbs.add_parser(
-        "rebuild-runtime", help="rebuild the runtime repository's history offline"
-    )
+    rebuild = verbs.add_parser("rebuild-runtime", help="rebuild the runtime repository's history offline")
     rebuild.add_argument("dest", help="an empty or new folder")
     rebuild.set_defaults(run=cmd_rebuild_runtime)
     return top

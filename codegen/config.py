@@ -95,9 +95,7 @@ def check_url(url: str, *, origin: str) -> str:
     if not url:
         problem = "the runtime repository URL is empty"
     elif url.startswith("-"):
-        problem = (
-            f"the runtime repository URL {url!r} starts with '-' and would be read as an option"
-        )
+        problem = f"the runtime repository URL {url!r} starts with '-' and would be read as an option"
     elif any(c in url for c in "\0\n\r") or not url.isprintable():
         problem = "the runtime repository URL contains control characters"
     elif "::" in url:
@@ -127,9 +125,7 @@ def check_commit(ref: str, *, origin: str) -> str:
         shown = ref if ref.isprintable() and len(ref) <= 80 else repr(ref[:80])
         raise CodegenError(
             Problem(
-                f"{shown!r} is not a full commit id (40 lowercase hex digits)"
-                if ref
-                else "the pin is empty",
+                f"{shown!r} is not a full commit id (40 lowercase hex digits)" if ref else "the pin is empty",
                 where=origin,
                 remedy="pin a full runtime commit id; move it with `nox -s bump -- <ref>`",
             )
@@ -159,34 +155,24 @@ def load_source(project: Project, *, commit: str | None = None) -> Source:
     try:
         table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["codegen"]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise CodegenError(
-            Problem(f"cannot read [tool.codegen]: {exc}", where="pyproject.toml")
-        ) from None
+        raise CodegenError(Problem(f"cannot read [tool.codegen]: {exc}", where="pyproject.toml")) from None
 
     def setting(key: str, default: str | None = None) -> str:
         value = table.get(key, default)
         if not isinstance(value, str) or not value:
-            raise CodegenError(
-                Problem(f"[tool.codegen] {key} must be a non-empty string", where="pyproject.toml")
-            )
+            raise CodegenError(Problem(f"[tool.codegen] {key} must be a non-empty string", where="pyproject.toml"))
         return value
 
     configured = check_url(setting("runtime-repo"), origin="pyproject.toml [tool.codegen]")
     branch = setting("runtime-branch", "main")
     if branch.startswith("-") or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) or ".." in branch:
-        raise CodegenError(
-            Problem(f"runtime-branch {branch!r} is not a plain branch name", where="pyproject.toml")
-        )
+        raise CodegenError(Problem(f"runtime-branch {branch!r} is not a plain branch name", where="pyproject.toml"))
     spec_path = setting("spec-path", "spec/openapi.yml")
     if spec_path.startswith(("/", "-")) or ".." in spec_path.split("/"):
-        raise CodegenError(
-            Problem(f"spec-path {spec_path!r} must be a relative path", where="pyproject.toml")
-        )
+        raise CodegenError(Problem(f"spec-path {spec_path!r} must be a relative path", where="pyproject.toml"))
     tags = table.get("sdk-tags")
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
-        raise CodegenError(
-            Problem("[tool.codegen] sdk-tags must be a list of tag names", where="pyproject.toml")
-        )
+        raise CodegenError(Problem("[tool.codegen] sdk-tags must be a list of tag names", where="pyproject.toml"))
 
     url = configured
     env_url = os.environ.get(RUNTIME_REPO_ENV)

@@ -33,9 +33,7 @@ def read_lock(project: Project) -> Lock:
         raw = json.loads(project.lock.read_text(encoding="utf-8"))
         lock = Lock(**{k: raw[k] for k in ("runtime", "branch", "path", "commit", "blob")})
     except FileNotFoundError:
-        raise CodegenError(
-            Problem("the lock is missing", where=where, remedy="restore it from git")
-        ) from None
+        raise CodegenError(Problem("the lock is missing", where=where, remedy="restore it from git")) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CodegenError(
             Problem(f"the lock is unreadable: {exc}", where=where, remedy="restore it from git")

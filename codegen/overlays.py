@@ -37,16 +37,10 @@ def load_overlays(folder: Path) -> list[Overlay]:
         entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
         overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise CodegenError(
-            Problem(f"cannot read the overlay index: {exc}", where=str(index))
-        ) from None
+        raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=str(index))) from None
     for overlay in overlays:
         if overlay.flavour not in (None, "sync", "async"):
-            raise CodegenError(
-                Problem(
-                    f"flavour must be 'sync' or 'async', not {overlay.flavour!r}", where=str(index)
-                )
-            )
+            raise CodegenError(Problem(f"flavour must be 'sync' or 'async', not {overlay.flavour!r}", where=str(index)))
     return overlays
 
 
@@ -128,9 +122,7 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
         try:
             text = env.get_template(overlay.template).render(context)
         except _Fail as exc:
-            raise CodegenError(
-                Problem(str(exc), where=f"templates/overlays/{overlay.template}")
-            ) from None
+            raise CodegenError(Problem(str(exc), where=f"templates/overlays/{overlay.template}")) from None
         except jinja2.TemplateError as exc:
             line = getattr(exc, "lineno", None)
             where = f"templates/overlays/{overlay.template}" + (f":{line}" if line else "")

@@ -31,9 +31,7 @@ class Build:
     staged: Staged
 
 
-def validated_spec(
-    project: Project, source: Source, fetched: FetchedSpec, say: Say
-) -> SpecDocument:
+def validated_spec(project: Project, source: Source, fetched: FetchedSpec, say: Say) -> SpecDocument:
     say("parse and validate the spec (OpenAPI 3)")
     document = load_spec(fetched.data, display_path="spec/openapi.yml")
     say(f"check the contract ({project.relative(project.contract)})")

@@ -153,8 +153,7 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
                 f"commit {source.commit} exists upstream but is not reachable from "
                 f"{source.branch!r} (a fork's or an unmerged pull request's commit?)",
                 where="spec/runtime-ref" if not source.ref_overridden else "E2B_RUNTIME_REF",
-                remedy=f"merge the change into the runtime's {source.branch} first, "
-                "then bump to the merged commit",
+                remedy=f"merge the change into the runtime's {source.branch} first, then bump to the merged commit",
             )
         )
     found = upstream.read_file(source.commit, source.spec_path)
@@ -179,9 +178,7 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
         data = None
     where = f"{source.url} is unreachable ({reason})"
     if data is None:
-        raise CodegenError(
-            Problem(f"{where} and spec/openapi.yml is missing", remedy="restore it from git")
-        )
+        raise CodegenError(Problem(f"{where} and spec/openapi.yml is missing", remedy="restore it from git"))
     blob_id = git_blob_id(data)
     mismatch = None
     if lock.commit != source.commit:
@@ -190,8 +187,7 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
         mismatch = f"the lock records {lock.path}, not {source.spec_path}"
     elif lock.blob != blob_id:
         mismatch = (
-            f"spec/openapi.yml (blob {blob_id[:12]}) differs from the lock "
-            f"(blob {lock.blob[:12]}): it was edited here"
+            f"spec/openapi.yml (blob {blob_id[:12]}) differs from the lock (blob {lock.blob[:12]}): it was edited here"
         )
     if mismatch:
         raise CodegenError(

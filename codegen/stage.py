@@ -69,9 +69,7 @@ def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
         "runtime-commit": commit,
         "toolchain": {name: version(name) for name in TOOLCHAIN},
         "roots": list(GENERATED_ROOTS),
-        "files": {
-            path: hashlib.sha256(data).hexdigest() for path, data in sorted(generated.items())
-        },
+        "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(generated.items())},
     }
     return (json.dumps(data, indent=2) + "\n").encode()
 
@@ -96,15 +94,11 @@ def stage(
     scratch = Path(tempfile.mkdtemp(prefix="e2b-codegen-"))
     try:
         spec_path = write_filtered_spec(filtered, scratch)
-        step(
-            "generate the client (openapi-python-client) and the wire models (datamodel-code-generator)"
-        )
+        step("generate the client (openapi-python-client) and the wire models (datamodel-code-generator)")
         client, wire = generate(spec_path, scratch, project.templates / "client")
         step("render the overlays (templates/overlays)")
         tree = scratch / "tree"
-        for rel, text in render_overlays(
-            project.templates / "overlays", filtered, commit=source.commit
-        ).items():
+        for rel, text in render_overlays(project.templates / "overlays", filtered, commit=source.commit).items():
             target = tree / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(text)
@@ -117,9 +111,7 @@ def stage(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     stamped = {
-        path.removeprefix("./"): (
-            header(source.commit).encode() + data if path.endswith(".py") else data
-        )
+        path.removeprefix("./"): (header(source.commit).encode() + data if path.endswith(".py") else data)
         for path, data in generated.items()
     }
     lock = Lock(

@@ -51,10 +51,7 @@ def build_runtime_repo(dest: Path, history: Path = HISTORY_DIR) -> list[tuple[st
     `dest` must not exist or be an empty directory.
     """
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise ValueError(
-            f"{dest} exists and is not an empty directory; "
-            "refusing to build the runtime repository there"
-        )
+        raise ValueError(f"{dest} exists and is not an empty directory; refusing to build the runtime repository there")
     plan: dict[str, Any] = tomllib.loads((history / "history.toml").read_text(encoding="utf-8"))
     spec_path: str = plan["spec_path"]
 
@@ -79,10 +76,7 @@ def build_runtime_repo(dest: Path, history: Path = HISTORY_DIR) -> list[tuple[st
             finally:
                 patch.unlink()
         else:
-            raise ValueError(
-                f"{history / 'history.toml'}: unknown step {step['step']!r}"
-                " (expected 'write' or 'apply')"
-            )
+            raise ValueError(f"{history / 'history.toml'}: unknown step {step['step']!r} (expected 'write' or 'apply')")
         repo.git.add("--all")
         person = Actor(step["author_name"], step["author_email"])
         date = datetime.fromisoformat(step["date"])

@@ -228,9 +228,7 @@ def test_new_optional_property_and_new_operation_are_minor() -> None:
 
 def test_removed_operation_is_major() -> None:
     report = changed(lambda spec: spec["paths"][SANDBOX].pop("delete"))
-    assert summary(report) == [
-        ("major", "operation removed", "killSandbox", "DELETE /sandboxes/{sandboxID}")
-    ]
+    assert summary(report) == [("major", "operation removed", "killSandbox", "DELETE /sandboxes/{sandboxID}")]
     assert report.level == "major"
     assert report.forcing == report.changes
 
@@ -285,9 +283,7 @@ def test_render_is_deterministic_whatever_the_order_of_changes() -> None:
     shuffled = list(report.changes)
     random.Random(4).shuffle(shuffled)
     again = ApiChangeReport(tuple(shuffled), report.description_changes)
-    assert render_report(again, old_ref="a", new_ref="b") == render_report(
-        report, old_ref="a", new_ref="b"
-    )
+    assert render_report(again, old_ref="a", new_ref="b") == render_report(report, old_ref="a", new_ref="b")
 
 
 # --- operations -----------------------------------------------------------------
@@ -346,9 +342,7 @@ def test_parameter_removed_is_major() -> None:
 
 
 def test_parameter_type_changed_is_major() -> None:
-    change = only(
-        changed(lambda spec: pause_op(spec)["parameters"][1].update(schema={"type": "integer"}))
-    )
+    change = only(changed(lambda spec: pause_op(spec)["parameters"][1].update(schema={"type": "integer"})))
     assert (change.level, change.kind, change.detail) == (
         "major",
         "type changed",
@@ -357,9 +351,7 @@ def test_parameter_type_changed_is_major() -> None:
 
 
 def test_parameter_made_required_is_major_and_made_optional_is_minor() -> None:
-    made_required = only(
-        changed(lambda spec: pause_op(spec)["parameters"][1].update(required=True))
-    )
+    made_required = only(changed(lambda spec: pause_op(spec)["parameters"][1].update(required=True)))
     assert (made_required.level, made_required.kind) == ("major", "made required")
 
     def make_path_param_optional(spec: dict[str, Any]) -> None:
@@ -384,9 +376,7 @@ def test_parameter_enum_value_added_is_minor_and_removed_is_major() -> None:
 
 
 def test_request_property_made_required_is_major() -> None:
-    change = only(
-        changed(lambda spec: schemas(spec)["SandboxPauseRequest"].update(required=["memory"]))
-    )
+    change = only(changed(lambda spec: schemas(spec)["SandboxPauseRequest"].update(required=["memory"])))
     assert (change.level, change.kind, change.location) == (
         "major",
         "made required",
@@ -407,15 +397,11 @@ def test_request_property_added_required_is_major() -> None:
         request["properties"]["force"] = {"type": "boolean"}
         request["required"] = ["force"]
 
-    assert summary(changed(mutate)) == [
-        ("major", "property added", "pauseSandbox request body .force", "required")
-    ]
+    assert summary(changed(mutate)) == [("major", "property added", "pauseSandbox request body .force", "required")]
 
 
 def test_request_property_removed_is_major() -> None:
-    change = only(
-        changed(lambda spec: schemas(spec)["SandboxPauseRequest"]["properties"].pop("memory"))
-    )
+    change = only(changed(lambda spec: schemas(spec)["SandboxPauseRequest"]["properties"].pop("memory")))
     assert (change.level, change.kind, change.location) == (
         "major",
         "property removed",
@@ -455,9 +441,7 @@ def test_request_body_added_and_removed() -> None:
             "content": {"application/json": {"schema": ref("SandboxPauseRequest")}}
         }
 
-    assert summary(changed(add_body)) == [
-        ("minor", "request body added", "killSandbox request body", "optional")
-    ]
+    assert summary(changed(add_body)) == [("minor", "request body added", "killSandbox request body", "optional")]
     removed = only(changed(lambda spec: pause_op(spec).pop("requestBody")))
     assert (removed.level, removed.kind) == ("major", "request body removed")
 
@@ -512,9 +496,7 @@ def test_format_that_changes_the_python_type_is_a_type_change() -> None:
 
     change = only(changed(mutate))
     assert (change.kind, change.detail) == ("type changed", "string -> string(uuid)")
-    untouched = changed(
-        lambda spec: schemas(spec)["Error"]["properties"]["code"].update(format="int64")
-    )
+    untouched = changed(lambda spec: schemas(spec)["Error"]["properties"]["code"].update(format="int64"))
     assert untouched.changes == ()
 
 
@@ -522,9 +504,7 @@ def test_response_property_added_is_minor_and_removed_is_major() -> None:
     def add(spec: dict[str, Any]) -> None:
         schemas(spec)["Sandbox"]["properties"]["cpu"] = {"type": "integer"}
 
-    assert summary(changed(add)) == [
-        ("minor", "property added", "getSandbox 200 response .cpu", "optional")
-    ]
+    assert summary(changed(add)) == [("minor", "property added", "getSandbox 200 response .cpu", "optional")]
     removed = only(changed(lambda spec: schemas(spec)["Sandbox"]["properties"].pop("metadata")))
     assert (removed.level, removed.kind, removed.location) == (
         "major",
@@ -544,11 +524,7 @@ def test_response_property_made_optional_is_major_and_explained() -> None:
 
 
 def test_response_property_made_nullable_is_major() -> None:
-    change = only(
-        changed(
-            lambda spec: schemas(spec)["Sandbox"]["properties"]["sandboxID"].update(nullable=True)
-        )
-    )
+    change = only(changed(lambda spec: schemas(spec)["Sandbox"]["properties"]["sandboxID"].update(nullable=True)))
     assert (change.level, change.kind, change.why) == (
         "major",
         "made nullable",
@@ -576,9 +552,7 @@ def test_response_code_added_is_minor() -> None:
     def mutate(spec: dict[str, Any]) -> None:
         pause_op(spec)["responses"]["404"] = json_body(ref("Error"), "Not found")
 
-    assert summary(changed(mutate)) == [
-        ("minor", "response code added", "pauseSandbox 404 response", "")
-    ]
+    assert summary(changed(mutate)) == [("minor", "response code added", "pauseSandbox 404 response", "")]
 
 
 def test_response_code_removed_is_major_for_2xx_and_minor_otherwise() -> None:
