@@ -28,6 +28,8 @@ from collections.abc import Callable
 
 import httpx
 import pyqwest
+from e2b import Sandbox, SandboxPauseRefusedException
+from e2b._exceptions import handle_api_exception
 from e2b._transport import RetryableTransport, RetryPolicy, default_transport
 from pyqwest.httpx import PyqwestTransport
 
@@ -36,8 +38,10 @@ BIG = 100 * 1024 * 1024
 
 
 def on_refusal(response: httpx.Response) -> object:
-    """Extend with the SDK's mapping to SandboxPauseRefusedException."""
-    return response.json()["error_code"]
+    """What the SDK does with a refused response: map it to SandboxPauseRefusedException."""
+    error = handle_api_exception(response)
+    assert isinstance(error, SandboxPauseRefusedException), error
+    return error
 
 
 class Server:
@@ -74,7 +78,7 @@ class Server:
                 self.hits[path] += 1
                 if path == "/ok":
                     conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
-                elif path == "/refusal":
+                elif path == "/refusal" or path.endswith("/pause"):
                     conn.sendall(
                         b"HTTP/1.1 503 X\r\ncontent-type: application/json\r\n"
                         b"content-length: %d\r\n\r\n%s" % (len(REFUSAL), REFUSAL)
@@ -122,6 +126,24 @@ def main(n: int) -> None:
             f"median {statistics.median(samples) * 1e6:.0f} us, "
             f"p90 {statistics.quantiles(samples, n=10)[-1] * 1e6:.0f} us"
         )
+
+    def sdk_pause() -> None:
+        try:
+            Sandbox.pause("sbx", api_url=server.url, api_key="bench")
+        except SandboxPauseRefusedException:
+            return
+        raise AssertionError("the refusal did not raise")
+
+    before = server.hits["/sandboxes/sbx/pause"]
+    sdk_pause()
+    print(f"requests per refused Sandbox.pause(): {server.hits['/sandboxes/sbx/pause'] - before}")
+    for _ in range(20):
+        sdk_pause()
+    samples = [timed(sdk_pause) for _ in range(max(n // 5, 20))]
+    print(
+        f"Sandbox.pause(id) -> SandboxPauseRefusedException (class form, new client per call, "
+        f"N={len(samples)}): median {statistics.median(samples) * 1e6:.0f} us"
+    )
 
     bare = httpx.Client(transport=bare_inner())
     wrapped = httpx.Client(transport=RetryableTransport(bare_inner(), fast))
