@@ -12,7 +12,7 @@ from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
 from tests.codegen.conftest import ROOT
 
-FIXTURE = Path("/work/shared/fixtures/e2b-openapi.yml")
+FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 TAGS = ["sandboxes", "snapshots", "templates", "tags", "volumes", "secrets"]
 PAUSE_POINTERS = [
     "/components/schemas/SandboxPauseRequest/properties/force",
