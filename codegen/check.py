@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from codegen.config import Project, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
 from codegen.pipeline import Say, build
-from codegen.tree import Drift, compare
+from codegen.tree import Drift, compare, read_or_none
 
 DIFF_LINES_PER_FILE = 60
 DIFF_LINES_TOTAL = 400
@@ -32,7 +32,7 @@ def find_drift(project: Project, say: Say) -> tuple[list[Drift], str]:
     result = build(project, source, say)
     drifts: list[Drift] = []
     if result.fetched.origin == "upstream":
-        tree_spec = _read(project)
+        tree_spec = read_or_none(project.spec)
         if tree_spec != result.fetched.data:
             drifts.append(Drift("spec/openapi.yml", "hand-edited spec", result.fetched.data, tree_spec))
         say(f"spec/openapi.yml compared byte for byte with runtime@{source.short_commit}:{source.spec_path}")
@@ -43,13 +43,6 @@ def find_drift(project: Project, say: Say) -> tuple[list[Drift], str]:
         )
     drifts += compare(project.root, result.staged)
     return drifts, source.short_commit
-
-
-def _read(project: Project) -> bytes | None:
-    try:
-        return project.spec.read_bytes()
-    except FileNotFoundError:
-        return None
 
 
 def _diff_lines(drift: Drift) -> list[str]:

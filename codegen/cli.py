@@ -27,11 +27,11 @@ def _show(message: str) -> None:
 
 def cmd_generate(project: Project, args: argparse.Namespace) -> int:
     from codegen.pipeline import build
-    from codegen.tree import write_tree
+    from codegen.tree import read_or_none, write_tree
 
     source = load_source(project)
     result = build(project, source, _say)
-    tree_spec = project.spec.read_bytes() if project.spec.exists() else None
+    tree_spec = read_or_none(project.spec)
     if tree_spec is not None and tree_spec != result.fetched.data:
         _say(
             f"warning: spec/openapi.yml differed from runtime@{source.short_commit}; it is replaced by the synced copy"

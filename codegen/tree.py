@@ -40,11 +40,11 @@ class Drift:
 def compare(root: Path, staged: Staged) -> list[Drift]:
     """Every generated path where the tree differs from the staged output (spec excluded)."""
     expected = {p: d for p, d in staged.files().items() if p != "spec/openapi.yml"}
-    previous = _read(root / MANIFEST)
+    previous = read_or_none(root / MANIFEST)
     recorded = read_manifest_paths(previous) if previous is not None else set()
     drifts: list[Drift] = []
     for path, data in sorted(expected.items()):
-        actual = _read(root / path)
+        actual = read_or_none(root / path)
         if actual is None:
             drifts.append(Drift(path, "missing", data, None))
         elif actual != data:
@@ -52,20 +52,20 @@ def compare(root: Path, staged: Staged) -> list[Drift]:
     present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder)}
     for path in sorted((present | {p for p in recorded if (root / p).is_file()}) - expected.keys()):
         kind = "stale" if path in recorded else "unexpected"
-        drifts.append(Drift(path, kind, None, _read(root / path)))
+        drifts.append(Drift(path, kind, None, read_or_none(root / path)))
     return drifts
 
 
-def _read(path: Path) -> bytes | None:
+def read_or_none(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
 
-def refuse_unexpected(root: Path, staged: Staged) -> None:
+def refuse_unexpected(drifts: list[Drift]) -> None:
     """A file in a generated folder that the pipeline neither made nor recorded is someone's work."""
-    found = [d.path for d in compare(root, staged) if d.kind == "unexpected"]
+    found = [d.path for d in drifts if d.kind == "unexpected"]
     if found:
         raise CodegenError(
             *(
@@ -86,11 +86,12 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
     Returns the paths whose content changed (nothing is written when none did).
     """
     extra = dict(extra or {})
-    refuse_unexpected(root, staged)
-    changed = [d.path for d in compare(root, staged) if d.kind in ("changed", "missing", "stale")]
-    if _read(root / "spec/openapi.yml") != staged.spec:
+    drifts = compare(root, staged)
+    refuse_unexpected(drifts)
+    changed = [d.path for d in drifts if d.kind in ("changed", "missing", "stale")]
+    if read_or_none(root / "spec/openapi.yml") != staged.spec:
         changed.insert(0, "spec/openapi.yml")
-    changed = [p for p, data in extra.items() if _read(root / p) != data] + changed
+    changed = [p for p, data in extra.items() if read_or_none(root / p) != data] + changed
     if not changed:
         return []
     tag = uuid.uuid4().hex[:8]
