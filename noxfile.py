@@ -49,6 +49,21 @@ def tests(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", *session.posargs)
 
 
+@nox.session(default=False)
+def fuzz(session: nox.Session) -> None:
+    """Open-ended search: the property and conformance tests, random examples, 20x the budget."""
+    _install_dev(session)
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "tests/local_api/test_conformance.py",
+        "tests/python_sdk/transport/test_properties.py",
+        *session.posargs,
+        env={"E2B_FUZZ": "1"},
+    )
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """Ruff on everything hand-written, mypy --strict on the hand-written packages and codegen."""

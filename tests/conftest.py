@@ -1,5 +1,7 @@
 import pytest
 
+from . import fuzz_budget  # noqa: F401  (loads the hypothesis profile before any test module)
+
 
 @pytest.fixture
 def anyio_backend() -> str:

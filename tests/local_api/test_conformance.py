@@ -14,6 +14,7 @@ from pathlib import Path
 import schemathesis
 from hypothesis import HealthCheck, settings
 
+from ..fuzz_budget import examples
 from .conftest import LiveServer
 
 SPEC = Path(__file__).resolve().parents[2] / "spec" / "openapi.yml"
@@ -45,7 +46,7 @@ def _real_sandbox(live: LiveServer) -> str:
 
 @schema.parametrize()
 @settings(
-    max_examples=30,
+    max_examples=examples(30),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     database=None,

@@ -92,7 +92,8 @@ async def test_list_query_validation_and_paging_header(client: httpx.AsyncClient
     assert len(first.json()) == 2 and first.headers["X-Next-Token"]
     rest = await client.get("/v2/sandboxes", params={"nextToken": first.headers["X-Next-Token"]})
     assert len(rest.json()) == 1 and "X-Next-Token" not in rest.headers
-    for params in ({"limit": 0}, {"limit": "x"}, {"state": "gone"}, {"colour": "red"}):
+    bad_queries = ({"limit": 0}, {"limit": "x"}, {"state": "gone"}, {"state": ""}, {"state": ",,"}, {"colour": "red"})
+    for params in bad_queries:
         response = await client.get("/v2/sandboxes", params=params)
         assert response.status_code == 400, params
 

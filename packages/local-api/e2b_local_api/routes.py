@@ -100,12 +100,15 @@ async def list_sandboxes(request: Request) -> Response:
 
 
 def _parse_states(values: list[str]) -> list[SandboxState]:
-    """`style: form, explode: false`: `state=running,paused`; repeats are accepted too."""
-    names = [name for value in values for name in value.split(",") if name]
-    if not names:
+    """`style: form, explode: false`: `state=running,paused`; repeats are accepted too.
+
+    No `state` parameter means every state. A present one must name states only:
+    `state=` and `state=,,` hold empty items, which the spec's enum forbids.
+    """
+    if not values:
         return list(SandboxState)
     try:
-        return [SandboxState(name) for name in names]
+        return [SandboxState(name) for value in values for name in value.split(",")]
     except ValueError:
         allowed = ", ".join(s.value for s in SandboxState)
         raise bad_request(f"state: expected a comma-separated list of {allowed}") from None

@@ -145,7 +145,8 @@ def sandbox_info(model: SandboxDetail | ListedSandbox) -> SandboxInfo:
 
 
 def list_states(state: Collection[str] | None) -> list[WireState] | Unset:
-    return UNSET if state is None else [WireState(s) for s in state]
+    # No states means no filter: the API refuses an empty `state=` (its enum has no "").
+    return [WireState(s) for s in state] if state else UNSET
 
 
 class PageCursor:

@@ -15,6 +15,7 @@ from e2b._transport import _policy as p
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ...fuzz_budget import examples
 from ._fakes import Harness, Reply
 
 REFUSAL_OBJ = {"code": 503, "message": "m", "error_code": "sandbox_pause_refused"}
@@ -97,7 +98,7 @@ def _check(is_async: bool, scenario: tuple[bytes, bool, list[object], dict[str, 
         assert len(h.requests) == retries + 1 or refused
 
 
-PROFILE = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROFILE
@@ -112,7 +113,7 @@ def test_async_peek_decision(scenario: tuple[bytes, bool, list[object], dict[str
     _check(True, scenario)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=10_000), st.sampled_from([None, "gzip", "deflate", "br"]), st.sampled_from(list(p.Stop)))
 def test_judge_never_raises(raw: bytes, encoding: str | None, stop: p.Stop) -> None:
     verdict, decoded = p.judge(stop, raw, encoding, 64 * 1024)
