@@ -42,6 +42,15 @@ def bump(session: nox.Session) -> None:
     session.run("python", "-m", "codegen", "bump", *session.posargs)
 
 
+@nox.session(name="rebuild-runtime", default=False)
+def rebuild_runtime(session: nox.Session) -> None:
+    """Rebuild the runtime repository's history offline into a folder (`-- DIR`), same commit ids everywhere."""
+    if len(session.posargs) != 1:
+        session.error("usage: nox -s rebuild-runtime -- DIR")
+    session.install("--require-hashes", "-r", CODEGEN)
+    session.run("python", "-m", "codegen", "rebuild-runtime", *session.posargs)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the whole test suite (pytest; arguments after -- reach pytest)."""

@@ -1,5 +1,21 @@
 import sys
+from importlib.util import find_spec
 
-from codegen.cli import main
+# The pipeline's own dependencies (requirements/codegen.in). Checked before
+# anything imports them, so that running outside the codegen environment is
+# one line saying how to get it, not a traceback halfway through a verb.
+REQUIRED = ("git", "jinja2", "openapi_spec_validator", "platformdirs", "ruamel.yaml")
+
+missing = [name for name in REQUIRED if find_spec(name.partition(".")[0]) is None or find_spec(name) is None]
+if missing:
+    print(
+        f"codegen: error: missing {', '.join(missing)}: run it through nox (`nox -s codegen`, "
+        "`nox -s generated-files`, `nox -s bump -- <ref>`, `nox -s rebuild-runtime -- DIR`), "
+        "or `pip install --require-hashes -r requirements/codegen.txt` first",
+        file=sys.stderr,
+    )
+    sys.exit(2)
+
+from codegen.cli import main  # noqa: E402  (after the dependency check, on purpose)
 
 sys.exit(main())

@@ -55,6 +55,11 @@ def test_responses_conform_to_the_spec(case: schemathesis.Case, live: LiveServer
     path_parameters = case.path_parameters or {}
     if "sandboxID" in path_parameters and len(str(path_parameters["sandboxID"])) % 2 == 0:
         path_parameters["sandboxID"] = _real_sandbox(live)
+    if case.query and case.query.get("state") == []:
+        # RFC 6570 treats an empty list as undefined: the parameter is left
+        # out. schemathesis sends `state=`, which is `[""]` on the wire, an
+        # enum violation the server rightly refuses.
+        del case.query["state"]
     excluded = []
     if "nextToken" in (case.query or {}):
         # A random cursor is schema-valid but not a cursor this server issued;
