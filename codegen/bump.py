@@ -131,7 +131,7 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
     # The report compares with the spec at the old pin, not with whatever the tree holds.
     old_spec = upstream.read_file(current.commit, current.spec_path)
     old_bytes = old_spec[0] if old_spec else project.spec.read_bytes()
-    old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags)
+    old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags, operations=result.operations)
     report = render_report(
         compare_specs(old, result.filtered),
         old_ref=f"runtime@{current.short_commit}",

@@ -19,6 +19,7 @@ from typing import Any
 
 import jinja2
 
+from codegen.error_codes import constant_name, documented_error_codes
 from codegen.errors import CodegenError, Problem
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -44,17 +45,11 @@ def load_overlays(folder: Path) -> list[Overlay]:
     return overlays
 
 
-def documented_error_codes(spec: Mapping[str, Any]) -> dict[str, str]:
-    """`Error.error_code`'s `x-error-codes`: code -> description, as the spec documents them."""
-    try:
-        codes = spec["components"]["schemas"]["Error"]["properties"]["error_code"]["x-error-codes"]
-    except (KeyError, TypeError):
-        return {}
-    return {str(code): str(text).strip() for code, text in dict(codes).items()}
-
-
 def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """operationId -> the operation, with its method and path."""
+    """operationId -> the operation, with its method and path.
+
+    The filtered spec's operationIds are this repository's names (spec/operations.yml).
+    """
     found: dict[str, dict[str, Any]] = {}
     for path, item in spec.get("paths", {}).items():
         for method in HTTP_METHODS:
@@ -62,10 +57,6 @@ def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             if isinstance(op, dict) and "operationId" in op:
                 found[op["operationId"]] = {**op, "method": method, "path": path}
     return found
-
-
-def constant_name(code: str) -> str:
-    return re.sub(r"[^0-9A-Za-z]+", "_", code).strip("_").upper() + "_ERROR_CODE"
 
 
 def snake_case(name: str) -> str:
@@ -101,7 +92,7 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
 
     def require_operation(operation_id: str) -> dict[str, Any]:
         if operation_id not in ops:
-            raise _Fail(f"names operation {operation_id!r}, which the SDK's spec does not have")
+            raise _Fail(f"names operation {operation_id!r}, which spec/operations.yml does not map")
         return ops[operation_id]
 
     env = _environment(folder)
