@@ -161,6 +161,6 @@ def name_operations(spec: dict[str, Any], operations: tuple[MappedOperation, ...
                 continue
             upstream = operation.pop("operationId", None)
             if upstream is not None:
-                operation[UPSTREAM_OPERATION_ID] = upstream
+                operation.setdefault(UPSTREAM_OPERATION_ID, upstream)
             if (method, path) in names:
                 operation["operationId"] = names[(method, path)]
