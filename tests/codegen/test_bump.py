@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from git import Repo
 
 from tests.codegen.conftest import (
     PIN,
@@ -213,6 +214,43 @@ def test_a_mapped_operation_the_spec_lacks_is_refused(
     )
     assert "spec/openapi.yml:" in result.err and "(/paths/~1sandboxes~1{sandboxID}~1timeout/post)" in result.err
     assert "spec/operations.yml entry" in result.err
+
+
+def moved_upstream(chain: Chain, dest: Path) -> tuple[Upstream, str]:
+    """Another repository (a mirror, a rewritten history) holding the note commit's spec, not the old pin."""
+    Repo.init(dest, initial_branch="main")
+    moved = Upstream(dest)
+    return moved, moved.commit_bytes(chain.upstream.spec_at(chain.note).encode(), "moved here")
+
+
+def test_bump_from_an_old_pin_the_upstream_lacks_compares_with_the_locked_spec(
+    project: Path, chain: Chain, tmp_path: Path, no_generation: list[str]
+) -> None:
+    moved, commit = moved_upstream(chain, tmp_path / "moved")
+    env = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    result = run_in_process(project, "bump", commit, "--dry-run", env=env)
+    assert result.code == 0, result.text
+    assert (
+        f"runtime@{PIN[:7]} is not in {moved.url}: the report's old side is the tracked spec/openapi.yml, "
+        "whose blob id (" in result.err
+    )
+    assert "Semver: **minor**" in result.out and "- property added: `" in result.out
+    assert "SHA b'" not in result.text and "could not be resolved" not in result.text
+
+
+def test_bump_from_an_old_pin_the_upstream_lacks_refuses_an_edited_spec(
+    project: Path, chain: Chain, tmp_path: Path, no_generation: list[str]
+) -> None:
+    moved, commit = moved_upstream(chain, tmp_path / "moved")
+    spec = project / "spec/openapi.yml"
+    spec.write_text(spec.read_text() + "# edited here\n")
+    env = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    with unchanged(project):
+        result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 2, result.text
+    assert f"the old pin runtime@{PIN[:7]} (spec/openapi.yml) is not in {moved.url}" in result.err
+    assert "the tracked spec cannot stand in for it: spec/openapi.yml (blob " in result.err
+    assert "SHA b'" not in result.text and "could not be resolved" not in result.text
 
 
 def test_unreachable_upstream_fails_clearly(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
