@@ -201,9 +201,7 @@ def test_an_upstream_operation_id_rename_is_not_an_sdk_change(
     assert "not an SDK change: the SDK names its operations by method and path in spec/operations.yml" in result.out
 
 
-def test_a_mapped_operation_the_spec_lacks_is_refused(
-    project: Path, chain: Chain, bump: Callable[..., Result]
-) -> None:
+def test_a_mapped_operation_the_spec_lacks_is_refused(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
     pin(project, chain.renamed)
     with unchanged(project):
         result = bump(project, chain.unmapped)

@@ -316,7 +316,9 @@ def test_the_real_spec_is_rejected_naming_each_missing_pause_element() -> None:
         line = doc.line_of(pointer)
         assert line is not None
         assert miss.where == f"spec/openapi.yml:{line} ({pointer})"
-        wanted = "does not document the error code 'sandbox_pause_refused'" if pointer == PAUSE_POINTERS[5] else "is missing"
+        wanted = (
+            "does not document the error code 'sandbox_pause_refused'" if pointer == PAUSE_POINTERS[5] else "is missing"
+        )
         assert f"{pointer} {wanted}" in miss.message
     # The request schema exists (with `memory`), so force is placed right there.
     assert doc.line_of(PAUSE_POINTERS[0]) == doc.line_of("/components/schemas/SandboxPauseRequest/properties")
@@ -367,7 +369,10 @@ def test_unknown_check_and_bad_pointer_are_all_named(tmp_path: Path) -> None:
         ("- pointer: /a/b\n  why: w\n  required: true\n", "ending in /properties/NAME"),
         ("- pointer: /a\n  why: w\n  type: bool\n", "type must be one of"),
         ("- pointer: /a\n  why: w\n  ref: other.yml#/A\n", "ref must be a local"),
-        ("- pointer: /a\n  why: w\n  exists: true\n  level: fatal\n", "unknown level 'fatal'; use one of error, warning"),
+        (
+            "- pointer: /a\n  why: w\n  exists: true\n  level: fatal\n",
+            "unknown level 'fatal'; use one of error, warning",
+        ),
         ("- pointer: /a\n  why: w\n  documents: Sandbox-Pause\n", "documents must be a snake_case error code"),
         ("- just a string\n", "an entry must be a mapping"),
         ("pointer: /a\n", "must be a list of entries"),
