@@ -124,3 +124,16 @@ def test_good_codes_raise_nothing() -> None:
 
 def test_constant_name() -> None:
     assert constant_name("sandbox_pause_refused") == "SANDBOX_PAUSE_REFUSED_ERROR_CODE"
+
+
+def test_a_dashed_twin_of_a_code_is_refused_twice_naming_both() -> None:
+    # The upstream adds sandbox-pause-refused beside sandbox_pause_refused: both would be
+    # SANDBOX_PAUSE_REFUSED_ERROR_CODE and the real code could drop out of DOCUMENTED_ERROR_CODES.
+    doc = load_spec(
+        spec_with_field("type: string\nx-error-codes:\n  sandbox_pause_refused: a\n  sandbox-pause-refused: b")
+    )
+    not_snake, clash = error_code_problems(doc)
+    assert not_snake.message == "error code 'sandbox-pause-refused' is not snake_case ([a-z][a-z0-9_]*)"
+    assert not_snake.where is not None and not_snake.where.endswith(f"({FIELD}/x-error-codes/sandbox-pause-refused)")
+    assert "'sandbox_pause_refused' and 'sandbox-pause-refused'" in clash.message
+    assert "SANDBOX_PAUSE_REFUSED_ERROR_CODE" in clash.message
