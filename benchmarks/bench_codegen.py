@@ -4,9 +4,11 @@ Runs, interleaved so that machine noise hits all three alike:
   bare      openapi-python-client + datamodel-codegen on the filtered spec, nothing else
   codegen   `python -m codegen generate` on a copy of this project (warm cache, local upstream)
   check     `python -m codegen check` on the same copy
-and prints medians and the ratios codegen/bare and check/codegen.
+and prints medians and the ratios codegen/bare and check/codegen, for this
+repository's spec and for the real-shape spec (../shared/fixtures/e2b-openapi.yml
+plus the pause change of tests/codegen/real_upstream/, pinned in the copy).
 
-    python benchmarks/bench_codegen.py [--runs N]
+    python benchmarks/bench_codegen.py [--runs N] [--shape own|real|both]
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+PAUSE_CHANGE = ROOT / "tests" / "codegen" / "real_upstream" / "pause-contract.patch"
 sys.path.insert(0, str(ROOT))
 
 from codegen.generate import CLIENT_CONFIG  # noqa: E402
+from codegen.operation_map import load_operation_map  # noqa: E402
 from codegen.spec_document import load_spec  # noqa: E402
 from codegen.spec_filter import filter_spec  # noqa: E402
 
@@ -36,97 +41,135 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def bare_commands(spec: Path, work: Path) -> list[list[str]]:
+    return [
+        [
+            sys.executable,
+            "-m",
+            "openapi_python_client",
+            "generate",
+            "--path",
+            str(spec),
+            "--meta",
+            "none",
+            "--config",
+            str(CLIENT_CONFIG),
+            "--output-path",
+            str(work / "bare-client"),
+            "--overwrite",
+        ],
+        [
+            sys.executable,
+            "-m",
+            "datamodel_code_generator",
+            "--input",
+            str(spec),
+            "--input-file-type",
+            "openapi",
+            "--output",
+            str(work / "bare-models.py"),
+            "--output-model-type",
+            "pydantic_v2.BaseModel",
+            "--disable-timestamp",
+        ],
+    ]
+
+
+def copy_project(dest: Path) -> Path:
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for rel in filter(None, files.split("\0")):
+        if (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    return dest
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    person = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    done = subprocess.run(["git", *person, *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def real_shape_upstream(dest: Path) -> str:
+    """The fixture, then the pause change in the runtime's form; returns the second commit."""
+    (dest / "spec").mkdir(parents=True)
+    git(dest, "init", "-q", "-b", "main")
+    shutil.copyfile(FIXTURE, dest / "spec/openapi.yml")
+    git(dest, "add", "spec/openapi.yml")
+    git(dest, "commit", "-q", "-m", "fixture")
+    git(dest, "apply", str(PAUSE_CHANGE))
+    git(dest, "commit", "-q", "-am", "pause contract")
+    return git(dest, "rev-parse", "HEAD")
+
+
+def measure(name: str, work: Path, project: Path, upstream: Path, runs: int) -> dict[str, list[float]]:
+    """Interleaved runs of the bare generators, codegen and check on one project and upstream."""
+    env = {**os.environ, "E2B_CODEGEN_CACHE": str(work / "cache"), "E2B_RUNTIME_REPO": str(upstream)}
+    codegen = [sys.executable, "-m", "codegen", "--root", str(project), "generate"]
+    check = [sys.executable, "-m", "codegen", "--root", str(project), "check"]
+    timed(codegen, ROOT, env)  # warm the cache and the tree
+    # The bare generators get the spec the pipeline generates from: filtered and named.
+    document = load_spec((project / "spec/openapi.yml").read_bytes())
+    operations = load_operation_map(project / "spec/operations.yml")
+    filtered = filter_spec(document.data, tags=["sandboxes"], operations=operations)
+    spec = work / f"filtered-{name}.json"
+    spec.write_text(json.dumps(filtered))
+    results: dict[str, list[float]] = {"bare": [], "codegen": [], "check": []}
+    for _ in range(runs):
+        results["bare"].append(sum(timed(cmd, work, env) for cmd in bare_commands(spec, work)))
+        results["codegen"].append(timed(codegen, ROOT, env))
+        results["check"].append(timed(check, ROOT, env))
+    return results
+
+
+def report(name: str, results: dict[str, list[float]], runs: int) -> None:
+    med = {k: statistics.median(v) for k, v in results.items()}
+    print(f"{name}: runs: {runs} (interleaved), medians:")
+    for key, value in med.items():
+        print(f"  {key:8} {value:6.2f} s   (all: {', '.join(f'{x:.2f}' for x in results[key])})")
+    print(
+        f"  codegen / bare generators: {med['codegen'] / med['bare']:.2f}x "
+        f"(pipeline's own work: {100 * (med['codegen'] / med['bare'] - 1):+.0f}%)"
+    )
+    print(f"  check / codegen:           {med['check'] / med['codegen']:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
-    runs = parser.parse_args().runs
+    parser.add_argument("--shape", choices=("own", "real", "both"), default="both")
+    args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-codegen-"))
     try:
-        files = (
+        if args.shape in ("own", "both"):
+            own = work / "own"
+            project = copy_project(own / "project")
             subprocess.run(
-                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                [sys.executable, "-m", "codegen", "rebuild-runtime", str(own / "runtime")],
                 cwd=ROOT,
                 check=True,
                 capture_output=True,
             )
-            .stdout.decode()
-            .split("\0")
-        )
-        project = work / "project"
-        for rel in filter(None, files):
-            if (ROOT / rel).is_file():
-                (project / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / rel, project / rel)
-        upstream = work / "runtime"
-        env = {
-            **os.environ,
-            "E2B_CODEGEN_CACHE": str(work / "cache"),
-            "E2B_RUNTIME_REPO": str(upstream),
-        }
-        subprocess.run(
-            [sys.executable, "-m", "codegen", "rebuild-runtime", str(upstream)],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
-
-        tags = ["sandboxes"]
-        filtered = filter_spec(load_spec((ROOT / "spec/openapi.yml").read_bytes()).data, tags=tags)
-        spec = work / "filtered.json"
-        spec.write_text(json.dumps(filtered))
-        bare_cmds = [
-            [
-                sys.executable,
-                "-m",
-                "openapi_python_client",
-                "generate",
-                "--path",
-                str(spec),
-                "--meta",
-                "none",
-                "--config",
-                str(CLIENT_CONFIG),
-                "--output-path",
-                str(work / "bare-client"),
-                "--overwrite",
-            ],
-            [
-                sys.executable,
-                "-m",
-                "datamodel_code_generator",
-                "--input",
-                str(spec),
-                "--input-file-type",
-                "openapi",
-                "--output",
-                str(work / "bare-models.py"),
-                "--output-model-type",
-                "pydantic_v2.BaseModel",
-                "--disable-timestamp",
-            ],
-        ]
-        codegen = [sys.executable, "-m", "codegen", "--root", str(project), "generate"]
-        check = [sys.executable, "-m", "codegen", "--root", str(project), "check"]
-        timed(codegen, ROOT, env)  # warm the cache and the tree
-        results: dict[str, list[float]] = {"bare": [], "codegen": [], "check": []}
-        for _ in range(runs):
-            results["bare"].append(sum(timed(cmd, work, env) for cmd in bare_cmds))
-            results["codegen"].append(timed(codegen, ROOT, env))
-            results["check"].append(timed(check, ROOT, env))
+            report("this repository's spec", measure("own", own, project, own / "runtime", args.runs), args.runs)
+        if args.shape in ("real", "both"):
+            if not FIXTURE.is_file():
+                print(f"real-shape spec: skipped, {FIXTURE} is absent")
+                return
+            real = work / "real"
+            project = copy_project(real / "project")
+            commit = real_shape_upstream(real / "runtime")
+            (project / "spec/runtime-ref").write_text(commit + "\n")
+            results = measure("real", real, project, real / "runtime", args.runs)
+            report("real-shape spec (fixture + pause change)", results, args.runs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-    med = {k: statistics.median(v) for k, v in results.items()}
-    print(f"runs: {runs} (interleaved), medians:")
-    for name, value in med.items():
-        print(f"  {name:8} {value:6.2f} s   (all: {', '.join(f'{x:.2f}' for x in results[name])})")
-    print(
-        f"codegen / bare generators: {med['codegen'] / med['bare']:.2f}x "
-        f"(pipeline's own work: {100 * (med['codegen'] / med['bare'] - 1):+.0f}%)"
-    )
-    print(f"check / codegen:           {med['check'] / med['codegen']:.2f}x")
 
 
 if __name__ == "__main__":

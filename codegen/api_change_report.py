@@ -40,20 +40,21 @@ class ApiChangeReport:
 
     @property
     def level(self) -> Level:
-        if self.changes:
-            return max((c.level for c in self.changes), key=_RANK.__getitem__)
-        return "patch" if self.description_changes else "none"
+        floor: Level = "patch" if self.description_changes else "none"
+        return max((floor, *(c.level for c in self.changes)), key=_RANK.__getitem__)
 
     @property
     def forcing(self) -> tuple[ApiChange, ...]:
         """The changes that set `level` (empty when only descriptions changed)."""
-        return tuple(c for c in self.changes if c.level == self.level)
+        level = self.level
+        return tuple(c for c in self.changes if c.level == level and level != "none")
 
 
 _SECTIONS: tuple[tuple[Level, str], ...] = (
     ("major", "Breaking (major)"),
     ("minor", "New (minor)"),
     ("patch", "Other"),
+    ("none", "Upstream only (no SDK change)"),
 )
 _FORCING_SHOWN = 3
 

@@ -20,6 +20,8 @@ Rules (side = where the data flows: parameters and request bodies are
   response property added, request enum value added, response enum value
   removed, request made optional or nullable, response code added, non-2xx
   response code or body removed, error code added.
+- none: an upstream operationId rename (the SDK's names come from
+  spec/operations.yml; listed so the reviewer sees it).
 - patch: description/summary text (counted, not listed), a deprecation lifted,
   a response property that becomes required or non-nullable.
 """
@@ -40,6 +42,8 @@ from codegen.api_change_report import (
     render_report,
     sort_key,
 )
+from codegen.error_codes import documented_error_codes
+from codegen.operation_map import UPSTREAM_OPERATION_ID
 
 __all__ = [
     "LEVELS",
@@ -84,7 +88,14 @@ WHY_ERROR_RESPONSE_REMOVED = (
 WHY_ERROR_CODE_REMOVED = (
     "the SDK exports a constant per documented error code (e2b.api.error_codes); removing the code removes the constant"
 )
-WHY_OPERATION_RENAMED = "openapi-python-client names the module and function after the operationId"
+WHY_OPERATION_RENAMED = (
+    "openapi-python-client names the module and function after the operationId, "
+    "which spec/operations.yml sets (the generator's own name from method and path for unmapped operations)"
+)
+WHY_UPSTREAM_RENAME = (
+    "not an SDK change: the SDK names its operations by method and path in spec/operations.yml, "
+    "whatever the upstream's operationId"
+)
 WHY_OPERATION_MOVED = "the generated module lives under api/<first tag>/"
 WHY_MODEL_RENAMED = "openapi-python-client names the model class after the schema"
 
@@ -276,6 +287,15 @@ class _Comparer:
     ) -> None:
         (old_item, old_op), (new_item, new_op) = old, new
         old_id, new_id = old_op.get("operationId"), new_op.get("operationId")
+        old_upstream, new_upstream = old_op.get(UPSTREAM_OPERATION_ID), new_op.get(UPSTREAM_OPERATION_ID)
+        if old_upstream != new_upstream:
+            self.add(
+                "none",
+                "upstream operationId renamed",
+                name,
+                f"{old_upstream or '(none)'} -> {new_upstream or '(none)'}",
+                WHY_UPSTREAM_RENAME,
+            )
         if old_id != new_id:
             self.add(
                 "major",
@@ -493,11 +513,7 @@ class _Comparer:
 
 
 def _error_codes(doc: Mapping[str, Any]) -> dict[str, str]:
-    schemas = _map(_map(doc.get("components")).get("schemas"))
-    error, _ = _resolve(doc, schemas.get("Error"))
-    field, _ = _resolve(doc, _map(error.get("properties")).get("error_code"))
-    codes = _map(field.get("x-error-codes"))
-    return {str(code): str(text or "") for code, text in codes.items()}
+    return documented_error_codes(doc)
 
 
 # --- description-only changes ------------------------------------------------

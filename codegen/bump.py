@@ -16,13 +16,14 @@ import git
 
 from codegen.api_change_report import render_report
 from codegen.api_changes import compare_specs
-from codegen.config import FULL_COMMIT, Project, load_source, read_pin
+from codegen.config import FULL_COMMIT, Project, Source, load_source, read_pin
 from codegen.errors import EXIT_OK, CodegenError, Problem
+from codegen.lock import git_blob_id, read_lock
 from codegen.pipeline import Say, build
 from codegen.source import Unreachable, UpstreamRepository
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
-from codegen.tree import write_tree
+from codegen.tree import read_or_none, write_tree
 
 CHANGELOG_DIR = "packages/python-sdk/changelog.d"
 # Branch, tag or (abbreviated) commit names: no leading '-', no ranges, no reflog
@@ -91,6 +92,47 @@ def _object_type(g: git.Git, name: str) -> str | None:
         return None
 
 
+def old_side(project: Project, upstream: UpstreamRepository, current: Source, say: Say) -> bytes:
+    """The spec the report compares with: the one at the old pin, not whatever the tree holds.
+
+    An upstream may not hold the old pin (a mirror, a rewritten history, a move
+    to another repository); then the tracked spec stands in, but only when its
+    git blob id is the one the lock recorded for that pin.
+    """
+    if upstream.has_commit(current.commit) or upstream.try_fetch_commit(current.commit):
+        try:
+            found = upstream.read_file(current.commit, current.spec_path)
+        except (ValueError, git.GitError):
+            found = None  # an unreadable object: treated like an absent one
+        if found is not None:
+            return found[0]
+    lock = read_lock(project)
+    tracked = read_or_none(project.spec)
+    blob = git_blob_id(tracked) if tracked is not None else None
+    if lock.commit != current.commit or lock.path != current.spec_path or tracked is None or blob != lock.blob:
+        why = (
+            f"the lock records runtime@{lock.commit[:7]}:{lock.path}"
+            if lock.commit != current.commit or lock.path != current.spec_path
+            else "spec/openapi.yml is missing"
+            if tracked is None
+            else f"spec/openapi.yml (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
+        )
+        raise CodegenError(
+            Problem(
+                f"the old pin runtime@{current.short_commit} ({current.spec_path}) is not in {upstream.url}, "
+                f"and the tracked spec cannot stand in for it: {why}",
+                where="spec/runtime-ref",
+                remedy="restore spec/openapi.yml and the lock from git, or bump with E2B_RUNTIME_REPO naming "
+                "an upstream that holds the old pin",
+            )
+        )
+    say(
+        f"runtime@{current.short_commit} is not in {upstream.url}: the report's old side is the tracked "
+        f"spec/openapi.yml, whose blob id ({blob[:12]}) matches the lock"
+    )
+    return tracked
+
+
 def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) -> int:
     check_ref_text(ref)
     current = load_source(project, commit=read_pin(project))
@@ -128,10 +170,8 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
 
     target = replace(current, commit=commit, ref_overridden=False)
     result = build(project, target, say)
-    # The report compares with the spec at the old pin, not with whatever the tree holds.
-    old_spec = upstream.read_file(current.commit, current.spec_path)
-    old_bytes = old_spec[0] if old_spec else project.spec.read_bytes()
-    old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags)
+    old_bytes = old_side(project, upstream, current, say)
+    old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags, operations=result.operations)
     report = render_report(
         compare_specs(old, result.filtered),
         old_ref=f"runtime@{current.short_commit}",

@@ -52,6 +52,10 @@ class Project:
         return self.root / "spec" / "contract.yml"
 
     @property
+    def operations(self) -> Path:
+        return self.root / "spec" / "operations.yml"
+
+    @property
     def templates(self) -> Path:
         return self.root / "templates"
 

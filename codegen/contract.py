@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegen.error_codes import CODE, codes_in_schema
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
 from codegen.spec_document import SpecDocument, YamlTree, load_yaml
@@ -22,6 +23,8 @@ REMEDY = (
 )
 _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
 _JSON_CONTENT = ("content", "application/json", "schema")
+# error: the miss stops generation; warning: it is reported and generation proceeds.
+LEVELS = ("error", "warning")
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,15 @@ class ContractEntry:
     segments: Segments
     why: str
     checks: tuple[tuple[str, Any], ...]  # (check name, expected value), file order
+    level: str = "error"  # one of LEVELS
+
+
+@dataclass(frozen=True)
+class ContractMisses:
+    """What the contract found: errors stop generation, warnings are reported and it proceeds."""
+
+    errors: list[Problem]
+    warnings: list[Problem]
 
 
 # A check looks at (spec, pointer segments, node) and the expected value, and
@@ -61,9 +73,13 @@ def load_contract(path: Path) -> list[ContractEntry]:
     return entries
 
 
-def check_contract(doc: SpecDocument, contract_path: Path) -> list[Problem]:
-    """Every contract miss in the spec, one Problem each, in contract order."""
-    return [problem for entry in load_contract(contract_path) for problem in check_entry(doc, entry)]
+def check_contract(doc: SpecDocument, contract_path: Path) -> ContractMisses:
+    """Every contract miss in the spec, one Problem each, in contract order, split by level."""
+    result = ContractMisses(errors=[], warnings=[])
+    for entry in load_contract(contract_path):
+        misses = check_entry(doc, entry)
+        (result.warnings if entry.level == "warning" else result.errors).extend(misses)
+    return result
 
 
 def check_entry(doc: SpecDocument, entry: ContractEntry) -> list[Problem]:
@@ -76,6 +92,12 @@ def check_entry(doc: SpecDocument, entry: ContractEntry) -> list[Problem]:
 
 
 def _miss(doc: SpecDocument, entry: ContractEntry, what: str) -> Problem:
+    if entry.level == "warning":
+        return Problem(
+            f"contract warning: {what}; wanted because {entry.why}",
+            where=doc.where(entry.pointer),
+            remedy="generation proceeds; " + REMEDY.replace("the contract lands", "this lands"),
+        )
     return Problem(
         f"contract miss: {what}; needed because {entry.why}",
         where=doc.where(entry.pointer),
@@ -138,12 +160,19 @@ def _check_ref(spec: Any, segments: Segments, node: Any, expected: Any) -> str |
     return f"does not refer to {expected} (neither as $ref nor as its application/json schema)"
 
 
+def _check_documents(spec: Any, segments: Segments, node: Any, expected: Any) -> str | None:
+    if isinstance(node, dict) and expected in codes_in_schema(node):
+        return None
+    return f"does not document the error code {expected!r} (in x-error-codes, in an enum, or named in its description)"
+
+
 _CHECKS: Mapping[str, Check] = {
     "exists": _check_exists,
     "type": _check_type,
     "default": _check_default,
     "required": _check_required,
     "ref": _check_ref,
+    "documents": _check_documents,
 }
 
 
@@ -155,14 +184,17 @@ def _parse_entry(raw: Any, index: int, tree: YamlTree) -> tuple[ContractEntry | 
     if not isinstance(raw, dict):
         return None, [Problem("an entry must be a mapping with pointer, why and checks", where=where)]
     problems: list[Problem] = []
-    unknown = [key for key in raw if key not in _CHECKS and key not in ("pointer", "why")]
+    unknown = [key for key in raw if key not in _CHECKS and key not in ("pointer", "why", "level")]
     if unknown:
-        known = ", ".join(["pointer", "why", *_CHECKS])
+        known = ", ".join(["pointer", "why", "level", *_CHECKS])
         problems.append(Problem(f"unknown key(s) {', '.join(unknown)}; known: {known}", where=where))
     segments = _entry_segments(raw.get("pointer"), where, problems)
     why = raw.get("why")
     if not isinstance(why, str) or not why.strip():
         problems.append(Problem("needs a `why`: the reason the SDK relies on this", where=where))
+    level = raw.get("level", "error")
+    if level not in LEVELS:
+        problems.append(Problem(f"unknown level {_yaml_text(level)}; use one of {', '.join(LEVELS)}", where=where))
     checks = tuple((name, value) for name, value in raw.items() if name in _CHECKS)
     if not checks:
         problems.append(Problem(f"has no check; use one of {', '.join(_CHECKS)}", where=where))
@@ -170,7 +202,10 @@ def _parse_entry(raw: Any, index: int, tree: YamlTree) -> tuple[ContractEntry | 
         problems.extend(Problem(message, where=where) for message in _check_value_problems(name, value, segments))
     if problems or segments is None or not isinstance(why, str):
         return None, problems
-    return ContractEntry(pointer=raw["pointer"], segments=segments, why=" ".join(why.split()), checks=checks), []
+    entry = ContractEntry(
+        pointer=raw["pointer"], segments=segments, why=" ".join(why.split()), checks=checks, level=level
+    )
+    return entry, []
 
 
 def _entry_segments(pointer: Any, where: str, problems: list[Problem]) -> Segments | None:
@@ -194,6 +229,8 @@ def _check_value_problems(name: str, value: Any, segments: Segments | None) -> l
         return [f"type must be one of {', '.join(sorted(_JSON_TYPES))}, not {_yaml_text(value)}"]
     if name == "default" and isinstance(value, (dict, list)):
         return ["default must be a plain value (string, number, boolean, null)"]
+    if name == "documents" and not (isinstance(value, str) and CODE.fullmatch(value)):
+        return [f"documents must be a snake_case error code ([a-z][a-z0-9_]*), not {_yaml_text(value)}"]
     if name == "ref" and not (isinstance(value, str) and value.startswith("#/")):
         return [f"ref must be a local '#/components/...' reference, not {_yaml_text(value)}"]
     return []

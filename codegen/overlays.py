@@ -19,6 +19,7 @@ from typing import Any
 
 import jinja2
 
+from codegen.error_codes import constant_name, documented_error_codes
 from codegen.errors import CodegenError, Problem
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -44,17 +45,11 @@ def load_overlays(folder: Path) -> list[Overlay]:
     return overlays
 
 
-def documented_error_codes(spec: Mapping[str, Any]) -> dict[str, str]:
-    """`Error.error_code`'s `x-error-codes`: code -> description, as the spec documents them."""
-    try:
-        codes = spec["components"]["schemas"]["Error"]["properties"]["error_code"]["x-error-codes"]
-    except (KeyError, TypeError):
-        return {}
-    return {str(code): str(text).strip() for code, text in dict(codes).items()}
-
-
 def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """operationId -> the operation, with its method and path."""
+    """operationId -> the operation, with its method and path.
+
+    The filtered spec's operationIds are this repository's names (spec/operations.yml).
+    """
     found: dict[str, dict[str, Any]] = {}
     for path, item in spec.get("paths", {}).items():
         for method in HTTP_METHODS:
@@ -64,8 +59,24 @@ def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def constant_name(code: str) -> str:
-    return re.sub(r"[^0-9A-Za-z]+", "_", code).strip("_").upper() + "_ERROR_CODE"
+def request_body_schema(spec: Mapping[str, Any], operation: Mapping[str, Any]) -> str | None:
+    """Name of the components/schemas entry the operation's JSON request body refers to."""
+    body = operation.get("requestBody")
+    for _ in range(2):  # a body may itself be a $ref to components/requestBodies
+        ref = body.get("$ref") if isinstance(body, dict) else None
+        if not (isinstance(ref, str) and ref.startswith("#/components/requestBodies/")):
+            break
+        body = spec.get("components", {}).get("requestBodies", {}).get(ref.rsplit("/", 1)[1])
+    content = body.get("content") if isinstance(body, dict) else None
+    media = content.get("application/json") if isinstance(content, dict) else None
+    schema = media.get("schema") if isinstance(media, dict) else None
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    prefix = "#/components/schemas/"
+    return (
+        ref[len(prefix) :]
+        if isinstance(ref, str) and ref.startswith(prefix) and "/" not in ref[len(prefix) :]
+        else None
+    )
 
 
 def snake_case(name: str) -> str:
@@ -101,8 +112,23 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
 
     def require_operation(operation_id: str) -> dict[str, Any]:
         if operation_id not in ops:
-            raise _Fail(f"names operation {operation_id!r}, which the SDK's spec does not have")
+            raise _Fail(f"names operation {operation_id!r}, which spec/operations.yml does not map")
         return ops[operation_id]
+
+    def request_model(operation_id: str) -> str:
+        """The class the generators make of the operation's JSON request body schema.
+
+        Schema names are the upstream's (this repository's spec calls the
+        connect body SandboxConnectRequest, the runtime's ConnectSandbox), so
+        templates ask for the class by operation rather than name it.
+        """
+        schema = request_body_schema(spec, require_operation(operation_id))
+        if schema is None or not schema.isidentifier() or not schema[:1].isupper():
+            raise _Fail(
+                f"asks for the request body model of {operation_id!r}, whose JSON request body is not "
+                "a $ref to a components/schemas entry with a PascalCase name"
+            )
+        return schema
 
     env = _environment(folder)
     rendered: dict[str, bytes] = {}
@@ -118,6 +144,8 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
             "await_": "await " if overlay.flavour == "async" else "",
             "require_error_code": require_error_code,
             "require_operation": require_operation,
+            "request_model": request_model,
+            "request_body_schema": lambda operation: request_body_schema(spec, operation),
         }
         try:
             text = env.get_template(overlay.template).render(context)

@@ -13,7 +13,9 @@ from typing import Any
 
 from codegen.config import Project, Source
 from codegen.contract import check_contract
+from codegen.error_codes import error_code_problems
 from codegen.errors import CodegenError
+from codegen.operation_map import MappedOperation, check_operation_map, load_operation_map
 from codegen.source import FetchedSpec, obtain_spec
 from codegen.spec_document import SpecDocument, load_spec
 from codegen.spec_filter import filter_spec
@@ -29,16 +31,26 @@ class Build:
     document: SpecDocument
     filtered: dict[str, Any]
     staged: Staged
+    operations: tuple[MappedOperation, ...]
 
 
-def validated_spec(project: Project, source: Source, fetched: FetchedSpec, say: Say) -> SpecDocument:
+def validated_spec(
+    project: Project, source: Source, fetched: FetchedSpec, say: Say
+) -> tuple[SpecDocument, tuple[MappedOperation, ...]]:
+    """The parsed spec and the operation map, once both hold; every miss of either is reported."""
     say("parse and validate the spec (OpenAPI 3)")
     document = load_spec(fetched.data, display_path="spec/openapi.yml")
-    say(f"check the contract ({project.relative(project.contract)})")
-    misses = check_contract(document, project.contract)
+    operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
+    say(f"check the contract ({project.relative(project.contract)}) and the operation map")
+    contract = check_contract(document, project.contract)
+    for warning in contract.warnings:
+        say(warning.render())
+    misses = contract.errors
+    misses += check_operation_map(document, operations, source.sdk_tags)
+    misses += error_code_problems(document)
     if misses:
         raise CodegenError(*misses)
-    return document
+    return document, operations
 
 
 def build(project: Project, source: Source, say: Say = lambda _: None) -> Build:
@@ -48,8 +60,8 @@ def build(project: Project, source: Source, say: Say = lambda _: None) -> Build:
     fetched = obtain_spec(project, source)
     if fetched.note:
         say(fetched.note)
-    document = validated_spec(project, source, fetched, say)
-    say(f"filter to the SDK's tags ({', '.join(source.sdk_tags)})")
-    filtered = filter_spec(document.data, tags=source.sdk_tags)
+    document, operations = validated_spec(project, source, fetched, say)
+    say(f"filter to the SDK's tags ({', '.join(source.sdk_tags)}) and name its operations")
+    filtered = filter_spec(document.data, tags=source.sdk_tags, operations=operations)
     staged = stage(project, source, fetched.data, fetched.blob_id, filtered, step=say)
-    return Build(source, fetched, document, filtered, staged)
+    return Build(source, fetched, document, filtered, staged, operations)

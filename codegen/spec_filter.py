@@ -13,13 +13,20 @@ from typing import Any
 
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import format_pointer, parse_pointer, resolve_pointer
+from codegen.operation_map import MappedOperation, name_operations
 
 NOT_IMPLEMENTED = "x-not-implemented"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace", "query")
 
 
-def filter_spec(data: dict[str, Any], *, tags: Sequence[str]) -> dict[str, Any]:
-    """The spec with only `tags`' operations, nothing not implemented, no unused components."""
+def filter_spec(
+    data: dict[str, Any], *, tags: Sequence[str], operations: Sequence[MappedOperation] | None = None
+) -> dict[str, Any]:
+    """The spec with only `tags`' operations, nothing not implemented, no unused components.
+
+    With `operations` (spec/operations.yml), each operation is then named by
+    it, whatever operationId the upstream gave it, if any.
+    """
     spec = copy.deepcopy(data)
     wanted = set(tags)
     _drop_not_implemented(spec)
@@ -27,6 +34,8 @@ def filter_spec(data: dict[str, Any], *, tags: Sequence[str]) -> dict[str, Any]:
     _keep_used_tags(spec, wanted)
     _remove_unused_components(spec)
     _raise_on_dangling_refs(spec)
+    if operations is not None:
+        name_operations(spec, tuple(operations))
     return spec
 
 

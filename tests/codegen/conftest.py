@@ -97,10 +97,22 @@ def change_description(text: str) -> str:
 
 
 def remove_operation(text: str) -> str:
-    """setSandboxTimeout disappears (major)."""
+    """The refresh operation (added by add_operation, mapped by no name) disappears (major)."""
+    start = text.index("  /sandboxes/{sandboxID}/refresh:\n")
+    end = text.index("  /sandboxes/{sandboxID}/metrics:\n")
+    return text[:start] + text[end:]
+
+
+def remove_mapped_operation(text: str) -> str:
+    """setSandboxTimeout, which spec/operations.yml maps, disappears: codegen refuses."""
     start = text.index("  /sandboxes/{sandboxID}/timeout:\n")
     end = text.index("  /sandboxes/{sandboxID}/connect:\n")
     return text[:start] + text[end:]
+
+
+def rename_upstream_operation_id(text: str) -> str:
+    """The upstream renames pauseSandbox's operationId: not an SDK change."""
+    return replace_once(text, "      operationId: pauseSandbox\n", "      operationId: sandboxPause\n")
 
 
 def make_property_required(text: str) -> str:

@@ -17,11 +17,13 @@ from codegen.api_changes import (
     WHY_RESPONSE_ENUM_VALUE_REMOVED,
     WHY_RESPONSE_MADE_NULLABLE,
     WHY_RESPONSE_MADE_OPTIONAL,
+    WHY_UPSTREAM_RENAME,
     ApiChange,
     ApiChangeReport,
     compare_specs,
     render_report,
 )
+from codegen.operation_map import UPSTREAM_OPERATION_ID
 
 FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "e2b-openapi.yml"
 
@@ -301,6 +303,41 @@ def test_renamed_operation_id_is_major() -> None:
         "operation renamed",
         "pauseSandbox -> pause",
     )
+
+
+def test_an_upstream_operation_id_rename_is_listed_but_changes_nothing() -> None:
+    # After the filter step names operations from spec/operations.yml, only the
+    # upstream's own id (kept as x-upstream-operation-id) differs.
+    change = only(changed(lambda spec: pause_op(spec).update({UPSTREAM_OPERATION_ID: "sandboxPause"})))
+    assert (change.level, change.kind, change.location, change.detail, change.why) == (
+        "none",
+        "upstream operationId renamed",
+        "pauseSandbox",
+        "(none) -> sandboxPause",
+        WHY_UPSTREAM_RENAME,
+    )
+    report = changed(lambda spec: pause_op(spec).update({UPSTREAM_OPERATION_ID: "sandboxPause"}))
+    assert report.level == "none" and report.forcing == ()
+    text = render_report(report, old_ref="a", new_ref="b")
+    assert "Semver: **none** — no API changes" in text
+    assert "## Upstream only (no SDK change)\n- upstream operationId renamed: `pauseSandbox`" in text
+
+
+def test_error_codes_in_prose_are_compared_like_x_error_codes() -> None:
+    def prose(*extra: str) -> Any:
+        def edit(spec: dict[str, Any]) -> None:
+            field = schemas(spec)["Error"]["properties"]["error_code"]
+            codes = [*field.pop("x-error-codes"), *extra]
+            field["description"] = "Not a closed set; initial values: " + ", ".join(codes) + "."
+
+        return edit
+
+    old, new = make_spec(), make_spec()
+    prose()(old)
+    prose("x_new")(new)
+    report = compare_specs(old, new)
+    assert summary(report) == [("minor", "error code added", "x_new", "")]
+    assert report.description_changes == 1  # the sentence itself changed too
 
 
 def test_renamed_path_parameter_is_not_a_removed_operation() -> None:

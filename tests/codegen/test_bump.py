@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from git import Repo
 
 from tests.codegen.conftest import (
     PIN,
@@ -20,7 +21,9 @@ from tests.codegen.conftest import (
     git_status,
     make_property_required,
     narrow_enum,
+    remove_mapped_operation,
     remove_operation,
+    rename_upstream_operation_id,
     run_in_process,
     unchanged,
 )
@@ -29,7 +32,7 @@ CHANGELOG = "packages/python-sdk/changelog.d"
 
 
 class Chain:
-    """main: v1.1.0 (pin) -> note -> op -> desc -> removed -> required -> enum -> nocontract."""
+    """main: v1.1.0 (pin) -> note -> op -> desc -> removed -> required -> enum -> renamed -> nocontract -> unmapped."""
 
     def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
@@ -42,7 +45,9 @@ class Chain:
         self.removed = upstream.commit_edit(remove_operation)
         self.required = upstream.commit_edit(make_property_required)
         self.enum = upstream.commit_edit(narrow_enum)
+        self.renamed = upstream.commit_edit(rename_upstream_operation_id)
         self.nocontract = upstream.commit_edit(drop_force)
+        self.unmapped = upstream.commit_edit(remove_mapped_operation)
         self.side = upstream.commit_on_ref(add_operation, "refs/pull/1/head")
         self.tree = upstream.repo.commit(self.pin).tree.hexsha
         self.blob = (upstream.repo.commit(self.pin).tree / "spec/openapi.yml").hexsha
@@ -73,9 +78,10 @@ def pin(project: Path, commit: str) -> None:
 VERDICTS = [
     # (parent, child, level, a line the report must have)
     ("pin", "note", "minor", "- property added: `"),
-    ("note", "op", "minor", "- operation added: `refreshSandbox`"),
+    # An operation spec/operations.yml does not map is named by its method and path.
+    ("note", "op", "minor", "- operation added: `POST /sandboxes/{sandboxID}/refresh`"),
     ("op", "desc", "patch", "1 description-only change"),
-    ("desc", "removed", "major", "- operation removed: `setSandboxTimeout`"),
+    ("desc", "removed", "major", "- operation removed: `POST /sandboxes/{sandboxID}/refresh`"),
     ("removed", "required", "major", "- made required: `"),
     ("required", "enum", "major", "- enum value removed: `"),
 ]
@@ -108,7 +114,7 @@ def test_minor_details(project: Path, chain: Chain, bump: Callable[..., Result],
     result = bump(project, chain.op, "--dry-run")
     assert "Semver: **minor**" in result.out
     assert "## New (minor)" in result.out
-    assert "note" in result.out and "refreshSandbox" in result.out
+    assert "note" in result.out and "POST /sandboxes/{sandboxID}/refresh" in result.out
     assert "## Breaking (major)" not in result.out
 
 
@@ -150,7 +156,7 @@ def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bu
     result = bump(project, chain.note)
     assert result.code == 0, result.text
     assert f"warning: {chain.note[:7]} is older than the current pin {chain.op[:7]}: this is a downgrade" in result.err
-    assert "- operation removed: `refreshSandbox`" in result.out
+    assert "- operation removed: `POST /sandboxes/{sandboxID}/refresh`" in result.out
     assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
 
 
@@ -181,6 +187,68 @@ def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chai
     assert result.code == 2, result.text
     assert "contract miss: /components/schemas/SandboxPauseRequest/properties/force is missing" in result.err
     assert not (project / CHANGELOG).exists() or not any((project / CHANGELOG).iterdir())
+
+
+def test_an_upstream_operation_id_rename_is_not_an_sdk_change(
+    project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str]
+) -> None:
+    pin(project, chain.enum)
+    result = bump(project, chain.renamed, "--dry-run")
+    assert result.code == 0, result.text
+    assert "Semver: **none** — no API changes" in result.out
+    assert "## Upstream only (no SDK change)" in result.out
+    assert "- upstream operationId renamed: `pauseSandbox` (pauseSandbox -> sandboxPause) [1]" in result.out
+    assert "not an SDK change: the SDK names its operations by method and path in spec/operations.yml" in result.out
+
+
+def test_a_mapped_operation_the_spec_lacks_is_refused(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    pin(project, chain.renamed)
+    with unchanged(project):
+        result = bump(project, chain.unmapped)
+    assert result.code == 2, result.text
+    assert (
+        "operation map miss: setSandboxTimeout is POST /sandboxes/{sandboxID}/timeout, which the spec does not have"
+        in result.err
+    )
+    assert "spec/openapi.yml:" in result.err and "(/paths/~1sandboxes~1{sandboxID}~1timeout/post)" in result.err
+    assert "spec/operations.yml entry" in result.err
+
+
+def moved_upstream(chain: Chain, dest: Path) -> tuple[Upstream, str]:
+    """Another repository (a mirror, a rewritten history) holding the note commit's spec, not the old pin."""
+    Repo.init(dest, initial_branch="main")
+    moved = Upstream(dest)
+    return moved, moved.commit_bytes(chain.upstream.spec_at(chain.note).encode(), "moved here")
+
+
+def test_bump_from_an_old_pin_the_upstream_lacks_compares_with_the_locked_spec(
+    project: Path, chain: Chain, tmp_path: Path, no_generation: list[str]
+) -> None:
+    moved, commit = moved_upstream(chain, tmp_path / "moved")
+    env = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    result = run_in_process(project, "bump", commit, "--dry-run", env=env)
+    assert result.code == 0, result.text
+    assert (
+        f"runtime@{PIN[:7]} is not in {moved.url}: the report's old side is the tracked spec/openapi.yml, "
+        "whose blob id (" in result.err
+    )
+    assert "Semver: **minor**" in result.out and "- property added: `" in result.out
+    assert "SHA b'" not in result.text and "could not be resolved" not in result.text
+
+
+def test_bump_from_an_old_pin_the_upstream_lacks_refuses_an_edited_spec(
+    project: Path, chain: Chain, tmp_path: Path, no_generation: list[str]
+) -> None:
+    moved, commit = moved_upstream(chain, tmp_path / "moved")
+    spec = project / "spec/openapi.yml"
+    spec.write_text(spec.read_text() + "# edited here\n")
+    env = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    with unchanged(project):
+        result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 2, result.text
+    assert f"the old pin runtime@{PIN[:7]} (spec/openapi.yml) is not in {moved.url}" in result.err
+    assert "the tracked spec cannot stand in for it: spec/openapi.yml (blob " in result.err
+    assert "SHA b'" not in result.text and "could not be resolved" not in result.text
 
 
 def test_unreachable_upstream_fails_clearly(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:

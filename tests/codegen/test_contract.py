@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from codegen.contract import REMEDY, check_contract, load_contract
-from codegen.errors import CodegenError
+from codegen.errors import CodegenError, Problem
 from codegen.spec_document import SpecDocument, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,8 +25,11 @@ PAUSE_POINTERS = [
     f"{PAUSE}/responses/200",
     f"{PAUSE}/responses/400",
     f"{PAUSE}/responses/503",
-    "/components/schemas/Error/properties/error_code/x-error-codes/sandbox_pause_refused",
+    "/components/schemas/Error/properties/error_code",
 ]
+# The one entry at level warning: the transport recognises a refusal by its body.
+WARNING_POINTERS = [f"{PAUSE}/responses/503"]
+ERROR_POINTERS = [p for p in PAUSE_POINTERS if p not in WARNING_POINTERS]
 
 # A spec that honours the whole pause contract; each test breaks one thing.
 GOOD_SPEC = """\
@@ -109,8 +112,17 @@ def pause_responses(data: Any) -> Any:
     return data["paths"]["/sandboxes/{sandboxID}/pause"]["post"]["responses"]
 
 
+def the_one_miss(doc: SpecDocument, contract: Path = CONTRACT) -> tuple[str, Problem]:
+    """(level, problem) of the only miss, whichever its level."""
+    result = check_contract(doc, contract)
+    misses = [("error", p) for p in result.errors] + [("warning", p) for p in result.warnings]
+    assert len(misses) == 1, misses
+    return misses[0]
+
+
 def test_the_good_spec_honours_the_contract() -> None:
-    assert check_contract(load_spec(GOOD_SPEC.encode()), CONTRACT) == []
+    result = check_contract(load_spec(GOOD_SPEC.encode()), CONTRACT)
+    assert result.errors == [] and result.warnings == []
 
 
 def test_the_contract_covers_the_pause_elements() -> None:
@@ -158,20 +170,75 @@ def text_at(doc: SpecDocument, line: int | None) -> str:
         (drop_forced, PAUSE_POINTERS[1], "properties:"),  # SandboxPauseResult's
         (drop_200, PAUSE_POINTERS[2], "responses:"),
         (drop_400, PAUSE_POINTERS[3], "responses:"),
-        (drop_503, PAUSE_POINTERS[4], "responses:"),
-        (drop_code, PAUSE_POINTERS[5], "x-error-codes:"),
     ],
 )
 def test_each_missing_element_is_the_one_miss(edit: Callable[[Any], None], pointer: str, nearest: str) -> None:
     doc = spec_with(edit)
 
-    [miss] = check_contract(doc, CONTRACT)
+    level, miss = the_one_miss(doc)
 
     line = doc.line_of(pointer)
+    assert level == "error"
     assert miss.where == f"spec/openapi.yml:{line} ({pointer})"
     assert text_at(doc, line).startswith(nearest)
     assert miss.message.startswith(f"contract miss: {pointer} is missing; needed because ")
     assert miss.remedy == REMEDY
+
+
+def test_a_missing_503_is_only_a_warning() -> None:
+    doc = spec_with(drop_503)
+
+    level, miss = the_one_miss(doc)
+
+    assert level == "warning"
+    assert miss.where == f"spec/openapi.yml:{doc.line_of(PAUSE_POINTERS[4])} ({PAUSE_POINTERS[4]})"
+    assert miss.message.startswith(f"contract warning: {PAUSE_POINTERS[4]} is missing; wanted because ")
+    assert miss.remedy is not None and miss.remedy.startswith("generation proceeds")
+
+
+def test_an_undocumented_error_code_is_a_miss_at_the_field() -> None:
+    doc = spec_with(drop_code)
+
+    level, miss = the_one_miss(doc)
+
+    assert level == "error"
+    assert text_at(doc, doc.line_of(PAUSE_POINTERS[5])) == "error_code:"
+    assert miss.message.startswith(
+        f"contract miss: {PAUSE_POINTERS[5]} does not document the error code 'sandbox_pause_refused'"
+    )
+
+
+def code_as_enum(data: Any) -> None:
+    field = schemas(data)["Error"]["properties"]["error_code"]
+    del field["x-error-codes"]
+    field["enum"] = ["sandbox_capacity_unavailable", "sandbox_pause_refused"]
+
+
+def code_in_prose(data: Any) -> None:
+    field = schemas(data)["Error"]["properties"]["error_code"]
+    del field["x-error-codes"]
+    field["description"] = (
+        "Machine-readable semantic error code. Not a closed set; initial values: "
+        "sandbox_capacity_unavailable, sandbox_pause_refused, internal_server_error."
+    )
+
+
+def code_in_prose_as_a_longer_word(data: Any) -> None:
+    field = schemas(data)["Error"]["properties"]["error_code"]
+    del field["x-error-codes"]
+    field["description"] = "See x-sandbox_pause_refused-codes and sandbox_pause_refused_v2."
+
+
+@pytest.mark.parametrize("edit", [code_as_enum, code_in_prose])
+def test_documents_accepts_every_form_of_error_code(edit: Callable[[Any], None]) -> None:
+    result = check_contract(spec_with(edit), CONTRACT)
+    assert result.errors == [] and result.warnings == []
+
+
+def test_documents_does_not_match_inside_a_longer_word() -> None:
+    level, miss = the_one_miss(spec_with(code_in_prose_as_a_longer_word))
+    assert level == "error"
+    assert "does not document the error code 'sandbox_pause_refused'" in miss.message
 
 
 def test_wrong_type_is_a_miss(tmp_path: Path) -> None:
@@ -179,7 +246,7 @@ def test_wrong_type_is_a_miss(tmp_path: Path) -> None:
     contract.write_text(f"- pointer: {PAUSE_POINTERS[0]}\n  type: string\n  why: test\n")
 
     doc = load_spec(GOOD_SPEC.encode())
-    [miss] = check_contract(doc, contract)
+    [miss] = check_contract(doc, contract).errors
 
     assert "force has type 'boolean' (needs 'string'); needed because test" in miss.message
     assert miss.where == f"spec/openapi.yml:{doc.line_of(PAUSE_POINTERS[0])} ({PAUSE_POINTERS[0]})"
@@ -193,8 +260,8 @@ def test_default_must_be_false_not_missing_or_true() -> None:
     def default_true(data: Any) -> None:
         schemas(data)["SandboxPauseRequest"]["properties"]["force"]["default"] = True
 
-    [missing] = check_contract(spec_with(no_default), CONTRACT)
-    [wrong] = check_contract(spec_with(default_true), CONTRACT)
+    [missing] = check_contract(spec_with(no_default), CONTRACT).errors
+    [wrong] = check_contract(spec_with(default_true), CONTRACT).errors
     assert "has no default (needs default: false)" in missing.message
     assert "has default true (needs false)" in wrong.message
 
@@ -204,7 +271,7 @@ def test_forced_must_be_required() -> None:
         del schemas(data)["SandboxPauseResult"]["required"]
 
     doc = spec_with(optional)
-    [miss] = check_contract(doc, CONTRACT)
+    [miss] = check_contract(doc, CONTRACT).errors
     assert miss.where.endswith(f"({PAUSE_POINTERS[1]})")
     assert text_at(doc, doc.line_of(PAUSE_POINTERS[1])) == "forced: {type: boolean}"
     assert "not listed in its schema's required list" in miss.message
@@ -214,7 +281,7 @@ def test_200_must_refer_to_the_pause_result() -> None:
     def inline(data: Any) -> None:
         pause_responses(data)["200"]["content"]["application/json"]["schema"] = {"$ref": "#/components/schemas/Error"}
 
-    [miss] = check_contract(spec_with(inline), CONTRACT)
+    [miss] = check_contract(spec_with(inline), CONTRACT).errors
     assert "does not refer to #/components/schemas/SandboxPauseResult" in miss.message
 
 
@@ -222,7 +289,7 @@ def test_503_through_a_shared_response_must_carry_error() -> None:
     def other_body(data: Any) -> None:
         data["components"]["responses"]["503"]["content"]["application/json"]["schema"] = {"type": "string"}
 
-    [miss] = check_contract(spec_with(other_body), CONTRACT)
+    [miss] = check_contract(spec_with(other_body), CONTRACT).warnings
     assert miss.where.endswith(f"({PAUSE_POINTERS[4]})")
     assert "does not refer to #/components/schemas/Error" in miss.message
 
@@ -232,22 +299,27 @@ def test_every_miss_is_reported_not_just_the_first() -> None:
         for edit in (drop_force, drop_forced, drop_200, drop_400, drop_503, drop_code):
             edit(data)
 
-    misses = check_contract(spec_with(drop_all), CONTRACT)
-    assert [miss.where.split(" ", 1)[1] for miss in misses] == [f"({p})" for p in PAUSE_POINTERS]
+    result = check_contract(spec_with(drop_all), CONTRACT)
+    assert [miss.where.split(" ", 1)[1] for miss in result.errors] == [f"({p})" for p in ERROR_POINTERS]
+    assert [miss.where.split(" ", 1)[1] for miss in result.warnings] == [f"({p})" for p in WARNING_POINTERS]
 
 
 @pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
 def test_the_real_spec_is_rejected_naming_each_missing_pause_element() -> None:
     doc = load_spec(FIXTURE.read_bytes())
 
-    misses = check_contract(doc, CONTRACT)
+    result = check_contract(doc, CONTRACT)
 
-    assert [miss.where.split(" ", 1)[1] for miss in misses] == [f"({p})" for p in PAUSE_POINTERS]
-    for miss, pointer in zip(misses, PAUSE_POINTERS, strict=True):
+    misses = result.errors + result.warnings
+    assert [miss.where.split(" ", 1)[1] for miss in misses] == [f"({p})" for p in ERROR_POINTERS + WARNING_POINTERS]
+    for miss, pointer in zip(misses, ERROR_POINTERS + WARNING_POINTERS, strict=True):
         line = doc.line_of(pointer)
         assert line is not None
         assert miss.where == f"spec/openapi.yml:{line} ({pointer})"
-        assert f"{pointer} is missing" in miss.message
+        wanted = (
+            "does not document the error code 'sandbox_pause_refused'" if pointer == PAUSE_POINTERS[5] else "is missing"
+        )
+        assert f"{pointer} {wanted}" in miss.message
     # The request schema exists (with `memory`), so force is placed right there.
     assert doc.line_of(PAUSE_POINTERS[0]) == doc.line_of("/components/schemas/SandboxPauseRequest/properties")
 
@@ -297,6 +369,11 @@ def test_unknown_check_and_bad_pointer_are_all_named(tmp_path: Path) -> None:
         ("- pointer: /a/b\n  why: w\n  required: true\n", "ending in /properties/NAME"),
         ("- pointer: /a\n  why: w\n  type: bool\n", "type must be one of"),
         ("- pointer: /a\n  why: w\n  ref: other.yml#/A\n", "ref must be a local"),
+        (
+            "- pointer: /a\n  why: w\n  exists: true\n  level: fatal\n",
+            "unknown level 'fatal'; use one of error, warning",
+        ),
+        ("- pointer: /a\n  why: w\n  documents: Sandbox-Pause\n", "documents must be a snake_case error code"),
         ("- just a string\n", "an entry must be a mapping"),
         ("pointer: /a\n", "must be a list of entries"),
     ],

@@ -20,7 +20,7 @@ PAUSE_POINTERS = [
     "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/200",
     "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/400",
     "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/503",
-    "/components/schemas/Error/properties/error_code/x-error-codes/sandbox_pause_refused",
+    "/components/schemas/Error/properties/error_code",
 ]
 
 pytestmark = pytest.mark.skipif(not FIXTURE.is_file(), reason=f"{FIXTURE} is absent (shared fixtures not mounted)")
@@ -38,7 +38,8 @@ def test_generators_accept_the_filtered_real_world_spec(tmp_path: Path) -> None:
 
 def test_contract_rejects_it_naming_each_missing_pause_element() -> None:
     document = load_spec(FIXTURE.read_bytes(), display_path="e2b-openapi.yml")
-    misses = check_contract(document, ROOT / "spec" / "contract.yml")
+    result = check_contract(document, ROOT / "spec" / "contract.yml")
+    misses = result.errors + result.warnings
     rendered = "\n".join(problem.render() for problem in misses)
     for pointer in PAUSE_POINTERS:
         assert pointer in rendered, pointer

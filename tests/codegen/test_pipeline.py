@@ -117,10 +117,11 @@ def test_older_v1_0_0_via_env_ref_is_refused_by_the_contract(
         "/components/schemas/SandboxPauseResult/properties/forced",
         "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/200",
         "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/400",
-        "/paths/~1sandboxes~1{sandboxID}~1pause/post/responses/503",
-        "/components/schemas/Error/properties/error_code/x-error-codes/sandbox_pause_refused",
+        "/components/schemas/Error/properties/error_code does not document the error code 'sandbox_pause_refused'",
     ):
         assert f"contract miss: {pointer}" in result.err, pointer
+    # At level warning: reported beside the misses, not one of them.
+    assert "contract warning: /paths/~1sandboxes~1{sandboxID}~1pause/post/responses/503 is missing" in result.err
 
 
 def test_hand_added_file_in_generated_folder_is_refused_and_kept(project: Path, run: Callable[..., Result]) -> None:
@@ -210,3 +211,37 @@ def test_build_never_writes_even_on_contract_failure(
     codegen_project = CodegenProject(project)
     with unchanged(project), pytest.raises(CodegenError):
         build(codegen_project, load_source(codegen_project, commit=commit))
+
+
+# --- bad input from the operation map, the error codes and the contract's levels ------------------
+
+
+def test_an_error_code_that_is_not_snake_case_is_refused_with_its_pointer(
+    project: Path, upstream: Upstream, run: Callable[..., Result]
+) -> None:
+    commit = upstream.commit_edit(
+        lambda text: text.replace("            rate_limited:", "            Rate-Limited:", 1), "a code in caps"
+    )
+    with unchanged(project):
+        result = run(project, "generate", E2B_RUNTIME_REF=commit)
+    assert result.code == 2, result.text
+    assert "error code 'Rate-Limited' is not snake_case ([a-z][a-z0-9_]*)" in result.err
+    assert "(/components/schemas/Error/properties/error_code/x-error-codes/Rate-Limited)" in result.err
+
+
+def test_a_map_name_that_is_a_keyword_is_refused_and_nothing_written(project: Path, run: Callable[..., Result]) -> None:
+    operations = project / "spec/operations.yml"
+    operations.write_text(operations.read_text().replace("killSandbox:", "del:"))
+    with unchanged(project):
+        result = run(project, "generate")
+    assert result.code == 2, result.text
+    assert "spec/operations.yml:" in result.err and "'del' is a Python keyword" in result.err
+
+
+def test_a_contract_entry_with_an_unknown_level_is_refused(project: Path, run: Callable[..., Result]) -> None:
+    contract = project / "spec/contract.yml"
+    contract.write_text(contract.read_text().replace("  level: warning\n", "  level: notice\n"))
+    with unchanged(project):
+        result = run(project, "generate")
+    assert result.code == 2, result.text
+    assert "spec/contract.yml:" in result.err and "unknown level 'notice'; use one of error, warning" in result.err

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from e2b_local_api.errors import ApiError
 from e2b_local_api.store import SandboxStore
-from e2b_local_api.wire.models import NewSandbox, SandboxResumeMode, SandboxState
+from e2b_local_api.wire.models import NewSandbox, SandboxState
 
 pytestmark = pytest.mark.anyio
 
@@ -95,10 +95,10 @@ async def test_resume_modes() -> None:
     record, _ = await store.connect(sid, 10, None)
     assert record.reboots == 0
     await store.pause(sid, memory=True, force=False)
-    record, _ = await store.connect(sid, 10, SandboxResumeMode.reboot)
+    record, _ = await store.connect(sid, 10, "reboot")
     assert record.reboots == 1
     await store.pause(sid, memory=False, force=False)  # filesystem only: always cold-boots
-    record, _ = await store.connect(sid, 10, SandboxResumeMode.memory)
+    record, _ = await store.connect(sid, 10, "memory")
     assert record.reboots == 2
 
 

@@ -20,12 +20,12 @@ from e2b_local_api.auth import AuthConfig, require_api_key
 from e2b_local_api.errors import bad_request
 from e2b_local_api.store import SandboxStore
 from e2b_local_api.validation import parse_body, parse_int
+from e2b_local_api.wire import ConnectSandboxRequest
 from e2b_local_api.wire.models import (
     Error,
     ListedSandbox,
     NewSandbox,
     Sandbox,
-    SandboxConnectRequest,
     SandboxDetail,
     SandboxPauseRequest,
     SandboxPauseResult,
@@ -39,7 +39,7 @@ MAX_LIMIT = 100
 REQUEST_BODIES: dict[str, tuple[type[BaseModel], bool]] = {
     "createSandbox": (NewSandbox, True),
     "setSandboxTimeout": (SandboxTimeoutRequest, True),
-    "connectSandbox": (SandboxConnectRequest, True),
+    "connectSandbox": (ConnectSandboxRequest, True),
     "pauseSandbox": (SandboxPauseRequest, False),
 }
 
@@ -161,8 +161,10 @@ async def set_sandbox_timeout(request: Request, sandboxID: str) -> Response:
 )
 async def connect_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), SandboxConnectRequest)
-    record, resumed = await _store(request).connect(sandboxID, body.timeout, body.on_resume)
+    body = parse_body(await request.body(), ConnectSandboxRequest)
+    # Not every spec shape has on_resume (the runtime's ConnectSandbox does not).
+    mode = getattr(body, "on_resume", None)
+    record, resumed = await _store(request).connect(sandboxID, body.timeout, None if mode is None else mode.value)
     return views.json_response(views.sandbox(record), 201 if resumed else 200)
 
 

@@ -24,7 +24,7 @@ from e2b_local_api.errors import (
     bad_request,
     not_found,
 )
-from e2b_local_api.wire.models import NewSandbox, SandboxResumeMode, SandboxState
+from e2b_local_api.wire.models import NewSandbox, SandboxState
 
 # Why a pause is refused; the 503 message names the reason (spec: pauseSandbox 503).
 REFUSED_AGENT = "the sandbox's guest agent did not answer the health check"
@@ -153,7 +153,11 @@ class SandboxStore:
                 metadata=dict(request.metadata.root) if request.metadata else {},
                 env_vars=dict(request.envVars.root) if request.envVars else {},
                 auto_pause=bool(request.autoPause),
-                allow_internet_access=request.allowInternetAccess is not False,
+                # Spelled allowInternetAccess or allow_internet_access, depending on the spec's shape.
+                allow_internet_access=getattr(
+                    request, "allowInternetAccess", getattr(request, "allow_internet_access", None)
+                )
+                is not False,
                 envd_access_token=secrets.token_urlsafe(16),
             )
             self._sandboxes[record.sandbox_id] = record
@@ -195,9 +199,7 @@ class SandboxStore:
             record = self._get(sandbox_id)
             record.end_at = self._clock() + timedelta(seconds=seconds)
 
-    async def connect(
-        self, sandbox_id: str, seconds: int, mode: SandboxResumeMode | None
-    ) -> tuple[SandboxRecord, bool]:
+    async def connect(self, sandbox_id: str, seconds: int, mode: str | None) -> tuple[SandboxRecord, bool]:
         """Return the sandbox and whether it was resumed (201) or already running (200)."""
         while True:
             async with self._lock:
@@ -213,11 +215,11 @@ class SandboxStore:
             # A pause is in flight: the real API resumes after it, so wait for it.
             await op.done.wait()
 
-    def _resume(self, record: SandboxRecord, mode: SandboxResumeMode | None) -> None:
+    def _resume(self, record: SandboxRecord, mode: str | None) -> None:
         record.state = SandboxState.running
         record.resumes += 1
         # Only a clean memory snapshot can continue processes; everything else cold-boots.
-        if mode is SandboxResumeMode.reboot or record.snapshot is not Snapshot.MEMORY:
+        if mode == "reboot" or record.snapshot is not Snapshot.MEMORY:
             record.reboots += 1
         record.snapshot = None
 

@@ -7,18 +7,15 @@ fields the spec does not declare nullable.
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from pydantic import BaseModel
 from starlette.responses import JSONResponse
 
 from e2b_local_api.store import DOMAIN, ENVD_VERSION, SandboxRecord
-from e2b_local_api.wire.models import (
-    CPUCount,
-    ListedSandbox,
-    MemoryMB,
-    Sandbox,
-    SandboxDetail,
-    SandboxMetadata,
-)
+from e2b_local_api.wire.models import ListedSandbox, Sandbox, SandboxDetail
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def json_response(
@@ -31,33 +28,42 @@ def json_response(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+# Required by the runtime's spec shape, absent from this repository's: the
+# server knows every field either shape asks for, and each model takes its own.
+CLIENT_ID = "local"
+DISK_SIZE_MB = 1024
+
+
+def _fields(record: SandboxRecord) -> dict[str, Any]:
+    return {
+        "sandboxID": record.sandbox_id,
+        "templateID": record.template_id,
+        "clientID": CLIENT_ID,
+        "state": record.state,
+        "startedAt": record.started_at,
+        "endAt": record.end_at,
+        "cpuCount": record.cpu_count,
+        "memoryMB": record.memory_mb,
+        "diskSizeMB": DISK_SIZE_MB,
+        "metadata": dict(record.metadata),
+        "envdVersion": ENVD_VERSION,
+        "envdAccessToken": record.envd_access_token,
+        "domain": DOMAIN,
+    }
+
+
+def _shaped(model: type[M], record: SandboxRecord) -> M:
+    """The spec's model of a sandbox, from the fields that model declares."""
+    return model.model_validate({k: v for k, v in _fields(record).items() if k in model.model_fields})
+
+
 def sandbox(record: SandboxRecord) -> Sandbox:
-    return Sandbox(
-        sandboxID=record.sandbox_id,
-        templateID=record.template_id,
-        envdVersion=ENVD_VERSION,
-        envdAccessToken=record.envd_access_token,
-        domain=DOMAIN,
-    )
+    return _shaped(Sandbox, record)
 
 
 def listed(record: SandboxRecord) -> ListedSandbox:
-    return ListedSandbox(
-        sandboxID=record.sandbox_id,
-        templateID=record.template_id,
-        state=record.state,
-        startedAt=record.started_at,
-        endAt=record.end_at,
-        cpuCount=CPUCount(record.cpu_count),
-        memoryMB=MemoryMB(record.memory_mb),
-        metadata=SandboxMetadata(dict(record.metadata)),
-    )
+    return _shaped(ListedSandbox, record)
 
 
 def detail(record: SandboxRecord) -> SandboxDetail:
-    return SandboxDetail(
-        **listed(record).model_dump(),
-        envdVersion=ENVD_VERSION,
-        envdAccessToken=record.envd_access_token,
-        domain=DOMAIN,
-    )
+    return _shaped(SandboxDetail, record)

@@ -17,15 +17,14 @@ import httpx
 
 from e2b._exceptions import SandboxException, TimeoutException, handle_api_exception
 from e2b._results import SandboxInfo, SandboxPauseResult
+
+# Only schemas every upstream shape names alike (the contract pins the pause
+# ones); the rest are built from wire dicts by the generated models themselves.
 from e2b.api.client.models import (
-    EnvVars,
     ListedSandbox,
     NewSandbox,
-    SandboxConnectRequest,
     SandboxDetail,
-    SandboxMetadata,
     SandboxPauseRequest,
-    SandboxResumeMode,
     SandboxTimeoutRequest,
 )
 from e2b.api.client.models import (
@@ -102,22 +101,21 @@ def new_sandbox(
     auto_pause: bool | None,
     allow_internet_access: bool | None,
 ) -> NewSandbox:
-    body = NewSandbox(
-        template_id=template,
-        timeout=timeout,
-        auto_pause=_or_unset(auto_pause),
-        allow_internet_access=_or_unset(allow_internet_access),
-    )
+    # from_dict gives metadata and envVars whatever type the spec's shape makes of them.
+    wire: dict[str, Any] = {"templateID": template, "timeout": timeout}
     if metadata is not None:
-        body.metadata = SandboxMetadata.from_dict(metadata)
+        wire["metadata"] = dict(metadata)
     if envs is not None:
-        body.env_vars = EnvVars.from_dict(envs)
+        wire["envVars"] = dict(envs)
+    body = NewSandbox.from_dict(wire)
+    body.auto_pause = _or_unset(auto_pause)
+    body.allow_internet_access = _or_unset(allow_internet_access)
     return body
 
 
-def connect_request(*, timeout: int, on_resume: ResumeMode | None) -> SandboxConnectRequest:
-    mode = UNSET if on_resume is None else SandboxResumeMode(on_resume)
-    return SandboxConnectRequest(timeout=timeout, on_resume=mode)
+def connect_body(*, timeout: int, on_resume: ResumeMode | None) -> dict[str, Any]:
+    """The connect request as wire data; the template builds the spec's model from it."""
+    return {"timeout": timeout} if on_resume is None else {"timeout": timeout, "on_resume": on_resume}
 
 
 def timeout_request(timeout: int) -> SandboxTimeoutRequest:
@@ -129,7 +127,9 @@ def _text(value: str | Unset | None) -> str | None:
 
 
 def sandbox_info(model: SandboxDetail | ListedSandbox) -> SandboxInfo:
-    metadata = {} if isinstance(model.metadata, Unset) else model.metadata.to_dict()
+    raw: Any = model.metadata
+    # A model of its own in one spec shape, a plain mapping in another.
+    metadata = {} if isinstance(raw, Unset) else dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
     return SandboxInfo(
         sandbox_id=model.sandbox_id,
         template_id=model.template_id,

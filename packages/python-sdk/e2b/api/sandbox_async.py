@@ -62,11 +62,9 @@ async def _create(config: ConnectionConfig, body: NewSandbox) -> WireSandbox:
     return logic.parsed_as(parsed, WireSandbox)
 
 
-async def _connect(
-    config: ConnectionConfig, sandbox_id: str, body: SandboxConnectRequest
-) -> WireSandbox:
+async def _connect(config: ConnectionConfig, sandbox_id: str, body: dict[str, Any]) -> WireSandbox:
     async with _api_client(config) as client:
-        kwargs = connect_sandbox._get_kwargs(sandbox_id, body=body)
+        kwargs = connect_sandbox._get_kwargs(sandbox_id, body=SandboxConnectRequest.from_dict(body))
         response = await _send(client, kwargs, logic.CONNECT_STATUSES)
         parsed = connect_sandbox._build_response(client=client, response=response).parsed
     return logic.parsed_as(parsed, WireSandbox)
@@ -232,7 +230,7 @@ class AsyncSandbox:
             **opts: connection settings (`ApiParams`).
         """
         config = ConnectionConfig(**opts)
-        body = logic.connect_request(timeout=timeout, on_resume=on_resume)
+        body = logic.connect_body(timeout=timeout, on_resume=on_resume)
         return AsyncSandbox._from_wire(await _connect(config, sandbox_id, body), config)
 
     @class_method_variant(_cls_connect)
@@ -253,7 +251,7 @@ class AsyncSandbox:
                 snapshot's memory does not resume.
             **opts: connection settings (`ApiParams`).
         """
-        body = logic.connect_request(timeout=timeout, on_resume=on_resume)
+        body = logic.connect_body(timeout=timeout, on_resume=on_resume)
         wire = await _connect(self._opts(opts), self.sandbox_id, body)
         self.envd_version = wire.envd_version
         return self

@@ -62,9 +62,9 @@ def _create(config: ConnectionConfig, body: NewSandbox) -> WireSandbox:
     return logic.parsed_as(parsed, WireSandbox)
 
 
-def _connect(config: ConnectionConfig, sandbox_id: str, body: SandboxConnectRequest) -> WireSandbox:
+def _connect(config: ConnectionConfig, sandbox_id: str, body: dict[str, Any]) -> WireSandbox:
     with _api_client(config) as client:
-        kwargs = connect_sandbox._get_kwargs(sandbox_id, body=body)
+        kwargs = connect_sandbox._get_kwargs(sandbox_id, body=SandboxConnectRequest.from_dict(body))
         response = _send(client, kwargs, logic.CONNECT_STATUSES)
         parsed = connect_sandbox._build_response(client=client, response=response).parsed
     return logic.parsed_as(parsed, WireSandbox)
@@ -230,7 +230,7 @@ class Sandbox:
             **opts: connection settings (`ApiParams`).
         """
         config = ConnectionConfig(**opts)
-        body = logic.connect_request(timeout=timeout, on_resume=on_resume)
+        body = logic.connect_body(timeout=timeout, on_resume=on_resume)
         return Sandbox._from_wire(_connect(config, sandbox_id, body), config)
 
     @class_method_variant(_cls_connect)
@@ -251,7 +251,7 @@ class Sandbox:
                 snapshot's memory does not resume.
             **opts: connection settings (`ApiParams`).
         """
-        body = logic.connect_request(timeout=timeout, on_resume=on_resume)
+        body = logic.connect_body(timeout=timeout, on_resume=on_resume)
         wire = _connect(self._opts(opts), self.sandbox_id, body)
         self.envd_version = wire.envd_version
         return self
