@@ -126,7 +126,7 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
     assert manifest["runtime-commit"] == chain.note
     model = (project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py").read_text()
     assert "note" in model and chain.note in model
-    fragment = project / CHANGELOG / f"{chain.note}.md"
+    fragment = project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md"
     assert fragment.read_text() in result.out
     assert "Semver: **minor**" in fragment.read_text()
     changed = {line[3:] for line in git_status(project).splitlines()}
@@ -135,7 +135,7 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
         "spec/openapi.yml",
         "spec/openapi.lock.json",
         "spec/generated-files.json",
-        f"{CHANGELOG}/{chain.note}.md",
+        f"{CHANGELOG}/+runtime-{chain.note[:12]}.feature.md",
         "packages/python-sdk/e2b/api/client/models/new_sandbox.py",
     } <= changed
     # And the tree is then clean for the check.
@@ -174,13 +174,28 @@ def test_tag_branch_and_abbreviated_id_resolve(
     assert f"{ref!r} is {kind} -> commit {expected}" in result.err
 
 
+@pytest.mark.parametrize(("parent", "child", "kind"), [("desc", "removed", "breaking"), ("op", "desc", "fix")])
+def test_bump_fragment_is_typed_by_the_semver_level(
+    project: Path, chain: Chain, bump: Callable[..., Result], parent: str, child: str, kind: str
+) -> None:
+    """The report becomes a towncrier fragment that `nox -s release` turns into the version's level."""
+    from release.fragments import read_fragments
+
+    pin(project, getattr(chain, parent))
+    result = bump(project, getattr(chain, child))
+    assert result.code == 0, result.text
+    (fragment,) = read_fragments(project, "packages/python-sdk")
+    assert fragment.path == f"{CHANGELOG}/+runtime-{getattr(chain, child)[:12]}.{kind}.md"
+    assert fragment.type.name == kind and fragment.text in result.out
+
+
 def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
     pin(project, chain.enum)
     with unchanged(project):
         result = bump(project, chain.nocontract)
     assert result.code == 2, result.text
     assert "contract miss: /components/schemas/SandboxPauseRequest/properties/force is missing" in result.err
-    assert not (project / CHANGELOG).exists() or not any((project / CHANGELOG).iterdir())
+    assert not any(p.name != "README.md" for p in (project / CHANGELOG).glob("*"))
 
 
 def test_unreachable_upstream_fails_clearly(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
