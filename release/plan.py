@@ -58,10 +58,11 @@ class Plan:
     def render(self) -> str:
         lines = ["Release plan:"]
         for r in self.releases:
-            lines.append(f"- {r.package.name}: {r.package.version} -> {r.new_version} ({r.level}; tag {r.tag})")
+            rule = ", the pre-1.0 rule" if r.package.version.major == 0 else ""
+            lines.append(f"- {r.package.name}: {r.package.version} -> {r.new_version} ({r.level}{rule}; tag {r.tag})")
             lines += [f"    why: {why}" for why in r.reasons]
             lines += [f"    bound moved: {m.bound.text!r} -> {m.new_text!r}" for m in r.moves]
-            lines += [f"    fragment written: {path}" for path in r.generated]
+            lines += [f"    fragment added: {path}" for path in r.generated]
         if self.pending_elsewhere:
             lines.append(f"Not released (not asked for), fragments kept: {', '.join(self.pending_elsewhere)}")
         return "\n".join(lines)
