@@ -36,14 +36,14 @@ class Result:
 
 
 @pytest.fixture
-def project(pristine_project: Path, tmp_path: Path) -> Path:
+def project(pristine_project: Path, tmp_path: Path) -> Path:  # noqa: F811  (the fixture, imported above)
     dest = tmp_path / "project"
     shutil.copytree(pristine_project, dest, symlinks=True)
     return dest
 
 
 @pytest.fixture(autouse=True)
-def _codegen_env(pristine_upstream: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _codegen_env(pristine_upstream: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     monkeypatch.delenv("E2B_RUNTIME_REF", raising=False)
     monkeypatch.setenv("E2B_RUNTIME_REPO", str(pristine_upstream))
     monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))

@@ -62,7 +62,9 @@ def test_bad_fragments_are_all_reported(tmp_path: Path) -> None:
         f"{PKG}/changelog.d/4.fix.md": "is not a regular file",
         f"{PKG}/changelog.d/notes.txt": "is not named <id>.<type>.md",
     }
-    assert all("breaking, feature, fix, doc, misc" in (p.remedy or "") for p in caught.value.problems if "type" in p.message)
+    assert all(
+        "breaking, feature, fix, doc, misc" in (p.remedy or "") for p in caught.value.problems if "type" in p.message
+    )
 
 
 @pytest.mark.parametrize(

@@ -108,7 +108,10 @@ def test_a_bad_wheel_writes_nothing(pending: Path, run: Callable[..., Result]) -
     with unchanged(pending):
         result = run(pending, "release", "--date", DATE)
     assert result.code == 2
-    assert "check-wheel-contents failed" in result.err and "e2b_cli-3.0.0-py3-none-any.whl: W008: Wheel is empty" in result.err
+    assert (
+        "check-wheel-contents failed" in result.err
+        and "e2b_cli-3.0.0-py3-none-any.whl: W008: Wheel is empty" in result.err
+    )
     assert "nothing was written" in result.err
 
 
@@ -158,9 +161,10 @@ def test_release_writes_versions_changelogs_and_bounds_and_the_wheels_pass(
         "### Fixes\n\n- `e2b sandbox list` prints an empty table without crashing. (#12)\n\n"
         "### Documentation\n\n- Every command's `--help` shows an example.\n"
     )
-    assert f"## e2b-local-api 0.1.1 ({DATE})\n\n### Other changes\n\n- Internal tidying.\n" in (
-        pending / LOCAL_API / "CHANGELOG.md"
-    ).read_text()
+    assert (
+        f"## e2b-local-api 0.1.1 ({DATE})\n\n### Other changes\n\n- Internal tidying.\n"
+        in (pending / LOCAL_API / "CHANGELOG.md").read_text()
+    )
 
     # The release left the generated files clean, and a second release has nothing to do.
     check = run_in_process(

@@ -101,5 +101,5 @@ def test_write_version_and_move_bound(tree: Path) -> None:
     assert '"e2b>=3.0.0,<4"' in moved and "e2b>=2.0.0,<3" not in moved
     init = write_version(tree, "packages/cli/e2b_cli/__init__.py", Version(2, 0, 0), Version(3, 0, 0))
     assert '__version__ = "3.0.0"' in init
-    with pytest.raises(ReleaseError, match="expected one version line for 9.9.9"):
+    with pytest.raises(ReleaseError, match=r"expected one version line for 9\.9\.9"):
         write_version(tree, cli.pyproject, Version(9, 9, 9), Version(10, 0, 0))

@@ -34,7 +34,7 @@ def test_series_and_upper_bound(version: str, series: tuple[int, ...], upper: st
 
 @pytest.mark.parametrize("text", ["2.0", "v2.0.0", "2.0.0rc1", "02.0.0", "2.0.0.1", "", "2.0.0 "])
 def test_only_plain_versions(text: str) -> None:
-    with pytest.raises(ReleaseError, match="is not MAJOR.MINOR.PATCH"):
+    with pytest.raises(ReleaseError, match=r"is not MAJOR\.MINOR\.PATCH"):
         Version.parse(text)
 
 
