@@ -174,18 +174,20 @@ def test_tag_branch_and_abbreviated_id_resolve(
     assert f"{ref!r} is {kind} -> commit {expected}" in result.err
 
 
-@pytest.mark.parametrize(("parent", "child", "kind"), [("desc", "removed", "breaking"), ("op", "desc", "fix")])
+@pytest.mark.parametrize(("edit", "kind"), [(make_property_required, "breaking"), (change_description, "fix")])
 def test_bump_fragment_is_typed_by_the_semver_level(
-    project: Path, chain: Chain, bump: Callable[..., Result], parent: str, child: str, kind: str
+    project: Path, upstream: Upstream, cache: Path, edit: Callable[[str], str], kind: str
 ) -> None:
     """The report becomes a towncrier fragment that `nox -s release` turns into the version's level."""
     from release.fragments import read_fragments
 
-    pin(project, getattr(chain, parent))
-    result = bump(project, getattr(chain, child))
+    commit = upstream.commit_edit(edit)
+    result = run_in_process(
+        project, "bump", commit, env={"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    )
     assert result.code == 0, result.text
     (fragment,) = read_fragments(project, "packages/python-sdk")
-    assert fragment.path == f"{CHANGELOG}/+runtime-{getattr(chain, child)[:12]}.{kind}.md"
+    assert fragment.path == f"{CHANGELOG}/+runtime-{commit[:12]}.{kind}.md"
     assert fragment.type.name == kind and fragment.text in result.out
 
 
