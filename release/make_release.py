@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from release.errors import EXIT_OK, Problem, ReleaseError
-from release.fragments import Fragment, read_fragments
+from release.fragments import HOW_TO_ADD, Fragment, read_fragments
 from release.packages import load_packages
 from release.plan import Plan, make_plan
 from release.stage import stage_release
@@ -61,7 +61,7 @@ def run_release(root: Path, names: Sequence[str], *, dry_run: bool, date: str, s
     if not plan.releases:
         asked = ", ".join(names) if names else "any package"
         show(f"release: nothing to release: no pending fragments for {asked}; nothing written")
-        show("release: a release needs fragments: " + 'see README.md, "Releasing"')
+        show(f"release: to release a package, {HOW_TO_ADD}")
         return EXIT_OK
     show(plan.render())
     say("check the generated files")

@@ -20,7 +20,7 @@ from release.plan import Plan
 
 CHANGELOG_HEAD = (
     "# Changelog\n\n"
-    'Built by `nox -s release` from the fragments in `changelog.d/`; see README.md, "Releasing".\n\n'
+    'Built by `nox -s release` from the fragments in `changelog.d/`; see README.md, "Changelog fragments".\n\n'
     "<!-- towncrier release notes start -->\n"
 )
 
