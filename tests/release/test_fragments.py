@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from release.errors import ReleaseError
-from release.fragments import TYPES, highest_level, parse_name, read_fragments
+from release.fragments import TYPE_BY_NAME, TYPES, highest_level, parse_name, read_fragments
 
 PKG = "packages/demo"
 
@@ -74,3 +74,15 @@ def test_bad_fragments_are_all_reported(tmp_path: Path) -> None:
 def test_parse_name(name: str, parsed: tuple[str, str] | None) -> None:
     result = parse_name(name)
     assert (None if result is None else (result[0], result[1].name)) == parsed
+
+
+def test_bump_writes_fragments_of_the_level_it_reports() -> None:
+    """codegen.bump types its report by semver level; each type must give that level back."""
+    from codegen.bump import FRAGMENT_TYPES
+
+    assert {level: TYPE_BY_NAME[kind].level for level, kind in FRAGMENT_TYPES.items()} == {
+        "major": "major",
+        "minor": "minor",
+        "patch": "patch",
+        "none": "patch",
+    }
