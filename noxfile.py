@@ -1,4 +1,4 @@
-"""The menu: `nox -l`. Every session is a thin wrapper over `python -m codegen` or pytest."""
+"""The menu: `nox -l`. Every session is a thin wrapper over `python -m codegen`, `python -m release` or pytest."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from nox.command import CommandFailed
 
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["generated-files", "tests", "lint"]
+nox.options.sessions = ["generated-files", "changelog-check", "tests", "lint"]
 
 CODEGEN = "requirements/codegen.txt"
 DEV = "requirements/dev.txt"
@@ -61,6 +61,29 @@ def rebuild_runtime(session: nox.Session) -> None:
     session.run("python", "-m", "codegen", "rebuild-runtime", *session.posargs)
 
 
+@nox.session(name="changelog-check")
+def changelog_check(session: nox.Session) -> None:
+    """Fail a change to a package's hand-written files that adds no changelog fragment (`-- --base REF`)."""
+    session.install("--require-hashes", "-r", DEV)
+    session.run("python", "-m", "release", "changelog-check", *session.posargs)
+
+
+@nox.session(default=False)
+def release(session: nox.Session) -> None:
+    """Versions, changelogs, bounds from the fragments; wheels smoke-tested (`-- [PACKAGE...] [--dry-run]`)."""
+    session.install("--require-hashes", "-r", DEV)
+    session.run("python", "-m", "release", "release", *session.posargs)
+
+
+@nox.session(name="release-tag", default=False)
+def release_tag(session: nox.Session) -> None:
+    """Check a `<package>-v<version>` tag against the tree, build, check and smoke-test it into dist/ (release.yml)."""
+    if not session.posargs:
+        session.error("usage: nox -s release-tag -- <package>-v<version> [--out DIR]")
+    session.install("--require-hashes", "-r", DEV)
+    session.run("python", "-m", "release", "release-tag", *session.posargs)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the whole test suite (pytest; arguments after -- reach pytest)."""
@@ -85,13 +108,20 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff on everything hand-written, mypy --strict on the hand-written packages and codegen."""
+    """Ruff on everything hand-written, mypy --strict on the packages, codegen and release; zizmor on the workflows."""
     _install_dev(session)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run(
-        "mypy", "codegen", "packages/python-sdk/e2b", "packages/cli/e2b_cli", "packages/local-api/e2b_local_api"
+        "mypy",
+        "codegen",
+        "release",
+        "packages/python-sdk/e2b",
+        "packages/cli/e2b_cli",
+        "packages/local-api/e2b_local_api",
     )
+    # --offline: CI reaches only the package registries, so no online audits (they need GitHub's API).
+    session.run("zizmor", "--offline", "--strict-collection", "--persona", "pedantic", ".github/workflows")
 
 
 @nox.session(name="bench-codegen", default=False)

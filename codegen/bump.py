@@ -26,6 +26,9 @@ from codegen.spec_filter import filter_spec
 from codegen.tree import read_or_none, write_tree
 
 CHANGELOG_DIR = "packages/python-sdk/changelog.d"
+# The report is a towncrier fragment whose type is the release's semver level
+# (types: release/fragments.py); "+" keeps the name out of the changelog.
+FRAGMENT_TYPES = {"major": "breaking", "minor": "feature", "patch": "fix", "none": "misc"}
 # Branch, tag or (abbreviated) commit names: no leading '-', no ranges, no reflog
 # syntax, no revision operators, nothing git could read as an option or a refspec.
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
@@ -172,8 +175,9 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
     result = build(project, target, say)
     old_bytes = old_side(project, upstream, current, say)
     old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags, operations=result.operations)
+    changes = compare_specs(old, result.filtered)
     report = render_report(
-        compare_specs(old, result.filtered),
+        changes,
         old_ref=f"runtime@{current.short_commit}",
         new_ref=f"runtime@{target.short_commit}",
     )
@@ -181,7 +185,7 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
     if dry_run:
         show("bump: --dry-run: nothing written")
         return EXIT_OK
-    fragment = f"{CHANGELOG_DIR}/{commit}.md"
+    fragment = f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{FRAGMENT_TYPES[changes.level]}.md"
     written = write_tree(
         project.root,
         result.staged,

@@ -132,7 +132,7 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
     assert manifest["runtime-commit"] == chain.note
     model = (project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py").read_text()
     assert "note" in model and chain.note in model
-    fragment = project / CHANGELOG / f"{chain.note}.md"
+    fragment = project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md"
     assert fragment.read_text() in result.out
     assert "Semver: **minor**" in fragment.read_text()
     changed = {line[3:] for line in git_status(project).splitlines()}
@@ -141,7 +141,7 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
         "spec/openapi.yml",
         "spec/openapi.lock.json",
         "spec/generated-files.json",
-        f"{CHANGELOG}/{chain.note}.md",
+        f"{CHANGELOG}/+runtime-{chain.note[:12]}.feature.md",
         "packages/python-sdk/e2b/api/client/models/new_sandbox.py",
     } <= changed
     # And the tree is then clean for the check.
@@ -180,13 +180,30 @@ def test_tag_branch_and_abbreviated_id_resolve(
     assert f"{ref!r} is {kind} -> commit {expected}" in result.err
 
 
+@pytest.mark.parametrize(("edit", "kind"), [(make_property_required, "breaking"), (change_description, "fix")])
+def test_bump_fragment_is_typed_by_the_semver_level(
+    project: Path, upstream: Upstream, cache: Path, edit: Callable[[str], str], kind: str
+) -> None:
+    """The report becomes a towncrier fragment that `nox -s release` turns into the version's level."""
+    from release.fragments import read_fragments
+
+    commit = upstream.commit_edit(edit)
+    result = run_in_process(
+        project, "bump", commit, env={"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    )
+    assert result.code == 0, result.text
+    (fragment,) = read_fragments(project, "packages/python-sdk")
+    assert fragment.path == f"{CHANGELOG}/+runtime-{commit[:12]}.{kind}.md"
+    assert fragment.type.name == kind and fragment.text in result.out
+
+
 def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
     pin(project, chain.enum)
     with unchanged(project):
         result = bump(project, chain.nocontract)
     assert result.code == 2, result.text
     assert "contract miss: /components/schemas/SandboxPauseRequest/properties/force is missing" in result.err
-    assert not (project / CHANGELOG).exists() or not any((project / CHANGELOG).iterdir())
+    assert not any(p.name != "README.md" for p in (project / CHANGELOG).glob("*"))
 
 
 def test_an_upstream_operation_id_rename_is_not_an_sdk_change(

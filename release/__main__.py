@@ -1,0 +1,5 @@
+import sys
+
+from release.cli import main
+
+sys.exit(main())

@@ -1,0 +1,118 @@
+"""`changelog-check [--base REF]`: a change to a package's hand-written files needs a fragment.
+
+Compared with the merge base of REF (default `main`, else `origin/main`) and
+the working tree, so it works before a commit as well as in CI.  Generated
+folders, the fragment folder and CHANGELOG.md are not hand-written changes.
+A commit trailer `Changelog: skip` on the branch skips the check (for a
+change users cannot see: a comment, a test helper, a refactoring).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from release.errors import EXIT_MISSING_FRAGMENT, EXIT_OK, Problem, ReleaseError
+from release.fragments import HOW_TO_ADD, parse_name, read_fragments
+from release.packages import CHANGELOG, Package, load_packages
+
+Say = Callable[[str], None]
+DEFAULT_BASES = ("main", "origin/main")
+SKIP_TRAILER = "Changelog: skip"
+_SHOWN = 5
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ReleaseError(
+            Problem(
+                f"git {' '.join(args)} failed: {done.stderr.strip()}",
+                remedy="run in a git checkout with the base revision fetched (CI: fetch-depth: 0)",
+            )
+        )
+    return done.stdout
+
+
+def merge_base(root: Path, base: str | None) -> str:
+    candidates = [base] if base else list(DEFAULT_BASES)
+    for ref in candidates:
+        if ref.startswith("-"):
+            raise ReleaseError(Problem(f"--base {ref!r} starts with '-'", remedy="name a branch or a commit"))
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+            cwd=root, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if found.returncode == 0:
+            return _git(root, "merge-base", found.stdout.strip(), "HEAD").strip()
+    raise ReleaseError(
+        Problem(
+            f"cannot find {' or '.join(candidates)} to compare with",
+            remedy="pass --base <branch or commit> (in CI: the pull request's base revision)",
+        )
+    )
+
+
+def changed_paths(root: Path, base_commit: str) -> dict[str, str]:
+    """path -> git status letter (A, M, D, T), base to working tree, untracked files as A."""
+    out = _git(root, "diff", "--name-status", "-z", "--no-renames", base_commit, "--")
+    fields = [f for f in out.split("\0") if f]
+    changed = dict(zip(fields[1::2], (s[0] for s in fields[0::2]), strict=True))
+    for path in _git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0"):
+        if path:
+            changed[path] = "A"
+    return changed
+
+
+def skipped(root: Path, base_commit: str) -> bool:
+    trailers = _git(root, "log", "--format=%(trailers:key=Changelog,valueonly)", f"{base_commit}..HEAD")
+    return any(line.strip().lower() == "skip" for line in trailers.splitlines())
+
+
+def _generated_roots() -> tuple[str, ...]:
+    from codegen.stage import GENERATED_ROOTS
+
+    return tuple(f"{root.rstrip('/')}/" for root in GENERATED_ROOTS)
+
+
+def missing_fragments(packages: list[Package], changed: dict[str, str]) -> dict[str, list[str]]:
+    """Package name -> its hand-written changed paths, for the packages whose change has no fragment."""
+    generated = _generated_roots()
+    missing: dict[str, list[str]] = {}
+    for package in packages:
+        prefix = package.path + "/"
+        own = [p for p in sorted(changed) if p.startswith(prefix)]
+        fragments = [
+            p for p in own
+            if p.startswith(package.fragment_dir + "/") and changed[p] != "D" and parse_name(p.rsplit("/", 1)[1])
+        ]  # fmt: skip
+        hand = [
+            p for p in own
+            if not p.startswith((*generated, package.fragment_dir + "/")) and p != f"{package.path}/{CHANGELOG}"
+        ]  # fmt: skip
+        if hand and not fragments:
+            missing[package.name] = hand
+    return missing
+
+
+def run_changelog_check(root: Path, base: str | None, say: Say, show: Say) -> int:
+    packages = load_packages(root)
+    for package in packages:
+        read_fragments(root, package.path)  # a bad fragment fails here, before the release does
+    base_commit = merge_base(root, base)
+    say(f"compare with {base or 'main'} (merge base {base_commit[:12]}) and the working tree")
+    if skipped(root, base_commit):
+        show(f"changelog-check: skipped by a `{SKIP_TRAILER}` commit trailer")
+        return EXIT_OK
+    missing = missing_fragments(packages, changed_paths(root, base_commit))
+    if not missing:
+        show("changelog-check: every changed package has a fragment")
+        return EXIT_OK
+    for name, paths in missing.items():
+        package = next(p for p in packages if p.name == name)
+        shown = ", ".join(paths[:_SHOWN]) + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")
+        show(f"error: {name} changed ({shown}) but {package.fragment_dir}/ has no new fragment")
+    show(f"  -> {HOW_TO_ADD}")
+    show(f"  -> or, for a change users cannot see, end a commit message with the trailer `{SKIP_TRAILER}`")
+    return EXIT_MISSING_FRAGMENT

@@ -1,0 +1,85 @@
+"""`python -m release <verb>`: the command line over the release tools.
+
+One top-level handler turns problems into messages and exit statuses
+(release.errors); tracebacks only with --debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from release.errors import EXIT_CANNOT_RUN, ReleaseError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _say(message: str) -> None:
+    print(f"release: {message}", file=sys.stderr, flush=True)
+
+
+def _show(message: str) -> None:
+    print(message, flush=True)
+
+
+def cmd_release(root: Path, args: argparse.Namespace) -> int:
+    from release.make_release import run_release
+
+    date = args.date or datetime.date.today().isoformat()
+    return run_release(root, args.packages, dry_run=args.dry_run, date=date, say=_say, show=_show)
+
+
+def cmd_changelog_check(root: Path, args: argparse.Namespace) -> int:
+    from release.changelog_check import run_changelog_check
+
+    return run_changelog_check(root, args.base, _say, _show)
+
+
+def cmd_release_tag(root: Path, args: argparse.Namespace) -> int:
+    from release.tag import run_release_tag
+
+    return run_release_tag(root, args.tag, args.out.resolve(), say=_say, show=_show)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m release", description=__doc__)
+    top.add_argument("--debug", action="store_true", help="show tracebacks")
+    top.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    verbs = top.add_subparsers(dest="verb", required=True)
+    release = verbs.add_parser("release", help="version, changelog, bounds, wheels: one all-or-nothing write")
+    release.add_argument("packages", nargs="*", metavar="PACKAGE", help="distribution names (default: all pending)")
+    release.add_argument("--dry-run", action="store_true", help="print the plan, build nothing, write nothing")
+    release.add_argument("--date", help=argparse.SUPPRESS)  # the changelog's date, for reproducible tests
+    release.set_defaults(run=cmd_release)
+    check = verbs.add_parser("changelog-check", help="fail a package change that carries no fragment")
+    check.add_argument("--base", help="compare with the merge base of this ref (default: main, else origin/main)")
+    check.set_defaults(run=cmd_changelog_check)
+    tag = verbs.add_parser("release-tag", help="check a <package>-v<version> tag against the tree and build it")
+    tag.add_argument("tag")
+    tag.add_argument("--out", type=Path, default=Path("dist"), help="where the sdist and wheel go (default: dist)")
+    tag.set_defaults(run=cmd_release_tag)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    root = args.root.resolve()
+    try:
+        return int(args.run(root, args))
+    except ReleaseError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem.render()}", file=sys.stderr)
+        if args.debug:
+            raise
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN

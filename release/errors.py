@@ -1,0 +1,18 @@
+"""The one exception of the release tools: problems as values, as in codegen.errors.
+
+Exit statuses: 0 success (also a release with nothing to release), 1 the
+check's verdict is "no" (a change without a fragment), 2 bad input or a step
+that failed; nothing has been written.
+"""
+
+from __future__ import annotations
+
+from codegen.errors import EXIT_CANNOT_RUN, EXIT_DRIFT, EXIT_OK, CodegenError, Problem
+
+EXIT_MISSING_FRAGMENT = EXIT_DRIFT
+
+__all__ = ["EXIT_CANNOT_RUN", "EXIT_MISSING_FRAGMENT", "EXIT_OK", "Problem", "ReleaseError"]
+
+
+class ReleaseError(CodegenError):
+    """A release step refused or failed before anything was written."""

@@ -1,0 +1,84 @@
+"""`release [PACKAGE...] [--dry-run]`: plan, check, stage, build, smoke-test, then write once.
+
+Order matters: everything that can refuse (bad fragments, a bound that cannot
+be moved, drifted generated files, a failed build or smoke test) runs before
+the single write, so a refusal leaves the tree exactly as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from release.errors import EXIT_OK, Problem, ReleaseError
+from release.fragments import HOW_TO_ADD, Fragment, read_fragments
+from release.packages import load_packages
+from release.plan import Plan, make_plan
+from release.stage import stage_release
+from release.tree import write_all
+from release.wheels import build_all, smoke_test
+
+Say = Callable[[str], None]
+
+
+def load_plan(root: Path, names: Sequence[str]) -> Plan:
+    packages = load_packages(root)
+    fragments: dict[str, list[Fragment]] = {}
+    problems: list[Problem] = []
+    for package in packages:
+        try:
+            fragments[package.name] = read_fragments(root, package.path)
+        except ReleaseError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ReleaseError(*problems)
+    return make_plan(packages, fragments, list(names))
+
+
+def check_generated_files(root: Path, say: Say) -> None:
+    """The generated-files check, in process; its report is shown only when it fails."""
+    from codegen.cli import main as codegen_main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = codegen_main(["--root", str(root), "check"])
+    if code != 0:
+        raise ReleaseError(
+            Problem(
+                "the generated files do not match the pin (`python -m codegen check` exit "
+                f"{code}):\n    " + "\n    ".join(out.getvalue().strip().splitlines()[-40:]),
+                remedy="run `nox -s codegen`, commit the result, then release; nothing was written",
+            )
+        )
+    say("generated files: clean")
+
+
+def run_release(root: Path, names: Sequence[str], *, dry_run: bool, date: str, say: Say, show: Say) -> int:
+    plan = load_plan(root, names)
+    if not plan.releases:
+        asked = ", ".join(names) if names else "any package"
+        show(f"release: nothing to release: no pending fragments for {asked}; nothing written")
+        show(f"release: to release a package, {HOW_TO_ADD}")
+        return EXIT_OK
+    show(plan.render())
+    say("check the generated files")
+    check_generated_files(root, say)
+    if dry_run:
+        show("release: --dry-run: nothing built, nothing written")
+        return EXIT_OK
+    with tempfile.TemporaryDirectory(prefix="e2b-release-") as tmp:
+        scratch = Path(tmp)
+        staged = stage_release(root, plan, scratch / "tree", date)
+        staged_packages = load_packages(staged.root)
+        built = build_all(staged.root, staged_packages, scratch / "dist", say)
+        smoke_test(root, built, [p.name for p in staged_packages], scratch, say)
+        write_all(root, staged.files, staged.remove)
+    show(f"release: wrote {len(staged.files)} file(s), removed {len(staged.remove)} fragment(s):")
+    for rel in [*staged.files, *staged.remove]:
+        show(f"  {rel}")
+    tags = " ".join(r.tag for r in plan.releases)
+    show(f"release: commit in one pull request; once merged, tag its commit: {tags} (release.yml publishes each tag)")
+    return EXIT_OK
