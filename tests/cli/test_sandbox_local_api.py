@@ -94,7 +94,7 @@ def server() -> Iterator[LocalApi]:
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
-    control = httpx.Client(base_url=url, timeout=10)
+    control = httpx.Client(base_url=url, timeout=10, headers={"Content-Type": "application/json"})
     try:
         deadline = time.monotonic() + 30
         while True:
