@@ -40,6 +40,7 @@ __all__ = [
     "TimeoutException",
     "api_exception_from_code",
     "handle_api_exception",
+    "is_json_media_type",
 ]
 
 
@@ -176,6 +177,21 @@ def api_exception_from_code(status: int, body: object) -> SandboxException:
     return cls(message, status_code=status, error_code=fields.error_code)
 
 
+def is_json_media_type(content_type: str | None) -> bool:
+    """`application/json`, or any `+json` type, parameters ignored."""
+    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
 def handle_api_exception(response: httpx.Response) -> SandboxException:
-    """The exception for a read `httpx.Response`; the caller raises it."""
+    """The exception for a read `httpx.Response`; the caller raises it.
+
+    An answer that is not JSON at all (a proxy's HTML page) names its content
+    type, so that the message points at the proxy rather than at the API.
+    """
+    content_type = response.headers.get("content-type")
+    if response.content and not is_json_media_type(content_type):
+        cls = _BY_STATUS.get(response.status_code, SandboxException)
+        message = f"the API answered {response.status_code} with {content_type or 'no content type'}, not JSON"
+        return cls(message, status_code=response.status_code)
     return api_exception_from_code(response.status_code, response.content)
