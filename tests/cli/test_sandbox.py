@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
@@ -201,7 +202,7 @@ def test_kill_unknown_tries_all_then_fails(api: FakeApi, run: Invoke) -> None:
     result = run("sandbox", "kill", "a", "b")
     assert result.exit_code == ExitStatus.FAILED
     assert result.stdout == "Killed sandbox b.\n"
-    assert result.stderr.splitlines()[0] == "Error: no such sandbox: a"
+    assert result.stderr.splitlines()[0] == "Error: sandbox 'a' not found"
     assert "Traceback" not in result.stderr
 
 
@@ -289,7 +290,7 @@ def test_invalid_api_key(api: FakeApi, run: Invoke, args: list[str], method: str
 def test_network_failure(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ConnectError("connection refused"))
     result = run(*args, "--api-url", "http://127.0.0.1:9")
-    assert_clean_error(result, ExitStatus.FAILED, lines=(2,))
+    assert_clean_error(result, ExitStatus.NO_ANSWER, lines=(2,))
     first, hint = result.stderr.splitlines()
     assert first == "Error: could not reach the API at http://127.0.0.1:9: connection refused"
     assert "network" in hint
@@ -299,17 +300,17 @@ def test_network_failure(api: FakeApi, run: Invoke, args: list[str], method: str
 def test_timeout_failure(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ReadTimeout("timed out"))
     result = run(*args, "--request-timeout", "5")
-    assert_clean_error(result, ExitStatus.FAILED, lines=(2,))
-    assert "no answer from the API" in result.stderr
-    assert "within 5 s" in result.stderr
-    assert "--request-timeout" in result.stderr
+    assert_clean_error(result, ExitStatus.NO_ANSWER, lines=(2,))
+    first, hint = result.stderr.splitlines()
+    assert re.fullmatch(r"Error: no answer from the API at https://api\.e2b\.app \(gave up after \d+\.\d s\)\.", first)
+    assert hint == "Retry, or allow longer with --request-timeout SECONDS (now 5 s; 0 means no limit)."
 
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
         (error(429, "rate limited", "rate_limited"), "wait a little"),
-        (error(503, "node busy"), "retry later"),
+        (error(503, "node busy"), "try again in a minute"),
         (error(400, "timeout must be at most 86400", "invalid_request"), "invalid"),
         (error(500, "internal error"), None),
         (httpx.Response(502, text="<html>bad gateway</html>"), None),
