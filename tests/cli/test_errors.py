@@ -118,7 +118,9 @@ def test_cli_error_passes_through() -> None:
 
 
 def test_not_found_has_one_wording_whatever_the_api_said() -> None:
-    api_error = SandboxNotFoundException("no sandbox with id nope here", status_code=404, error_code="sandbox_not_found")
+    api_error = SandboxNotFoundException(
+        "no sandbox with id nope here", status_code=404, error_code="sandbox_not_found"
+    )
     one = to_cli_error(api_error, api_url=URL, request_timeout=30.0, sandbox_ids=["nope"])
     assert one.message == "sandbox 'nope' not found"
     assert one.to_json() == {"error": {"status": 404, "error_code": "sandbox_not_found", "message": one.message}}

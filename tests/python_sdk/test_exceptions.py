@@ -116,7 +116,9 @@ def test_a_non_json_error_answer_names_its_content_type(content_type: str | None
     response = httpx.Response(502, content=b"<html>Bad Gateway</html>", headers=headers)
     error = handle_api_exception(response)
     assert type(error) is SandboxException and error.status_code == 502
-    assert str(error) == f"the API answered 502 with {expected}, not JSON"
+    assert (
+        str(error) == f"the API answered 502 with {expected}, not JSON: is the API URL right, or is a proxy answering?"
+    )
     assert type(handle_api_exception(httpx.Response(503, content=b"busy", headers=headers))) is ServiceBusyException
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "api_exception_from_code",
     "handle_api_exception",
     "is_json_media_type",
+    "not_json_message",
 ]
 
 
@@ -183,6 +184,12 @@ def is_json_media_type(content_type: str | None) -> bool:
     return media_type == "application/json" or media_type.endswith("+json")
 
 
+def not_json_message(status: int, content_type: str | None) -> str:
+    """What to say about an answer that is not JSON: a proxy's or captive portal's page, a wrong URL."""
+    kind = content_type or "no content type"
+    return f"the API answered {status} with {kind}, not JSON: is the API URL right, or is a proxy answering?"
+
+
 def handle_api_exception(response: httpx.Response) -> SandboxException:
     """The exception for a read `httpx.Response`; the caller raises it.
 
@@ -192,6 +199,5 @@ def handle_api_exception(response: httpx.Response) -> SandboxException:
     content_type = response.headers.get("content-type")
     if response.content and not is_json_media_type(content_type):
         cls = _BY_STATUS.get(response.status_code, SandboxException)
-        message = f"the API answered {response.status_code} with {content_type or 'no content type'}, not JSON"
-        return cls(message, status_code=response.status_code)
+        return cls(not_json_message(response.status_code, content_type), status_code=response.status_code)
     return api_exception_from_code(response.status_code, response.content)

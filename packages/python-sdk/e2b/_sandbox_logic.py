@@ -15,7 +15,13 @@ from urllib.parse import urlencode
 
 import httpx
 
-from e2b._exceptions import SandboxException, TimeoutException, handle_api_exception, is_json_media_type
+from e2b._exceptions import (
+    SandboxException,
+    TimeoutException,
+    handle_api_exception,
+    is_json_media_type,
+    not_json_message,
+)
 from e2b._results import SandboxInfo, SandboxPauseResult
 from e2b.api.client.models import (
     EnvVars,
@@ -64,15 +70,11 @@ def checked(response: httpx.Response, expected: Collection[int]) -> httpx.Respon
     """
     if response.status_code not in expected:
         raise handle_api_exception(response)
-    if response.content and not is_json_media_type(response.headers.get("content-type")):
+    content_type = response.headers.get("content-type")
+    if response.content and not is_json_media_type(content_type):
         # A proxy, captive portal or wrong URL answering with a web page: say
         # so, instead of letting the JSON parser fail on it.
-        content_type = response.headers.get("content-type") or "no content type"
-        raise SandboxException(
-            f"the API answered {response.status_code} with {content_type}, not JSON: "
-            "is the API URL right, or is a proxy answering?",
-            status_code=response.status_code,
-        )
+        raise SandboxException(not_json_message(response.status_code, content_type), status_code=response.status_code)
     return response
 
 
