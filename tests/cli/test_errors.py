@@ -19,9 +19,9 @@ from e2b import (
 )
 from e2b_cli.errors import (
     MEANINGS,
-    ClosedPipe,
     CliError,
     CliUsageError,
+    ClosedPipe,
     ExitStatus,
     exit_status_help,
     not_found,

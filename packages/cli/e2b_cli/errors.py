@@ -14,7 +14,7 @@ import enum
 import json
 import textwrap
 from collections.abc import Sequence
-from typing import IO, Any, ClassVar
+from typing import IO, Any
 
 import click
 import httpx
@@ -32,10 +32,10 @@ from e2b import (
 from e2b_cli import output
 
 __all__ = [
-    "ClosedPipe",
+    "MEANINGS",
     "CliError",
     "CliUsageError",
-    "MEANINGS",
+    "ClosedPipe",
     "ExitStatus",
     "exit_status_help",
     "missing_api_key",
@@ -89,7 +89,7 @@ class CliError(click.ClickException):
     error is printed on stdout as `{"error": {"status", "error_code", "message"}}`.
     """
 
-    exit_code: ClassVar[int] = ExitStatus.FAILED
+    exit_code: int = ExitStatus.FAILED
 
     def __init__(
         self,
@@ -126,13 +126,13 @@ class CliUsageError(CliError):
     Unlike click's `UsageError` it prints no usage line: the hint says what to do.
     """
 
-    exit_code: ClassVar[int] = ExitStatus.USAGE
+    exit_code: int = ExitStatus.USAGE
 
 
 class ClosedPipe(CliError):
     """Whoever read stdout went away (`| head`): nothing more to say, to anyone."""
 
-    exit_code: ClassVar[int] = ExitStatus.CLOSED_PIPE
+    exit_code: int = ExitStatus.CLOSED_PIPE
 
     def __init__(self) -> None:
         super().__init__("stdout was closed")

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from e2b_cli import __version__
-from e2b_cli.errors import ClosedPipe, CliError, ExitStatus, exit_status_help, to_cli_error
+from e2b_cli.errors import CliError, ClosedPipe, ExitStatus, exit_status_help, to_cli_error
 from e2b_cli.sandbox import sandbox
 from e2b_cli.settings import CliState, connection_options
 
@@ -43,6 +43,13 @@ Examples:
 
 class E2BGroup(click.Group):
     """The root group: every failure below it is turned into a `CliError` here, and only here."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        # --help and --version write while the arguments are parsed, before invoke().
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            raise ClosedPipe() from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
