@@ -14,7 +14,7 @@ import enum
 import json
 import textwrap
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 import click
 import httpx
@@ -37,6 +37,7 @@ __all__ = [
     "CliUsageError",
     "ClosedPipe",
     "ExitStatus",
+    "NoAnswer",
     "exit_status_help",
     "missing_api_key",
     "not_found",
@@ -89,7 +90,7 @@ class CliError(click.ClickException):
     error is printed on stdout as `{"error": {"status", "error_code", "message"}}`.
     """
 
-    exit_code: int = ExitStatus.FAILED
+    exit_code: ClassVar[int] = ExitStatus.FAILED
 
     def __init__(
         self,
@@ -99,7 +100,6 @@ class CliError(click.ClickException):
         verbatim: bool = False,
         status: int | None = None,
         error_code: str | None = None,
-        exit_code: int | None = None,
     ) -> None:
         super().__init__(message)
         self.hint = hint
@@ -107,8 +107,6 @@ class CliError(click.ClickException):
         self.status = status
         self.error_code = error_code
         self.as_json = False
-        if exit_code is not None:
-            self.exit_code = exit_code
 
     def to_json(self) -> dict[str, Any]:
         return {"error": {"status": self.status, "error_code": self.error_code, "message": self.message}}
@@ -126,13 +124,19 @@ class CliUsageError(CliError):
     Unlike click's `UsageError` it prints no usage line: the hint says what to do.
     """
 
-    exit_code: int = ExitStatus.USAGE
+    exit_code: ClassVar[int] = ExitStatus.USAGE
+
+
+class NoAnswer(CliError):
+    """No answer came: connection refused, unknown host, network failure, timeout; exit status 3."""
+
+    exit_code: ClassVar[int] = ExitStatus.NO_ANSWER
 
 
 class ClosedPipe(CliError):
     """Whoever read stdout went away (`| head`): nothing more to say, to anyone."""
 
-    exit_code: int = ExitStatus.CLOSED_PIPE
+    exit_code: ClassVar[int] = ExitStatus.CLOSED_PIPE
 
     def __init__(self) -> None:
         super().__init__("stdout was closed")
@@ -156,15 +160,11 @@ def not_found(sandbox_ids: Sequence[str], status: int | None = 404, error_code: 
     return CliError(message, LIST_HINT, status=status, error_code=error_code)
 
 
-def _no_answer(message: str, hint: str) -> CliError:
-    return CliError(message, hint, exit_code=ExitStatus.NO_ANSWER)
-
-
 def _timeout_error(api_url: str | None, request_timeout: float | None, elapsed: float | None) -> CliError:
     # The time actually waited, measured here: true whatever the stack underneath did.
     waited = f" (gave up after {elapsed:.1f} s)" if elapsed is not None else ""
     limit = f"now {request_timeout:g} s" if request_timeout else "now no limit"
-    return _no_answer(
+    return NoAnswer(
         f"no answer from the API at {api_url}{waited}.",
         f"Retry, or allow longer with --request-timeout SECONDS ({limit}; 0 means no limit).",
     )
@@ -218,7 +218,7 @@ def to_cli_error(
         return _api_error(error, error.message)
     if isinstance(error, httpx.TransportError):
         reason = str(error) or type(error).__name__
-        return _no_answer(
+        return NoAnswer(
             f"could not reach the API at {api_url}: {reason}",
             "Check your network connection, and --api-url / --domain (E2B_API_URL / E2B_DOMAIN).",
         )
