@@ -159,3 +159,12 @@ def test_a_closed_pipe_prints_nothing() -> None:
     out = io.StringIO()
     ClosedPipe().show(out)
     assert out.getvalue() == ""
+
+
+def test_network_failure_says_the_innermost_cause_once() -> None:
+    nested = (
+        "Request failed: error sending request for url (http://127.0.0.1:9/v2/sandboxes): "
+        "client error (Connect): tcp connect error: Connection refused (os error 111)"
+    )
+    converted = convert(httpx.ConnectError(nested))
+    assert converted.message == f"could not reach the API at {URL}: Connection refused (os error 111)"

@@ -217,7 +217,9 @@ def to_cli_error(
     if isinstance(error, SandboxException):
         return _api_error(error, error.message)
     if isinstance(error, httpx.TransportError):
-        reason = str(error) or type(error).__name__
+        # The HTTP stack nests its causes ("error sending request for url (...): client
+        # error (Connect): tcp connect error: Connection refused"): the last one says it.
+        reason = str(error).rsplit(": ", 1)[-1] or type(error).__name__
         return NoAnswer(
             f"could not reach the API at {api_url}: {reason}",
             "Check your network connection, and --api-url / --domain (E2B_API_URL / E2B_DOMAIN).",
