@@ -84,7 +84,7 @@ def steps(text: str) -> list[Step]:
 
 def is_server(command: str) -> bool:
     words = command.split("#", 1)[0].split()
-    return words[:1] == ["e2b-local-api"] or words[:4] == ["python3", "-m", "nox", "-s"] and words[4:5] == ["serve"]
+    return words[:1] == ["e2b-local-api"] or (words[:4] == ["python3", "-m", "nox", "-s"] and words[4:5] == ["serve"])
 
 
 def _free_port() -> str:
