@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from e2b_local_api.body_limit import DEFAULT_MAX_BODY_BYTES
+import socket
+import time
+from collections.abc import Iterator
 
-from .conftest import LiveServer
+import httpx
+import pytest
+from e2b_local_api import create_app
+from e2b_local_api.body_limit import DEFAULT_MAX_BODY_BYTES
+from e2b_local_api.http_protocol import server_config
+
+from .conftest import LiveServer, serving
 from .raw_http import connect, read_response
 
 TEN_MB = 10 * 1024 * 1024
@@ -56,3 +64,30 @@ def test_a_body_under_the_limit_is_handed_on_whole(live: LiveServer) -> None:
         assert created.status_code == 201 and created.json()["templateID"] == template
         # Still answering normally after the refusals above.
         assert [s["templateID"] for s in api.get("/v2/sandboxes").json()] == [template]
+
+
+BODY_TIMEOUT = 1.0
+
+
+@pytest.fixture(scope="module")
+def impatient_url() -> Iterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    with serving(server_config(create_app(body_timeout=BODY_TIMEOUT), log_level="critical"), sock):
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_trickling_body_gets_a_408(impatient_url: str) -> None:
+    head = (
+        "POST /sandboxes HTTP/1.1\r\nHost: x\r\nX-API-Key: e2b_local_dev_key\r\n"
+        "Content-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+    )
+    started = time.monotonic()
+    with connect(impatient_url) as sock:
+        sock.sendall(head.encode() + b'{"templ')  # then nothing more
+        response = read_response(sock)
+    assert response.status == 408
+    assert response.json() == {"code": 408, "message": f"request body not received within {BODY_TIMEOUT:g} s"}
+    assert BODY_TIMEOUT <= time.monotonic() - started < BODY_TIMEOUT + 3
+    answer = httpx.get(f"{impatient_url}/v2/sandboxes", headers={"X-API-Key": "e2b_local_dev_key"}, timeout=5)
+    assert answer.status_code == 200 and answer.json() == []

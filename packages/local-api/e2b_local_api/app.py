@@ -25,7 +25,7 @@ from starlette.routing import Match
 
 from e2b_local_api import controls, routes
 from e2b_local_api.auth import HEADER, AuthConfig
-from e2b_local_api.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from e2b_local_api.control_guard import ControlGuardMiddleware
 from e2b_local_api.errors import ApiError, error_response, handle_api_error
 from e2b_local_api.faults import FaultMiddleware, FaultQueue
@@ -38,6 +38,7 @@ def create_app(
     store: SandboxStore | None = None,
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> FastAPI:
     state_store = store or SandboxStore()
 
@@ -62,7 +63,7 @@ def create_app(
     app.include_router(controls.router)
     app.add_exception_handler(ApiError, handle_api_error)
     app.add_exception_handler(HTTPException, _http_error)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes, timeout=body_timeout)
     app.add_middleware(ControlGuardMiddleware)
     app.add_middleware(FaultMiddleware, faults=app.state.faults)
     app.add_middleware(StatsMiddleware, stats=app.state.stats)

@@ -9,7 +9,7 @@ import uvicorn
 
 from e2b_local_api.app import create_app
 from e2b_local_api.auth import DEV_API_KEY, AuthConfig
-from e2b_local_api.body_limit import DEFAULT_MAX_BODY_BYTES
+from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES
 from e2b_local_api.http_protocol import DEFAULT_HEADER_TIMEOUT, server_config
 
 
@@ -40,6 +40,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help=f"close connections whose request headers take longer (default {DEFAULT_HEADER_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=DEFAULT_BODY_TIMEOUT,
+        metavar="SECONDS",
+        help=f"answer 408 to request bodies that take longer (default {DEFAULT_BODY_TIMEOUT:g})",
+    )
+    parser.add_argument(
         "--max-body-bytes",
         type=int,
         default=DEFAULT_MAX_BODY_BYTES,
@@ -64,7 +71,7 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    app = create_app(auth_config(args), max_body_bytes=args.max_body_bytes)
+    app = create_app(auth_config(args), max_body_bytes=args.max_body_bytes, body_timeout=args.body_timeout)
     config = server_config(
         app, host=args.host, port=args.port, header_timeout=args.header_timeout, log_level=args.log_level
     )
