@@ -54,10 +54,8 @@ class E2BGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.Abort):
-            raise
-        except click.UsageError:
-            raise  # click's usage errors (2): stderr, with the usage line
+        except (click.exceptions.Exit, click.Abort, click.UsageError):
+            raise  # --help/--version, and click's usage errors (2): stderr, with the usage line
         except Exception as error:
             state = ctx.find_object(CliState) or CliState()
             if state.debug and not isinstance(error, CliError):
@@ -104,7 +102,7 @@ def main(args: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             return _closed_pipe()
         return error.exit_code
-    except click.Abort:
+    except click.Abort:  # click's word for a KeyboardInterrupt or EOF it caught
         return ExitStatus.INTERRUPTED
     except BrokenPipeError:
         return _closed_pipe()
