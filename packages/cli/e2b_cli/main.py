@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from e2b_cli import __version__
-from e2b_cli.errors import CliError, ClosedPipe, ExitStatus, exit_status_help, to_cli_error
+from e2b_cli.errors import CliError, CliUsageError, ClosedPipe, ExitStatus, exit_status_help, to_cli_error
 from e2b_cli.sandbox import sandbox
 from e2b_cli.settings import CliState, connection_options
 
@@ -96,6 +96,11 @@ def main(args: Sequence[str] | None = None) -> int:
     except click.ClickException as error:
         if isinstance(error, ClosedPipe):
             return _closed_pipe()
+        if isinstance(error, click.UsageError) and _asks_for_json(sys.argv[1:] if args is None else args):
+            # The arguments could not be read, --json among them: a script still gets JSON.
+            usage = CliUsageError(error.format_message())
+            usage.as_json = True
+            error = usage
         try:
             error.show()
             sys.stdout.flush()
@@ -107,6 +112,11 @@ def main(args: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     return result if isinstance(result, int) else ExitStatus.OK
+
+
+def _asks_for_json(args: Sequence[str]) -> bool:
+    options = list(args)
+    return "--json" in (options[: options.index("--")] if "--" in options else options)
 
 
 def _closed_pipe() -> int:
