@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 from nox.command import CommandFailed
 
@@ -19,6 +21,25 @@ def _install_dev(session: nox.Session) -> None:
     session.install("--require-hashes", "-r", DEV)
     # The packages' dependencies come from the hashed lock above, not from a resolver.
     session.install("--no-deps", *(arg for pkg in PACKAGES for arg in ("-e", pkg)))
+
+
+@nox.session(default=False)
+def dev(session: nox.Session) -> None:
+    """One environment with the SDK, the CLI and the local server from this repository (editable, hashed pins)."""
+    _install_dev(session)
+    activate = Path(session.bin, "activate")
+    if activate.is_relative_to(Path.cwd()):
+        activate = activate.relative_to(Path.cwd())
+    # On stdout, alone: `$(nox -s dev)` is not needed, but a script can read it.
+    print(f"source {activate}")
+    session.log(f"ready: `source {activate}` puts e2b, e2b-local-api and python (with e2b) on your PATH")
+
+
+@nox.session(default=False)
+def serve(session: nox.Session) -> None:
+    """Run the local API server, e2b-local-api (arguments after -- reach it: -- --port 3000)."""
+    _install_dev(session)
+    session.run("e2b-local-api", *session.posargs)
 
 
 @nox.session

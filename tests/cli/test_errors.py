@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import httpx
 import pytest
@@ -16,7 +17,16 @@ from e2b import (
     ServiceBusyException,
     TimeoutException,
 )
-from e2b_cli.errors import CliError, CliUsageError, ExitStatus, to_cli_error
+from e2b_cli.errors import (
+    MEANINGS,
+    CliError,
+    CliUsageError,
+    ClosedPipe,
+    ExitStatus,
+    exit_status_help,
+    not_found,
+    to_cli_error,
+)
 
 URL = "https://api.e2b.app"
 
@@ -26,7 +36,18 @@ def convert(error: Exception) -> CliError:
 
 
 def test_exit_statuses_are_the_documented_ones() -> None:
-    assert {s.name: int(s) for s in ExitStatus} == {"OK": 0, "FAILED": 1, "USAGE": 2}
+    assert {s.name: int(s) for s in ExitStatus} == {
+        "OK": 0,
+        "FAILED": 1,
+        "USAGE": 2,
+        "NO_ANSWER": 3,
+        "INTERRUPTED": 130,
+        "CLOSED_PIPE": 141,
+    }
+    assert set(MEANINGS) == set(ExitStatus)
+    help_text = exit_status_help()
+    for status, meaning in MEANINGS.items():
+        assert f"  {int(status):<3}  {meaning.split()[0]}" in help_text
 
 
 @pytest.mark.parametrize(
@@ -39,10 +60,13 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         (RateLimitException("slow down", status_code=429), ExitStatus.FAILED),
         (ServiceBusyException("busy", status_code=503), ExitStatus.FAILED),
         (InvalidArgumentException("bad", status_code=400), ExitStatus.FAILED),
-        (TimeoutException("late"), ExitStatus.FAILED),
+        (TimeoutException("late"), ExitStatus.NO_ANSWER),
         (SandboxException("other", status_code=500), ExitStatus.FAILED),
-        (httpx.ConnectError("refused"), ExitStatus.FAILED),
-        (httpx.ReadTimeout("late"), ExitStatus.FAILED),
+        (httpx.ConnectError("refused"), ExitStatus.NO_ANSWER),
+        (httpx.ConnectError("[Errno -2] Name or service not known"), ExitStatus.NO_ANSWER),
+        (httpx.ReadTimeout("late"), ExitStatus.NO_ANSWER),
+        (httpx.RemoteProtocolError("cut off"), ExitStatus.NO_ANSWER),
+        (BrokenPipeError(), ExitStatus.CLOSED_PIPE),
         (RuntimeError("bug"), ExitStatus.FAILED),
     ],
 )
@@ -73,9 +97,13 @@ def test_network_failure_names_the_url() -> None:
     assert convert(httpx.ConnectError("")).message == f"could not reach the API at {URL}: ConnectError"
 
 
-def test_timeout_without_limit() -> None:
-    converted = to_cli_error(TimeoutException("late"), api_url=URL, request_timeout=None)
-    assert converted.message == f"no answer from the API at {URL}."
+def test_timeout_says_how_long_it_waited_and_the_limit() -> None:
+    converted = to_cli_error(TimeoutException("late"), api_url=URL, request_timeout=30.0, elapsed=30.04)
+    assert converted.message == f"no answer from the API at {URL} (gave up after 30.0 s)."
+    assert converted.hint == "Retry, or allow longer with --request-timeout SECONDS (now 30 s; 0 means no limit)."
+    unlimited = to_cli_error(TimeoutException("late"), api_url=URL, request_timeout=None)
+    assert unlimited.message == f"no answer from the API at {URL}."
+    assert unlimited.hint is not None and "now no limit" in unlimited.hint
 
 
 def test_unexpected_error_points_at_debug() -> None:
@@ -87,3 +115,56 @@ def test_unexpected_error_points_at_debug() -> None:
 def test_cli_error_passes_through() -> None:
     original = CliUsageError("x")
     assert convert(original) is original
+
+
+def test_not_found_has_one_wording_whatever_the_api_said() -> None:
+    api_error = SandboxNotFoundException(
+        "no sandbox with id nope here", status_code=404, error_code="sandbox_not_found"
+    )
+    one = to_cli_error(api_error, api_url=URL, request_timeout=30.0, sandbox_ids=["nope"])
+    assert one.message == "sandbox 'nope' not found"
+    assert one.to_json() == {"error": {"status": 404, "error_code": "sandbox_not_found", "message": one.message}}
+    assert not_found(["nope"]).message == one.message  # what `kill` raises itself
+    assert not_found(["a", "b"]).message == "sandboxes 'a', 'b' not found"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ServiceBusyException("the service is busy, retry later", status_code=503),
+        RateLimitException("rate limited: too many requests", status_code=429),
+        InvalidArgumentException("timeout: must be at most 86400", status_code=400),
+    ],
+)
+def test_no_message_repeats_itself(error: SandboxException) -> None:
+    converted = convert(error)
+    assert converted.hint is not None
+    words = lambda text: {w.strip(".,:;()").lower() for w in text.split() if len(w) > 4}  # noqa: E731
+    assert not words(converted.hint) & words(error.message), (converted.message, converted.hint)
+
+
+def test_json_errors_go_to_stdout_as_one_object() -> None:
+    converted = convert(SandboxPauseRefusedException("pause refused: node busy"))
+    converted.as_json = True
+    out = io.StringIO()
+    converted.show(out)
+    assert json.loads(out.getvalue()) == {
+        "error": {"status": 503, "error_code": "sandbox_pause_refused", "message": "pause refused: node busy"}
+    }
+    local = convert(httpx.ConnectError("refused"))
+    assert local.to_json()["error"]["status"] is None and local.to_json()["error"]["error_code"] is None
+
+
+def test_a_closed_pipe_prints_nothing() -> None:
+    out = io.StringIO()
+    ClosedPipe().show(out)
+    assert out.getvalue() == ""
+
+
+def test_network_failure_says_the_innermost_cause_once() -> None:
+    nested = (
+        "Request failed: error sending request for url (http://127.0.0.1:9/v2/sandboxes): "
+        "client error (Connect): tcp connect error: Connection refused (os error 111)"
+    )
+    converted = convert(httpx.ConnectError(nested))
+    assert converted.message == f"could not reach the API at {URL}: Connection refused (os error 111)"

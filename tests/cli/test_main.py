@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 from e2b_cli import __version__
 from e2b_cli.errors import ExitStatus
+from e2b_cli.main import main
 
 from tests.cli.conftest import SANDBOX_ID, FakeApi, Invoke, assert_clean_error
 
@@ -58,9 +60,10 @@ def test_debug_shows_the_traceback(api: FakeApi, run: Invoke, where: str) -> Non
     api.on("POST", PAUSE, httpx.ConnectError("refused"))
     args = ["sandbox", "pause", SANDBOX_ID]
     result = run(*(["--debug", *args] if where == "before" else [*args, "--debug"]))
-    assert result.exit_code == ExitStatus.FAILED
-    # CliRunner keeps the exception that a real run prints as a traceback.
-    assert isinstance(result.exception, httpx.ConnectError)
+    # The traceback, then the same message and exit status as without --debug.
+    assert result.exit_code == ExitStatus.NO_ANSWER
+    assert "Traceback" in result.stderr and "httpx.ConnectError: refused" in result.stderr
+    assert "Error: could not reach the API" in result.stderr
 
 
 def test_console_script_entry_point() -> None:
@@ -70,3 +73,25 @@ def test_console_script_entry_point() -> None:
     )
     assert proc.returncode == ExitStatus.USAGE
     assert "Missing argument" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["sandbox", "list", "--json", "--limit", "0"], "--limit"),
+        (["sandbox", "info", "--json"], "Missing argument"),
+        (["sandbox", "list", "--json", "--bogus"], "--bogus"),
+    ],
+)
+def test_usage_errors_with_json_are_json(args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == ExitStatus.USAGE
+    out, err = capsys.readouterr()
+    assert err == ""
+    error = json.loads(out)["error"]
+    assert (error["status"], error["error_code"]) == (None, None) and needle in error["message"]
+
+
+def test_usage_errors_without_json_keep_click_s_form(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sandbox", "list", "--limit", "0", "--", "--json"]) == ExitStatus.USAGE
+    out, err = capsys.readouterr()
+    assert out == "" and "Usage: e2b sandbox list" in err

@@ -84,3 +84,14 @@ def test_info_dict_is_json_ready() -> None:
     assert data["started_at"] == "2025-01-02T03:04:05+00:00"
     assert data["metadata"] == {}
     assert data["state"] == "paused"
+
+
+class ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError
+
+
+def test_a_closed_pipe_is_left_to_the_top_level_handler() -> None:
+    # rich would exit with status 1 itself; the CLI's handler turns this into a quiet 141.
+    with pytest.raises(BrokenPipeError):
+        output.console(file=ClosedPipe()).print("row")

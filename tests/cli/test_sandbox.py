@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
+from click.testing import Result
 from e2b_cli.errors import ExitStatus
 
 from tests.cli.conftest import API_KEY, SANDBOX_ID, FakeApi, Invoke, assert_clean_error, error, sandbox_json
@@ -201,7 +203,7 @@ def test_kill_unknown_tries_all_then_fails(api: FakeApi, run: Invoke) -> None:
     result = run("sandbox", "kill", "a", "b")
     assert result.exit_code == ExitStatus.FAILED
     assert result.stdout == "Killed sandbox b.\n"
-    assert result.stderr.splitlines()[0] == "Error: no such sandbox: a"
+    assert result.stderr.splitlines()[0] == "Error: sandbox 'a' not found"
     assert "Traceback" not in result.stderr
 
 
@@ -289,7 +291,7 @@ def test_invalid_api_key(api: FakeApi, run: Invoke, args: list[str], method: str
 def test_network_failure(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ConnectError("connection refused"))
     result = run(*args, "--api-url", "http://127.0.0.1:9")
-    assert_clean_error(result, ExitStatus.FAILED, lines=(2,))
+    assert_clean_error(result, ExitStatus.NO_ANSWER, lines=(2,))
     first, hint = result.stderr.splitlines()
     assert first == "Error: could not reach the API at http://127.0.0.1:9: connection refused"
     assert "network" in hint
@@ -299,17 +301,17 @@ def test_network_failure(api: FakeApi, run: Invoke, args: list[str], method: str
 def test_timeout_failure(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ReadTimeout("timed out"))
     result = run(*args, "--request-timeout", "5")
-    assert_clean_error(result, ExitStatus.FAILED, lines=(2,))
-    assert "no answer from the API" in result.stderr
-    assert "within 5 s" in result.stderr
-    assert "--request-timeout" in result.stderr
+    assert_clean_error(result, ExitStatus.NO_ANSWER, lines=(2,))
+    first, hint = result.stderr.splitlines()
+    assert re.fullmatch(r"Error: no answer from the API at https://api\.e2b\.app \(gave up after \d+\.\d s\)\.", first)
+    assert hint == "Retry, or allow longer with --request-timeout SECONDS (now 5 s; 0 means no limit)."
 
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
         (error(429, "rate limited", "rate_limited"), "wait a little"),
-        (error(503, "node busy"), "retry later"),
+        (error(503, "node busy"), "try again in a minute"),
         (error(400, "timeout must be at most 86400", "invalid_request"), "invalid"),
         (error(500, "internal error"), None),
         (httpx.Response(502, text="<html>bad gateway</html>"), None),
@@ -334,3 +336,87 @@ def test_help_has_an_example(run: Invoke, args: list[str], method: str, path: st
     assert result.exit_code == ExitStatus.OK
     assert "Examples:" in result.stdout
     assert f"e2b sandbox {args[1]}" in result.stdout
+
+
+# --- create --------------------------------------------------------------------------
+
+CREATED = {"sandboxID": "sbx_new", "templateID": "base", "envdVersion": "0.2.0"}
+
+
+def test_create_prints_the_id_alone(api: FakeApi, run: Invoke) -> None:
+    api.on("POST", "/sandboxes", httpx.Response(201, json=CREATED))
+    result = run("sandbox", "create")
+    assert result.exit_code == ExitStatus.OK
+    assert result.stdout == "sbx_new\n"
+    assert api.bodies()[0]["templateID"] == "base" and api.bodies()[0]["timeout"] == 300
+
+
+def test_create_template_timeout_and_json(api: FakeApi, run: Invoke) -> None:
+    api.on("POST", "/sandboxes", httpx.Response(201, json={**CREATED, "templateID": "py"}))
+    result = run("sandbox", "create", "py", "--timeout", "60", "--json")
+    assert result.exit_code == ExitStatus.OK
+    assert json.loads(result.stdout) == {"sandbox_id": "sbx_new", "template_id": "py", "envd_version": "0.2.0"}
+    assert api.bodies()[0]["templateID"] == "py" and api.bodies()[0]["timeout"] == 60
+
+
+@pytest.mark.parametrize("args", [["--timeout", "-1"], ["--timeout", "soon"], ["a", "b"]])
+def test_create_usage_errors(api: FakeApi, run: Invoke, args: list[str]) -> None:
+    assert run("sandbox", "create", *args).exit_code == ExitStatus.USAGE
+    assert api.requests == []
+
+
+# --- --json failures: one object on stdout, the same exit statuses ---------------------
+
+JSON_COMMANDS = [c for c in COMMANDS if c[0][1] in ("list", "info", "pause")] + [
+    (["sandbox", "create"], "POST", "/sandboxes")
+]
+
+
+def _json_error(result: Result) -> dict[str, object]:
+    assert result.stderr == ""
+    body = json.loads(result.stdout)
+    assert list(body) == ["error"] and set(body["error"]) == {"status", "error_code", "message"}
+    error: dict[str, object] = body["error"]
+    return error
+
+
+def test_pause_json_refusal(api: FakeApi, run: Invoke) -> None:
+    api.on("POST", PAUSE, error(503, REFUSAL, "sandbox_pause_refused"))
+    result = run("sandbox", "pause", SANDBOX_ID, "--json")
+    assert result.exit_code == ExitStatus.FAILED
+    assert _json_error(result) == {"status": 503, "error_code": "sandbox_pause_refused", "message": REFUSAL}
+
+
+@pytest.mark.parametrize(("args", "method", "path"), JSON_COMMANDS, ids=[c[0][1] for c in JSON_COMMANDS])
+def test_json_failures(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
+    api.on(method, path, error(404, "whatever the API says", "sandbox_not_found"))
+    not_found = run(*args, "--json")
+    assert not_found.exit_code == ExitStatus.FAILED
+    expected = f"sandbox {SANDBOX_ID!r} not found" if len(args) > 2 else "whatever the API says"
+    assert _json_error(not_found) == {"status": 404, "error_code": "sandbox_not_found", "message": expected}
+    api.on(method, path, httpx.ConnectError("connection refused"))
+    unreachable = run(*args, "--json", "--api-url", "http://127.0.0.1:9")
+    assert unreachable.exit_code == ExitStatus.NO_ANSWER
+    assert _json_error(unreachable)["status"] is None
+
+
+@pytest.mark.parametrize(("args", "method", "path"), COMMANDS[1:], ids=IDS[1:])  # all but list
+def test_not_found_reads_the_same_from_every_command(
+    api: FakeApi, run: Invoke, args: list[str], method: str, path: str
+) -> None:
+    api.on(method, path, error(404, "the API's own words", "sandbox_not_found"))
+    result = run(*args)
+    assert result.stderr.splitlines()[0] == f"Error: sandbox {SANDBOX_ID!r} not found"
+
+
+@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+def test_a_web_page_instead_of_json_names_status_and_content_type(
+    api: FakeApi, run: Invoke, args: list[str], method: str, path: str
+) -> None:
+    page = httpx.Response(200, text="<html>Sign in to the proxy</html>", headers={"content-type": "text/html"})
+    api.on(method, path, page)
+    result = run(*args)
+    assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
+    assert result.stderr == (
+        "Error: the API answered 200 with text/html, not JSON: is the API URL right, or is a proxy answering?\n"
+    )

@@ -94,7 +94,7 @@ def server() -> Iterator[LocalApi]:
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
-    control = httpx.Client(base_url=url, timeout=10)
+    control = httpx.Client(base_url=url, timeout=10, headers={"Content-Type": "application/json"})
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -265,3 +265,18 @@ def test_resume_after_forced_pause_with_reboot(api: LocalApi) -> None:
     assert api.e2b("sandbox", "timeout", sid, "600").returncode == ExitStatus.OK
     assert api.e2b("sandbox", "kill", sid).returncode == ExitStatus.OK
     assert api.e2b("sandbox", "kill", sid).returncode == ExitStatus.FAILED
+
+
+@pytest.mark.parametrize("args", [["sandbox", "list", "--json"], ["sandbox", "list"], ["sandbox", "create", "--json"]])
+def test_output_into_a_closed_pipe_exits_quietly(api: LocalApi, args: list[str]) -> None:
+    api.create()
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `e2b sandbox list --json | head -0`
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("E2B_")}
+        env |= {"E2B_API_URL": api.url, "E2B_API_KEY": DEV_KEY}
+        assert E2B is not None
+        proc = subprocess.run([E2B, *args], stdout=write_end, stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (ExitStatus.CLOSED_PIPE, "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from e2b_cli.errors import CliError, ExitStatus
@@ -72,3 +74,30 @@ def test_api_params_require_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_request_timeout_is_validated(run: Invoke) -> None:
     assert run("--request-timeout", "-1", "sandbox", "list").exit_code == ExitStatus.USAGE
+
+
+@pytest.mark.parametrize(
+    "url", ["notaurl", "ftp://x", "http://", "https://:80", "http://host:99999", "http://host:port"]
+)
+@pytest.mark.parametrize("where", ["flag", "environment"])
+def test_a_malformed_api_url_is_a_usage_error(
+    api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch, url: str, where: str
+) -> None:
+    if where == "flag":
+        result = run("sandbox", "pause", SANDBOX_ID, "--api-url", url)
+    else:
+        monkeypatch.setenv("E2B_API_URL", url)
+        result = run("sandbox", "pause", SANDBOX_ID)
+    assert result.exit_code == ExitStatus.USAGE, result.stderr
+    first, hint = result.stderr.splitlines()
+    assert first == f"Error: invalid API URL {url!r}: expected http:// or https:// and a host, e.g. https://api.e2b.app"
+    assert "--api-url or E2B_API_URL" in hint
+    assert api.requests == []
+
+
+def test_a_malformed_api_url_with_json(api: FakeApi, run: Invoke) -> None:
+    result = run("sandbox", "pause", SANDBOX_ID, "--json", "--api-url", "ftp://x")
+    assert result.exit_code == ExitStatus.USAGE
+    assert result.stderr == ""
+    error = json.loads(result.stdout)["error"]
+    assert (error["status"], error["error_code"]) == (None, None) and "invalid API URL" in error["message"]

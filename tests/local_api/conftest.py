@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ import httpx
 import pytest
 import uvicorn
 from e2b_local_api import DEV_API_KEY, create_app
+from e2b_local_api.http_protocol import server_config
 
 
 @dataclass
@@ -61,7 +63,13 @@ def live_server_url() -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(), log_level="critical", lifespan="on")
+    with serving(server_config(create_app(), log_level="critical"), sock):
+        yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def serving(config: uvicorn.Config, sock: socket.socket) -> Iterator[None]:
+    """uvicorn with `config` on `sock`, in a thread, until the block ends."""
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -70,15 +78,19 @@ def live_server_url() -> Iterator[str]:
         if time.monotonic() > deadline:
             raise RuntimeError("local API did not start")
         time.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=5)
-    sock.close()
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()
 
 
 @pytest.fixture(scope="session")
 def live_server(live_server_url: str) -> Iterator[LiveServer]:
-    with httpx.Client(base_url=live_server_url, timeout=10, verify=False) as control:
+    # The control surface takes JSON only (a browser's form posts are refused).
+    headers = {"Content-Type": "application/json"}
+    with httpx.Client(base_url=live_server_url, timeout=10, verify=False, headers=headers) as control:
         yield LiveServer(live_server_url, DEV_API_KEY, control)
 
 

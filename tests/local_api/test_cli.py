@@ -8,6 +8,7 @@ import sys
 import time
 
 import httpx
+import pytest
 from e2b_local_api.auth import DEV_API_KEY
 from e2b_local_api.cli import auth_config, parse_args
 
@@ -43,3 +44,16 @@ def test_serves_on_the_given_port() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_limits_are_options() -> None:
+    args = parse_args(["--header-timeout", "0.5", "--body-timeout", "2", "--max-body-bytes", "100"])
+    assert (args.header_timeout, args.body_timeout, args.max_body_bytes) == (0.5, 2.0, 100)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_timeouts_must_be_positive(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--header-timeout", value])
+    assert exited.value.code == 2
+    assert "must be a positive number of seconds" in capsys.readouterr().err

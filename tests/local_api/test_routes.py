@@ -1,4 +1,4 @@
-"""The public routes in process (httpx over ASGI): auth, validation, errors."""
+"""The public routes: auth, validation, errors; in process (httpx over ASGI), bad input also over a real socket."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import httpx
 import pytest
 from e2b_local_api import DEV_API_KEY, AuthConfig, create_app
 
+from .conftest import LiveServer
+
 pytestmark = pytest.mark.anyio
 
 
@@ -15,7 +17,9 @@ pytestmark = pytest.mark.anyio
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=create_app())
     async with httpx.AsyncClient(
-        transport=transport, base_url="http://local", headers={"X-API-Key": DEV_API_KEY}
+        transport=transport,
+        base_url="http://local",
+        headers={"X-API-Key": DEV_API_KEY, "Content-Type": "application/json"},
     ) as client:
         yield client
 
@@ -136,3 +140,55 @@ async def test_served_openapi_has_the_operations_and_no_controls(
     pause = doc["paths"]["/sandboxes/{sandboxID}/pause"]["post"]
     assert pause["requestBody"]["required"] is False
     assert "422" not in pause["responses"]
+
+
+# --- bad input over a real socket: the spec's 4xx `Error`, never a 500, and others still served ---
+
+CREATE_CASES = [
+    (b'{"templateID": ', "application/json", "Invalid JSON"),
+    (b"[1, 2]", "application/json", "invalid request body"),
+    (b'{"templateID": "b"}', "text/plain", "Content-Type must be application/json"),
+    (b'{"templateID": "b"}', "application/x-www-form-urlencoded", "Content-Type must be application/json"),
+    (b'{"templateID": "b"}', None, "Content-Type must be application/json"),
+    (b'{"templateID": "b", "timeout": -5}', "application/json", "timeout"),
+    (b'{"templateID": "b", "timeout": 99999999999}', "application/json", "int32"),
+    (b'{"templateID": "b", "timeout": 1.5}', "application/json", "timeout"),
+]
+
+
+@pytest.mark.parametrize(("body", "content_type", "needle"), CREATE_CASES)
+def test_bad_bodies_over_a_real_socket(live: LiveServer, body: bytes, content_type: str | None, needle: str) -> None:
+    with live.api() as api:
+        headers = {"Content-Type": content_type} if content_type else {}
+        response = api.post("/sandboxes", content=body, headers=headers)
+        assert response.status_code == 400, response.text
+        assert response.json()["error_code"] == "invalid_request" and needle in response.json()["message"]
+        assert api.get("/v2/sandboxes").json() == []  # nothing stored, and still answering
+
+
+@pytest.mark.parametrize("timeout", [-1, 2**31, "60", None])
+def test_out_of_range_timeouts_over_a_real_socket(live: LiveServer, timeout: object) -> None:
+    with live.api() as api:
+        sid = api.post("/sandboxes", json={"templateID": "b"}).json()["sandboxID"]
+        for path in (f"/sandboxes/{sid}/timeout", f"/sandboxes/{sid}/connect"):
+            response = api.post(path, json={"timeout": timeout})
+            assert response.status_code == 400 and response.json()["code"] == 400, (path, response.text)
+
+
+def test_unknown_fields_are_ignored_as_the_spec_allows(live: LiveServer) -> None:
+    # The request schemas do not set additionalProperties: false, so an unknown
+    # field is valid; it is neither stored nor echoed.
+    with live.api() as api:
+        created = api.post("/sandboxes", json={"templateID": "b", "colour": "red"})
+        assert created.status_code == 201 and "colour" not in created.json()
+        sid = created.json()["sandboxID"]
+        assert api.post(f"/sandboxes/{sid}/pause", json={"colour": "red"}).json() == {"forced": False}
+        assert "colour" not in api.get(f"/sandboxes/{sid}").json()
+
+
+def test_unknown_paths_and_missing_keys_get_error_bodies(live: LiveServer) -> None:
+    with live.api() as api:
+        unknown = api.get("/nope")
+        assert unknown.status_code == 404 and unknown.json() == {"code": 404, "message": "no such path: GET /nope"}
+    keyless = live.control.get("/v2/sandboxes")
+    assert keyless.status_code == 401 and keyless.json()["code"] == 401

@@ -17,7 +17,7 @@ from e2b import (
     SandboxPauseRefusedException,
     ServiceBusyException,
 )
-from e2b._exceptions import api_exception_from_code, handle_api_exception
+from e2b._exceptions import api_exception_from_code, handle_api_exception, is_json_media_type
 
 
 def body(message: str = "why", **fields: object) -> bytes:
@@ -105,3 +105,33 @@ def test_the_refusal_docstring_names_the_reasons_and_the_reboot_caveat() -> None
     doc = SandboxPauseRefusedException.__doc__ or ""
     for words in ("guest agent", "busy", "pinned", 'on_resume="reboot"'):
         assert words in doc
+
+
+@pytest.mark.parametrize(
+    ("content_type", "expected"),
+    [("text/html; charset=utf-8", "text/html; charset=utf-8"), (None, "no content type")],
+)
+def test_a_non_json_error_answer_names_its_content_type(content_type: str | None, expected: str) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    response = httpx.Response(502, content=b"<html>Bad Gateway</html>", headers=headers)
+    error = handle_api_exception(response)
+    assert type(error) is SandboxException and error.status_code == 502
+    assert (
+        str(error) == f"the API answered 502 with {expected}, not JSON: is the API URL right, or is a proxy answering?"
+    )
+    assert type(handle_api_exception(httpx.Response(503, content=b"busy", headers=headers))) is ServiceBusyException
+
+
+@pytest.mark.parametrize(
+    ("content_type", "is_json"),
+    [
+        ("application/json", True),
+        ("Application/JSON; charset=utf-8", True),
+        ("application/problem+json", True),
+        ("text/html", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_is_json_media_type(content_type: str | None, is_json: bool) -> None:
+    assert is_json_media_type(content_type) is is_json

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import warnings
 
+import httpx
 import pytest
 from e2b import SandboxException, SandboxPauseResult
-from e2b._sandbox_logic import PageCursor, pause_request, pause_result, unexploded, warn_beta_pause
+from e2b._sandbox_logic import PageCursor, checked, pause_request, pause_result, unexploded, warn_beta_pause
 from e2b.api.client.models import SandboxPauseResult as WirePauseResult
 
 
@@ -71,3 +72,15 @@ def test_unexploded_joins_array_parameters() -> None:
     assert unexploded({"params": {"state": ["running", "paused"], "limit": 2}}) == {
         "params": {"state": "running,paused", "limit": 2}
     }
+
+
+def test_checked_refuses_a_non_json_success_answer() -> None:
+    page = httpx.Response(200, content=b"<html>login</html>", headers={"content-type": "text/html"})
+    with pytest.raises(SandboxException) as raised:
+        checked(page, {200})
+    assert raised.value.status_code == 200
+    assert str(raised.value).startswith("the API answered 200 with text/html, not JSON")
+    empty = httpx.Response(204)
+    assert checked(empty, {204}) is empty
+    ok = httpx.Response(200, json=[])
+    assert checked(ok, {200}) is ok

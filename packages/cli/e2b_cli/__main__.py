@@ -1,5 +1,5 @@
 """`python -m e2b_cli`: the same as the `e2b` console script."""
 
-from e2b_cli.main import main
+from e2b_cli.launcher import run
 
-main()
+run()

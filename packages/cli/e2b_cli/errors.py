@@ -3,13 +3,17 @@
 Every failure ends as a `CliError`: one line saying what went wrong and, when
 there is something to do about it, a second line saying what. The top-level
 handler (`e2b_cli.main.E2BGroup.invoke`) turns whatever a command raised into
-one with `to_cli_error`; click prints it on stderr and exits with its status.
-No traceback is shown unless `--debug` is given.
+one with `to_cli_error`; it is shown on stderr, or as a JSON object on stdout
+when the command was given `--json`. No traceback is shown unless `--debug`
+is given. Each failure has one wording, whichever command met it.
 """
 
 from __future__ import annotations
 
 import enum
+import json
+import textwrap
+from collections.abc import Sequence
 from typing import IO, Any, ClassVar
 
 import click
@@ -27,41 +31,95 @@ from e2b import (
 
 from e2b_cli import output
 
-__all__ = ["CliError", "CliUsageError", "ExitStatus", "missing_api_key", "to_cli_error"]
+__all__ = [
+    "MEANINGS",
+    "CliError",
+    "CliUsageError",
+    "ClosedPipe",
+    "ExitStatus",
+    "NoAnswer",
+    "exit_status_help",
+    "missing_api_key",
+    "not_found",
+    "to_cli_error",
+]
 
 
 class ExitStatus(enum.IntEnum):
-    """The documented exit statuses of every `e2b` command."""
+    """The documented exit statuses of every `e2b` command; `MEANINGS` says what each means."""
 
     OK = 0
-    """The command did what it was asked (a sandbox that was already paused counts)."""
     FAILED = 1
-    """The API said no (refused pause, unknown sandbox, rejected key, busy, rate
-    limited, invalid request), or no answer came (network failure, timeout)."""
     USAGE = 2
-    """The command line is wrong (unknown option, bad value), or there is no API key."""
+    NO_ANSWER = 3
+    INTERRUPTED = 130
+    CLOSED_PIPE = 141
+
+
+# The one table: `e2b --help` renders it, and a test checks the README's against it.
+MEANINGS: dict[ExitStatus, str] = {
+    ExitStatus.OK: "success (pausing a sandbox that is already paused included)",
+    ExitStatus.FAILED: (
+        "the API answered no: a refused pause, an unknown sandbox, a rejected API key, busy, rate limited, "
+        "an invalid request, or an answer that is not the API's (a proxy's page)"
+    ),
+    ExitStatus.USAGE: (
+        "usage error: an unknown command or option, a bad value (a malformed --api-url included), no API key"
+    ),
+    ExitStatus.NO_ANSWER: "no answer: connection refused, unknown host, network failure, timeout",
+    ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",
+    ExitStatus.CLOSED_PIPE: "stdout was closed early (`| head`); nothing is printed, as with other Unix tools",
+}
+
+
+def exit_status_help() -> str:
+    """The exit status table of `e2b --help` (click's `\\b` keeps its lines as they are)."""
+    rows = [
+        textwrap.fill(meaning, width=76, initial_indent=f"  {int(status):<3}  ", subsequent_indent=" " * 7)
+        for status, meaning in MEANINGS.items()
+    ]
+    return "\b\nExit status:\n" + "\n".join(rows)
 
 
 class CliError(click.ClickException):
     """A failure as the user sees it: `message` and an optional `hint`; exit status 1.
 
     `verbatim` prints the message alone, exactly as given: a refused pause is
-    the API's own one-line message, so that scripts can match it.
+    the API's own one-line message, so that scripts can match it. `status`
+    and `error_code` are the API's, when it answered; with `as_json` the
+    error is printed on stdout as `{"error": {"status", "error_code", "message"}}`.
     """
 
     exit_code: ClassVar[int] = ExitStatus.FAILED
 
-    def __init__(self, message: str, hint: str | None = None, *, verbatim: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        verbatim: bool = False,
+        status: int | None = None,
+        error_code: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.hint = hint
         self.verbatim = verbatim
+        self.status = status
+        self.error_code = error_code
+        self.as_json = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": {"status": self.status, "error_code": self.error_code, "message": self.message}}
 
     def show(self, file: IO[Any] | None = None) -> None:
+        if self.as_json:
+            click.echo(json.dumps(self.to_json(), indent=2), file=file)
+            return
         output.print_error(self.message, self.hint, verbatim=self.verbatim, file=file)
 
 
 class CliUsageError(CliError):
-    """A failure the user fixes on their side before anything is sent (no API key); exit status 2.
+    """A failure the user fixes on their side before anything is sent (no API key, a bad URL); exit status 2.
 
     Unlike click's `UsageError` it prints no usage line: the hint says what to do.
     """
@@ -69,50 +127,100 @@ class CliUsageError(CliError):
     exit_code: ClassVar[int] = ExitStatus.USAGE
 
 
+class NoAnswer(CliError):
+    """No answer came: connection refused, unknown host, network failure, timeout; exit status 3."""
+
+    exit_code: ClassVar[int] = ExitStatus.NO_ANSWER
+
+
+class ClosedPipe(CliError):
+    """Whoever read stdout went away (`| head`): nothing more to say, to anyone."""
+
+    exit_code: ClassVar[int] = ExitStatus.CLOSED_PIPE
+
+    def __init__(self) -> None:
+        super().__init__("stdout was closed")
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        pass
+
+
 NO_KEY_HINT = "Set the E2B_API_KEY environment variable or pass --api-key."
+LIST_HINT = "Run `e2b sandbox list` to see your team's sandboxes."
 
 
 def missing_api_key() -> CliError:
     return CliUsageError("no API key.", NO_KEY_HINT)
 
 
-def _timeout_error(api_url: str | None, request_timeout: float | None) -> CliError:
-    within = f" within {request_timeout:g} s" if request_timeout else ""
-    return CliError(
-        f"no answer from the API at {api_url}{within}.",
-        "Retry, or allow longer with --request-timeout SECONDS (0 means no limit).",
+def not_found(sandbox_ids: Sequence[str], status: int | None = 404, error_code: str | None = None) -> CliError:
+    """The one wording of "no such sandbox", for every command."""
+    names = ", ".join(repr(s) for s in sandbox_ids)
+    message = f"sandbox {names} not found" if len(sandbox_ids) == 1 else f"sandboxes {names} not found"
+    return CliError(message, LIST_HINT, status=status, error_code=error_code)
+
+
+def _timeout_error(api_url: str | None, request_timeout: float | None, elapsed: float | None) -> CliError:
+    # The time actually waited, measured here: true whatever the stack underneath did.
+    waited = f" (gave up after {elapsed:.1f} s)" if elapsed is not None else ""
+    limit = f"now {request_timeout:g} s" if request_timeout else "now no limit"
+    return NoAnswer(
+        f"no answer from the API at {api_url}{waited}.",
+        f"Retry, or allow longer with --request-timeout SECONDS ({limit}; 0 means no limit).",
     )
 
 
-def to_cli_error(error: Exception, *, api_url: str | None, request_timeout: float | None) -> CliError:
-    """The `CliError` for whatever a command raised; the single place exit statuses are chosen."""
+def _api_error(error: SandboxException, message: str, hint: str | None = None) -> CliError:
+    return CliError(message, hint, status=error.status_code, error_code=error.error_code)
+
+
+def to_cli_error(
+    error: BaseException,
+    *,
+    api_url: str | None,
+    request_timeout: float | None,
+    elapsed: float | None = None,
+    sandbox_ids: Sequence[str] = (),
+) -> CliError:
+    """The `CliError` for whatever a command raised; the single place exit statuses are chosen.
+
+    `sandbox_ids` are the ids the command was given, so that "not found" reads
+    the same from every command; `elapsed` is how long the command had run.
+    """
     if isinstance(error, CliError):
         return error
+    if isinstance(error, BrokenPipeError):
+        return ClosedPipe()
     if isinstance(error, SandboxPauseRefusedException):
         # The API's message names the reason (agent unresponsive, node busy, ...): print it unchanged.
-        return CliError(error.message, verbatim=True)
+        return CliError(error.message, verbatim=True, status=error.status_code, error_code=error.error_code)
     if isinstance(error, AuthenticationException):
         if error.status_code is None:
             return missing_api_key()
-        return CliError(
+        return _api_error(
+            error,
             f"the API rejected the API key: {error.message}",
             "Check E2B_API_KEY or --api-key, and that --api-url / --domain point at the right API.",
         )
     if isinstance(error, SandboxNotFoundException):
-        return CliError(error.message, "Run `e2b sandbox list` to see your team's sandboxes.")
+        if sandbox_ids:
+            return not_found(sandbox_ids, error.status_code, error.error_code)
+        return _api_error(error, error.message, LIST_HINT)
     if isinstance(error, RateLimitException):
-        return CliError(error.message, "Your team sent too many requests: wait a little, then retry.")
+        return _api_error(error, error.message, "It was retried already: wait a little, then try again.")
     if isinstance(error, ServiceBusyException):
-        return CliError(error.message, "The API is busy: retry later.")
+        return _api_error(error, error.message, "It was retried already: try again in a minute.")
     if isinstance(error, InvalidArgumentException):
-        return CliError(error.message, "The API rejected the request as invalid: check the arguments (see --help).")
+        return _api_error(error, f"the API refused the request as invalid: {error.message}", "Check the arguments.")
     if isinstance(error, TimeoutException | httpx.TimeoutException):
-        return _timeout_error(api_url, request_timeout)
+        return _timeout_error(api_url, request_timeout, elapsed)
     if isinstance(error, SandboxException):
-        return CliError(error.message)
+        return _api_error(error, error.message)
     if isinstance(error, httpx.TransportError):
-        reason = str(error) or type(error).__name__
-        return CliError(
+        # The HTTP stack nests its causes ("error sending request for url (...): client
+        # error (Connect): tcp connect error: Connection refused"): the last one says it.
+        reason = str(error).rsplit(": ", 1)[-1] or type(error).__name__
+        return NoAnswer(
             f"could not reach the API at {api_url}: {reason}",
             "Check your network connection, and --api-url / --domain (E2B_API_URL / E2B_DOMAIN).",
         )

@@ -1,24 +1,33 @@
-"""The `e2b` command and its single top-level error handler."""
+"""The `e2b` command and its single top-level error handler.
+
+`e2b_cli.launcher` is the console script: it runs `main()` below, after
+setting up what must exist before click is imported (Ctrl-C handling).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+import traceback
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from e2b_cli import __version__
-from e2b_cli.errors import CliError, ExitStatus, to_cli_error
+from e2b_cli.errors import CliError, CliUsageError, ClosedPipe, ExitStatus, exit_status_help, to_cli_error
 from e2b_cli.sandbox import sandbox
 from e2b_cli.settings import CliState, connection_options
 
 __all__ = ["E2BGroup", "cli", "main"]
 
-EPILOG = """\b
-Exit status:
-  0  success (pausing a sandbox that is already paused included)
-  1  the API said no (refused pause, unknown sandbox, rejected API key,
-     busy, rate limited), or no answer came (network failure, timeout)
-  2  usage error: unknown command or option, bad value, no API key
+EPILOG = f"""{exit_status_help()}
+
+\b
+With --json, a failure is printed on stdout as
+  {{"error": {{"status": 503, "error_code": "...", "message": "..."}}}}
+(status and error_code are null when the API did not answer).
 
 \b
 Environment: E2B_API_KEY, E2B_API_URL, E2B_DOMAIN (as the SDK), NO_COLOR.
@@ -26,25 +35,41 @@ Environment: E2B_API_KEY, E2B_API_URL, E2B_DOMAIN (as the SDK), NO_COLOR.
 \b
 Examples:
   export E2B_API_KEY=e2b_...
+  ID=$(e2b sandbox create)
   e2b sandbox list
-  e2b sandbox pause sbx_123 --force
+  e2b sandbox pause "$ID" --force
 """
 
 
 class E2BGroup(click.Group):
     """The root group: every failure below it is turned into a `CliError` here, and only here."""
 
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        # --help and --version write while the arguments are parsed, before invoke().
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            raise ClosedPipe() from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise  # usage errors (2) and already-decided CliErrors
+        except (click.exceptions.Exit, click.Abort, click.UsageError):
+            raise  # --help/--version, and click's usage errors (2): stderr, with the usage line
         except Exception as error:
             state = ctx.find_object(CliState) or CliState()
-            if state.debug:
-                raise
+            if state.debug and not isinstance(error, CliError):
+                traceback.print_exc()
             config = state.config()
-            raise to_cli_error(error, api_url=config.api_url, request_timeout=config.request_timeout) from error
+            converted = to_cli_error(
+                error,
+                api_url=config.api_url,
+                request_timeout=config.request_timeout,
+                elapsed=time.monotonic() - state.started,
+                sandbox_ids=state.sandbox_ids,
+            )
+            converted.as_json = state.as_json
+            raise converted from error
 
 
 @click.group(cls=E2BGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,9 +84,49 @@ def cli(ctx: click.Context) -> None:
 cli.add_command(sandbox)
 
 
-def main() -> None:
-    """The console script: exits with an `ExitStatus`."""
-    cli.main(prog_name="e2b")
+def main(args: Sequence[str] | None = None) -> int:
+    """Run the `e2b` command; return its exit status (an `ExitStatus`).
+
+    click runs in non-standalone mode so that this is the one place that
+    prints a failure and picks the status (pip's way).
+    """
+    try:
+        result = cli.main(args=args, prog_name="e2b", standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+    except click.ClickException as error:
+        if isinstance(error, ClosedPipe):
+            return _closed_pipe()
+        if isinstance(error, click.UsageError) and _asks_for_json(sys.argv[1:] if args is None else args):
+            # The arguments could not be read, --json among them: a script still gets JSON.
+            usage = CliUsageError(error.format_message())
+            usage.as_json = True
+            error = usage
+        try:
+            error.show()
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _closed_pipe()
+        return error.exit_code
+    except click.Abort:  # click's word for a KeyboardInterrupt or EOF it caught
+        return ExitStatus.INTERRUPTED
+    except BrokenPipeError:
+        return _closed_pipe()
+    return result if isinstance(result, int) else ExitStatus.OK
+
+
+def _asks_for_json(args: Sequence[str]) -> bool:
+    options = list(args)
+    return "--json" in (options[: options.index("--")] if "--" in options else options)
+
+
+def _closed_pipe() -> int:
+    """Nothing more can be written to stdout; keep Python from complaining about it at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return ExitStatus.CLOSED_PIPE
 
 
 __all__ += ["CliError", "ExitStatus"]

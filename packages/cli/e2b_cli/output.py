@@ -39,11 +39,18 @@ def color_disabled() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich would exit with status 1 here; the CLI's top-level handler decides (141, quietly).
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
     """A console over the current stdout (or stderr), as CliRunner swaps them in tests."""
     target = file or (sys.stderr if stderr else sys.stdout)
     # color_system=None writes no escape at all, styles (bold) included.
-    con = Console(
+    con = _Console(
         file=target,
         color_system=None if color_disabled() else "auto",
         highlight=False,

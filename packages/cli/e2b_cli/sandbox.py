@@ -12,27 +12,61 @@ import click
 from e2b import Sandbox, SandboxInfo, SandboxState
 
 from e2b_cli import output
-from e2b_cli.errors import CliError
-from e2b_cli.settings import CliState, connection_options
+from e2b_cli.errors import not_found
+from e2b_cli.settings import CliState, connection_options, json_option, sandbox_ids
 
 __all__ = ["sandbox"]
 
 # The API's page size is 1-100; --limit above that takes several pages.
 MAX_PAGE_SIZE = 100
 DEFAULT_SANDBOX_TIMEOUT = 300
+DEFAULT_TEMPLATE = "base"
 
 pass_state = click.make_pass_decorator(CliState, ensure=True)
 
 
 @click.group()
 def sandbox() -> None:
-    """List, inspect, pause, resume and kill sandboxes.
+    """Create, list, inspect, pause, resume and kill sandboxes.
 
     \b
     Examples:
+      e2b sandbox create
       e2b sandbox list --state paused
       e2b sandbox pause sbx_123 --force
     """
+
+
+@sandbox.command("create")
+@click.argument("template", default=DEFAULT_TEMPLATE, required=False)
+@click.option(
+    "--timeout",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SANDBOX_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="The sandbox expires this long from now (`e2b sandbox timeout` changes it).",
+)
+@json_option("Print {sandbox_id, template_id, envd_version} as JSON.")
+@connection_options
+@pass_state
+def create(state: CliState, template: str, timeout: int, as_json: bool) -> None:
+    """Create and start a sandbox from TEMPLATE [default: base]; print its id.
+
+    The id is printed alone, so that a script can keep it: ID=$(e2b sandbox create).
+
+    \b
+    Examples:
+      e2b sandbox create
+      e2b sandbox create base --timeout 600
+      ID=$(e2b sandbox create) && e2b sandbox pause "$ID"
+    """
+    created = Sandbox.create(template, timeout, **state.api_params())
+    if as_json:
+        data = {"sandbox_id": created.sandbox_id, "template_id": created.template_id}
+        output.print_json({**data, "envd_version": created.envd_version})
+    else:
+        click.echo(created.sandbox_id)
 
 
 @sandbox.command("list")
@@ -44,7 +78,7 @@ def sandbox() -> None:
     help="Only sandboxes in this state; repeat for several [default: all].",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Show at most this many sandboxes [default: all].")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@json_option("Print a JSON array instead of a table.")
 @connection_options
 @pass_state
 def list_sandboxes(state: CliState, states: tuple[str, ...], limit: int | None, as_json: bool) -> None:
@@ -74,8 +108,8 @@ def list_sandboxes(state: CliState, states: tuple[str, ...], limit: int | None, 
 
 
 @sandbox.command("info")
-@click.argument("sandbox_id")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of a table.")
+@click.argument("sandbox_id", callback=sandbox_ids)
+@json_option("Print a JSON object instead of a table.")
 @connection_options
 @pass_state
 def info(state: CliState, sandbox_id: str, as_json: bool) -> None:
@@ -94,10 +128,10 @@ def info(state: CliState, sandbox_id: str, as_json: bool) -> None:
 
 
 @sandbox.command("kill")
-@click.argument("sandbox_ids", metavar="SANDBOX_ID...", nargs=-1, required=True)
+@click.argument("ids", metavar="SANDBOX_ID...", nargs=-1, required=True, callback=sandbox_ids)
 @connection_options
 @pass_state
-def kill(state: CliState, sandbox_ids: tuple[str, ...]) -> None:
+def kill(state: CliState, ids: tuple[str, ...]) -> None:
     """Kill sandboxes and discard them, snapshots included.
 
     Every id is tried; the exit status is 1 if any of them was not found.
@@ -109,18 +143,17 @@ def kill(state: CliState, sandbox_ids: tuple[str, ...]) -> None:
     """
     params = state.api_params()
     missing: list[str] = []
-    for sandbox_id in sandbox_ids:
+    for sandbox_id in ids:
         if Sandbox.kill(sandbox_id, **params):
             output.say(f"Killed sandbox {sandbox_id}.")
         else:
             missing.append(sandbox_id)
     if missing:
-        names = ", ".join(missing)
-        raise CliError(f"no such sandbox: {names}", "Run `e2b sandbox list` to see your team's sandboxes.")
+        raise not_found(missing)
 
 
 @sandbox.command("connect")
-@click.argument("sandbox_id")
+@click.argument("sandbox_id", callback=sandbox_ids)
 @click.option(
     "--on-resume",
     type=click.Choice(["memory", "reboot"]),
@@ -154,7 +187,7 @@ def connect(state: CliState, sandbox_id: str, on_resume: Literal["memory", "rebo
 
 
 @sandbox.command("timeout")
-@click.argument("sandbox_id")
+@click.argument("sandbox_id", callback=sandbox_ids)
 @click.argument("seconds", type=click.IntRange(min=0))
 @connection_options
 @pass_state
@@ -170,7 +203,7 @@ def set_timeout(state: CliState, sandbox_id: str, seconds: int) -> None:
 
 
 @sandbox.command("pause")
-@click.argument("sandbox_id")
+@click.argument("sandbox_id", callback=sandbox_ids)
 @click.option(
     "-f",
     "--force",
@@ -180,15 +213,16 @@ def set_timeout(state: CliState, sandbox_id: str, seconds: int) -> None:
         "A forced snapshot's memory may not resume: then `e2b sandbox connect ID --on-resume reboot`."
     ),
 )
-@click.option("--json", "as_json", is_flag=True, help="Print {sandbox_id, paused, forced} as JSON.")
+@json_option("Print {sandbox_id, paused, forced} as JSON.")
 @connection_options
 @pass_state
 def pause(state: CliState, sandbox_id: str, force: bool, as_json: bool) -> None:
     """Pause a sandbox: snapshot it and stop it; `connect` resumes it.
 
     A sandbox that is already paused is not an error (exit status 0). When the
-    API refuses the pause, its message is printed on stderr as one line and the
-    exit status is 1; the sandbox keeps running.
+    API refuses the pause, its message is printed on stderr as one line (with
+    --json: as {"error": {...}} on stdout) and the exit status is 1; the
+    sandbox keeps running.
 
     \b
     Examples:

@@ -10,17 +10,20 @@ command (`e2b --api-key K sandbox list`) and after it (`e2b sandbox list
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import click
 import httpx
 from e2b import ApiParams, ConnectionConfig
+from e2b._config import DEFAULT_REQUEST_TIMEOUT
 
-from e2b_cli.errors import missing_api_key
+from e2b_cli.errors import CliUsageError, missing_api_key
 
-__all__ = ["CliState", "connection_options"]
+__all__ = ["CliState", "check_api_url", "connection_options", "json_option", "sandbox_ids"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,6 +42,11 @@ class CliState:
     request_timeout: float | None = None
     debug: bool = False
     transport: httpx.BaseTransport | None = None
+    # What the top-level handler needs to word a failure: the output format,
+    # the ids the command was given, and when the command started.
+    as_json: bool = False
+    sandbox_ids: tuple[str, ...] = ()
+    started: float = field(default_factory=time.monotonic)
 
     def params(self) -> ApiParams:
         """The SDK's connection options; unset ones are left to its environment defaults."""
@@ -60,15 +68,35 @@ class CliState:
         return ConnectionConfig(**self.params())
 
     def api_params(self) -> ApiParams:
-        """`params()`, after checking that there is an API key to send.
+        """`params()`, after checking that there is an API key to send and a URL to send it to.
 
         Raises:
-            CliError: no key from `--api-key` or `E2B_API_KEY` (exit status 2).
+            CliError: no key from `--api-key` or `E2B_API_KEY`, or a malformed
+                API URL (exit status 2).
         """
         config = self.config()
+        check_api_url(config.api_url)
         if not config.api_key and not config.debug:
             raise missing_api_key()
         return self.params()
+
+
+def check_api_url(url: str) -> None:
+    """A usage error unless `url` is `http(s)://HOST[:PORT][/PATH]`.
+
+    `notaurl` or `ftp://x` are a value to fix, not a network failure to retry.
+    """
+    try:
+        parts = urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number in range
+    except ValueError:
+        valid = False
+    if not valid:
+        raise CliUsageError(
+            f"invalid API URL {url!r}: expected http:// or https:// and a host, e.g. https://api.e2b.app",
+            "Fix --api-url or E2B_API_URL (or --domain / E2B_DOMAIN, from which it is derived).",
+        )
 
 
 def _setter(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
@@ -111,7 +139,10 @@ def connection_options(f: F) -> F:
             type=click.FloatRange(min=0),
             expose_value=False,
             callback=_setter("request_timeout"),
-            help="Give up on an API call after this long, retries included; 0 means no limit [default: 30].",
+            help=(
+                "Give up on an API call after this long, retries included; "
+                f"0 means no limit [default: {DEFAULT_REQUEST_TIMEOUT:g}]."
+            ),
         ),
         click.option(
             "--debug",
@@ -125,3 +156,20 @@ def connection_options(f: F) -> F:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def json_option(help_text: str) -> Callable[[F], F]:
+    """`--json`: the command's result, and its failure, as JSON on stdout."""
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.ensure_object(CliState).as_json = True
+        return value
+
+    return click.option("--json", "as_json", is_flag=True, callback=remember, help=help_text)
+
+
+def sandbox_ids(ctx: click.Context, _param: click.Parameter, value: str | tuple[str, ...]) -> Any:
+    """Argument callback: remember the ids a command was given, for its error messages."""
+    ctx.ensure_object(CliState).sandbox_ids = (value,) if isinstance(value, str) else tuple(value)
+    return value

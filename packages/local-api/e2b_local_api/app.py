@@ -2,7 +2,9 @@
 
 Middleware order (outermost first): request counting sees every request and
 every answer, including injected faults; the fault injector then decides
-whether the request reaches the API at all.
+whether the request reaches the API at all; the control surface's guard
+refuses browser requests before any body is read; the body cap reads bodies
+up to its limit and refuses larger ones (413).
 """
 
 from __future__ import annotations
@@ -23,13 +25,21 @@ from starlette.routing import Match
 
 from e2b_local_api import controls, routes
 from e2b_local_api.auth import HEADER, AuthConfig
+from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from e2b_local_api.control_guard import ControlGuardMiddleware
 from e2b_local_api.errors import ApiError, error_response, handle_api_error
 from e2b_local_api.faults import FaultMiddleware, FaultQueue
 from e2b_local_api.stats import RequestStats, StatsMiddleware
 from e2b_local_api.store import SandboxStore
 
 
-def create_app(auth: AuthConfig | None = None, store: SandboxStore | None = None) -> FastAPI:
+def create_app(
+    auth: AuthConfig | None = None,
+    store: SandboxStore | None = None,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+) -> FastAPI:
     state_store = store or SandboxStore()
 
     @asynccontextmanager
@@ -53,6 +63,8 @@ def create_app(auth: AuthConfig | None = None, store: SandboxStore | None = None
     app.include_router(controls.router)
     app.add_exception_handler(ApiError, handle_api_error)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes, timeout=body_timeout)
+    app.add_middleware(ControlGuardMiddleware)
     app.add_middleware(FaultMiddleware, faults=app.state.faults)
     app.add_middleware(StatsMiddleware, stats=app.state.stats)
 
@@ -69,7 +81,9 @@ _METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette names only the first matching route's methods in a 405's `Allow`.
+    """Routing's refusals as the spec's `Error`: an unknown path (404), a wrong method (405).
+
+    Starlette names only the first matching route's methods in a 405's `Allow`.
 
     `/sandboxes/{sandboxID}` is two routes (GET, DELETE); clients and the spec
     expect every method of the path, so the header is rebuilt from all routes.
@@ -85,6 +99,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         )
         error = ApiError(405, f"method {request.method} not allowed; allowed: {allow}")
         return error_response(error, headers={"Allow": allow})
+    if exc.status_code == 404:
+        # An unknown path: the spec's Error body, like every other refusal.
+        return error_response(ApiError(404, f"no such path: {request.method} {request.url.path}"))
     return await http_exception_handler(request, exc)
 
 

@@ -9,6 +9,8 @@ import uvicorn
 
 from e2b_local_api.app import create_app
 from e2b_local_api.auth import DEV_API_KEY, AuthConfig
+from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES
+from e2b_local_api.http_protocol import DEFAULT_HEADER_TIMEOUT, server_config
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -30,8 +32,36 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="accept any non-empty X-API-Key instead",
     )
+    parser.add_argument(
+        "--header-timeout",
+        type=_positive_float,
+        default=DEFAULT_HEADER_TIMEOUT,
+        metavar="SECONDS",
+        help=f"close connections whose request headers take longer (default {DEFAULT_HEADER_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=DEFAULT_BODY_TIMEOUT,
+        metavar="SECONDS",
+        help=f"answer 408 to request bodies that take longer (default {DEFAULT_BODY_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        metavar="N",
+        help=f"answer 413 to larger request bodies (default {DEFAULT_MAX_BODY_BYTES})",
+    )
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     return parser.parse_args(argv)
+
+
+def _positive_float(value: str) -> float:
+    number = float(value)
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value!r}")
+    return number
 
 
 def auth_config(args: argparse.Namespace) -> AuthConfig:
@@ -41,5 +71,8 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    app = create_app(auth_config(args))
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    app = create_app(auth_config(args), max_body_bytes=args.max_body_bytes, body_timeout=args.body_timeout)
+    config = server_config(
+        app, host=args.host, port=args.port, header_timeout=args.header_timeout, log_level=args.log_level
+    )
+    uvicorn.Server(config).run()

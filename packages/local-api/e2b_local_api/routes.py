@@ -77,7 +77,7 @@ def _authorize(request: Request, *query: str) -> None:
 )
 async def create_sandbox(request: Request) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), NewSandbox)
+    body = parse_body(await request.body(), NewSandbox, content_type=request.headers.get("content-type"))
     record = await _store(request).create(body)
     return views.json_response(views.sandbox(record), 201)
 
@@ -145,7 +145,7 @@ async def kill_sandbox(request: Request, sandboxID: str) -> Response:
 )
 async def set_sandbox_timeout(request: Request, sandboxID: str) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), SandboxTimeoutRequest)
+    body = parse_body(await request.body(), SandboxTimeoutRequest, content_type=request.headers.get("content-type"))
     await _store(request).set_timeout(sandboxID, body.timeout)
     return Response(status_code=204)
 
@@ -161,7 +161,7 @@ async def set_sandbox_timeout(request: Request, sandboxID: str) -> Response:
 )
 async def connect_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), ConnectSandboxRequest)
+    body = parse_body(await request.body(), ConnectSandboxRequest, content_type=request.headers.get("content-type"))
     # Not every spec shape has on_resume (the runtime's ConnectSandbox does not).
     mode = getattr(body, "on_resume", None)
     record, resumed = await _store(request).connect(sandboxID, body.timeout, None if mode is None else mode.value)
@@ -175,7 +175,9 @@ async def connect_sandbox(request: Request, sandboxID: str) -> Response:
 )
 async def pause_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), SandboxPauseRequest, optional=True)
+    body = parse_body(
+        await request.body(), SandboxPauseRequest, content_type=request.headers.get("content-type"), optional=True
+    )
     store = _store(request)
     forced = await store.pause(sandboxID, memory=body.memory is not False, force=body.force is True)
     if store.settings.legacy_pause_204:

@@ -28,12 +28,19 @@ def describe(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_body(raw: bytes, model: type[Model], *, optional: bool = False) -> Model:
-    """Validate a JSON body against `model`; an empty body is allowed only if `optional`."""
+def parse_body(raw: bytes, model: type[Model], *, content_type: str | None, optional: bool = False) -> Model:
+    """Validate a JSON body against `model`; an empty body is allowed only if `optional`.
+
+    The spec declares `application/json` request bodies only; a body sent as
+    anything else (a form, `text/plain`, no type at all) is refused, not guessed at.
+    """
     if not raw.strip():
         if optional:
             return model()
         raise bad_request("request body is required")
+    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise bad_request(f"Content-Type must be application/json, got {content_type or 'none'!r}")
     try:
         parsed = model.model_validate_json(raw, strict=True)
     except ValidationError as exc:

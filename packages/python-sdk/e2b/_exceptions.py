@@ -40,6 +40,8 @@ __all__ = [
     "TimeoutException",
     "api_exception_from_code",
     "handle_api_exception",
+    "is_json_media_type",
+    "not_json_message",
 ]
 
 
@@ -176,6 +178,26 @@ def api_exception_from_code(status: int, body: object) -> SandboxException:
     return cls(message, status_code=status, error_code=fields.error_code)
 
 
+def is_json_media_type(content_type: str | None) -> bool:
+    """`application/json`, or any `+json` type, parameters ignored."""
+    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
+def not_json_message(status: int, content_type: str | None) -> str:
+    """What to say about an answer that is not JSON: a proxy's or captive portal's page, a wrong URL."""
+    kind = content_type or "no content type"
+    return f"the API answered {status} with {kind}, not JSON: is the API URL right, or is a proxy answering?"
+
+
 def handle_api_exception(response: httpx.Response) -> SandboxException:
-    """The exception for a read `httpx.Response`; the caller raises it."""
+    """The exception for a read `httpx.Response`; the caller raises it.
+
+    An answer that is not JSON at all (a proxy's HTML page) names its content
+    type, so that the message points at the proxy rather than at the API.
+    """
+    content_type = response.headers.get("content-type")
+    if response.content and not is_json_media_type(content_type):
+        cls = _BY_STATUS.get(response.status_code, SandboxException)
+        return cls(not_json_message(response.status_code, content_type), status_code=response.status_code)
     return api_exception_from_code(response.status_code, response.content)

@@ -15,7 +15,13 @@ from urllib.parse import urlencode
 
 import httpx
 
-from e2b._exceptions import SandboxException, TimeoutException, handle_api_exception
+from e2b._exceptions import (
+    SandboxException,
+    TimeoutException,
+    handle_api_exception,
+    is_json_media_type,
+    not_json_message,
+)
 from e2b._results import SandboxInfo, SandboxPauseResult
 
 # Only schemas every upstream shape names alike (the contract pins the pause
@@ -63,6 +69,11 @@ def checked(response: httpx.Response, expected: Collection[int]) -> httpx.Respon
     """
     if response.status_code not in expected:
         raise handle_api_exception(response)
+    content_type = response.headers.get("content-type")
+    if response.content and not is_json_media_type(content_type):
+        # A proxy, captive portal or wrong URL answering with a web page: say
+        # so, instead of letting the JSON parser fail on it.
+        raise SandboxException(not_json_message(response.status_code, content_type), status_code=response.status_code)
     return response
 
 

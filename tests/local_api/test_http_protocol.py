@@ -1,0 +1,95 @@
+"""`e2b_local_api.http_protocol`: the header deadline and `Error` bodies for malformed requests.
+
+Each case runs against its own server on a real 127.0.0.1 socket, with a header
+timeout of 1 s so that a slow client is cut off within the test's few seconds.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from e2b_local_api import DEV_API_KEY, create_app
+from e2b_local_api.http_protocol import MAX_HEADER_BYTES, server_config
+
+from .conftest import serving
+from .raw_http import connect, read_response, request
+
+HEADER_TIMEOUT = 1.0
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = server_config(create_app(), header_timeout=HEADER_TIMEOUT, log_level="critical")
+    with serving(config, sock):
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _others_are_served(url: str) -> None:
+    response = httpx.get(f"{url}/v2/sandboxes", headers={"X-API-Key": DEV_API_KEY}, timeout=5)
+    assert response.status_code == 200
+
+
+def test_headers_sent_one_byte_at_a_time_get_a_408(url: str) -> None:
+    request_bytes = b"GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\nX-API-Key: " + b"k" * 200
+    started = time.monotonic()
+    with connect(url) as sock:
+        for byte in request_bytes:
+            sock.sendall(bytes([byte]))
+            _others_are_served(url)  # the slow client blocks nobody
+            if select.select([sock], [], [], 0.2)[0]:
+                break
+        else:
+            pytest.fail("the server waited for every byte")
+        response = read_response(sock)
+        assert sock.recv(1) == b""  # and the connection is closed
+    elapsed = time.monotonic() - started
+    assert response.status == 408
+    assert response.json() == {"code": 408, "message": f"request headers not received within {HEADER_TIMEOUT:g} s"}
+    assert HEADER_TIMEOUT <= elapsed < HEADER_TIMEOUT + 3
+
+
+def test_an_idle_connection_is_closed_quietly(url: str) -> None:
+    with connect(url) as sock:
+        assert sock.recv(1) == b""  # closed after the header timeout, nothing written
+
+
+def test_the_deadline_restarts_for_each_request_on_a_kept_alive_connection(url: str) -> None:
+    with connect(url) as sock:
+        for _ in range(2):
+            sock.sendall(b"GET /_local/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert read_response(sock).status == 200
+            time.sleep(HEADER_TIMEOUT * 0.6)  # each wait is within its own deadline
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"NONSENSE\r\n\r\n",
+        # Never completed: h11 gives up once the unfinished headers pass the cap.
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (MAX_HEADER_BYTES + 1),
+    ],
+    ids=["malformed", "headers-too-large"],
+)
+def test_malformed_requests_get_a_400_error_body(url: str, raw: bytes) -> None:
+    response = request(url, raw)
+    assert response.status == 400
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["code"] == 400
+    _others_are_served(url)
+
+
+def test_a_ten_thousand_character_id_is_a_404(url: str) -> None:
+    long_id = "a" * 10_000
+    headers = {"X-API-Key": DEV_API_KEY}
+    response = httpx.get(f"{url}/sandboxes/{long_id}", headers=headers, timeout=5)
+    assert response.status_code == 404
+    assert response.json()["error_code"] == "sandbox_not_found"
+    response = httpx.post(f"{url}/sandboxes/{long_id}/pause", headers=headers, timeout=5)
+    assert response.status_code == 404
