@@ -51,12 +51,27 @@ class _AsyncBorrowed(httpx.AsyncBaseTransport):
         return await self._inner.handle_async_request(request)
 
 
+def _timeout(config: ConnectionConfig) -> httpx.Timeout:
+    """The whole call's budget in every phase but read, which is per read.
+
+    The retrying transport takes the longest phase as the deadline for the
+    call, retries included (e2b._transport._policy.overall_timeout).
+    """
+    return httpx.Timeout(config.request_timeout, read=config.read_timeout)
+
+
+def _pyqwest_options(config: ConnectionConfig) -> dict[str, float | None]:
+    # pyqwest fixes its per-read idle timeout per transport, not per request;
+    # each client here gets its own transport, so it can follow the config.
+    return {"read_timeout": config.read_timeout, "connect_timeout": config.request_timeout}
+
+
 def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
     inner = config.transport
     # A module global is looked up per call, so a test's replacement takes effect.
     sleep = retry_sleep
     if inner is None:
-        return default_transport(sleep=sleep)
+        return default_transport(sleep=sleep, **_pyqwest_options(config))
     if not isinstance(inner, httpx.BaseTransport):
         raise TypeError("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
     return RetryableTransport(_Borrowed(inner), sleep=sleep)
@@ -66,7 +81,7 @@ def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
     inner = config.transport
     sleep = async_retry_sleep
     if inner is None:
-        return default_async_transport(sleep=sleep)
+        return default_async_transport(sleep=sleep, **_pyqwest_options(config))
     if not isinstance(inner, httpx.AsyncBaseTransport):
         raise TypeError("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
     return AsyncRetryableTransport(_AsyncBorrowed(inner), sleep=sleep)
@@ -97,7 +112,7 @@ def sync_api_client(config: ConnectionConfig) -> AuthenticatedClient:
         httpx.Client(
             base_url=config.api_url,
             headers=_headers(config),
-            timeout=httpx.Timeout(config.request_timeout),
+            timeout=_timeout(config),
             transport=_sync_transport(config),
         )
     )
@@ -110,7 +125,7 @@ def async_api_client(config: ConnectionConfig) -> AuthenticatedClient:
         httpx.AsyncClient(
             base_url=config.api_url,
             headers=_headers(config),
-            timeout=httpx.Timeout(config.request_timeout),
+            timeout=_timeout(config),
             transport=_async_transport(config),
         )
     )

@@ -78,6 +78,10 @@ class TestServer:
             "/stall": self._stall,
             "/drop": self._drop,
             "/flaky": self._flaky,
+            "/silent": self._silent,
+            # The SDK's own paths, for calls made through `Sandbox`.
+            "/sandboxes/stalled/pause": self._stall,
+            "/sandboxes/silent": self._silent,
         }
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -111,6 +115,11 @@ class TestServer:
         sock.sendall(_head(503, headers) + REFUSAL[:10])
         self.partial_sent.set()
         self._stop.wait(stall)
+        return False
+
+    def _silent(self, _sock: socket.socket, q: dict[str, list[str]]) -> bool:
+        """Reads the request and never answers."""
+        self._stop.wait(float(q.get("stall", ["5"])[0]))
         return False
 
     def _drop(self, sock: socket.socket, _q: dict[str, list[str]]) -> bool:

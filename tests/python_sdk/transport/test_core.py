@@ -31,7 +31,7 @@ def _ctx(request: httpx.Request, now: list[float]) -> RequestContext:
 
 def test_plan_counts_peek_time_towards_the_delay() -> None:
     now = [0.0]
-    request = httpx.Request("GET", "http://x/", extensions={"timeout": {"read": 5, "write": 5}})
+    request = httpx.Request("GET", "http://x/", extensions={"timeout": {"read": 5, "write": 10}})
     ctx = _ctx(request, now)
     assert ctx.deadline == 10.0
     response = httpx.Response(503, headers={"content-type": "application/json"})
