@@ -155,6 +155,7 @@ class RetryableTransport(httpx.BaseTransport):
                 if outcome.action is _core.Action.RAISE:
                     assert state.error is not None
                     raise state.error
+            ctx.announce_retry(response.status_code, outcome.sleep, attempt)
             self._sleep(outcome.sleep)
             attempt += 1
             response = self.inner.handle_request(ctx.attempt_request(attempt))
