@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
-import httpx
-from typing_extensions import Unpack
+if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on first use
+    import httpx
+    from typing_extensions import Unpack
 
 __all__ = ["ApiParams", "ConnectionConfig"]
 

@@ -78,4 +78,3 @@ def test_announce_retry_says_why_how_long_and_which(
     (record,) = caplog.records
     assert record.getMessage() == message
     assert record.url == "http://x/sandboxes/s/pause"  # type: ignore[attr-defined]
-
