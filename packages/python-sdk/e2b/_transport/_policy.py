@@ -123,12 +123,16 @@ def overall_timeout(extensions: Mapping[str, object]) -> float | None:
     timeout = extensions.get("timeout")
     if not isinstance(timeout, Mapping):
         return None
-    if not any(phase in timeout for phase in ("read", "write")):
-        return None  # a connect or pool limit alone says nothing about the exchange
-    if any(phase in timeout and timeout[phase] is None for phase in ("read", "write")):
-        return None
-    phases = [max(float(v), 0.0) for v in timeout.values() if isinstance(v, (int, float))]
-    return max(phases) if phases else None
+    total = 0.0
+    exchange = False  # a connect or pool limit alone says nothing about the exchange
+    for phase, value in timeout.items():
+        if phase == "read" or phase == "write":
+            if value is None:
+                return None
+            exchange = True
+        if isinstance(value, (int, float)) and value > total:
+            total = float(value)
+    return total if exchange else None
 
 
 def clamp_timeout(timeout: object, left: float) -> dict[str, float | None] | None:
