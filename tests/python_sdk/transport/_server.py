@@ -101,7 +101,8 @@ class TestServer:
 
     def _trickle(self, sock: socket.socket, q: dict[str, list[str]]) -> bool:
         delay = float(q.get("delay", ["0.01"])[0])
-        sock.sendall(_head(503, {"content-type": "application/json", "transfer-encoding": "chunked"}))
+        status = int(q.get("status", ["503"])[0])
+        sock.sendall(_head(status, {"content-type": "application/json", "transfer-encoding": "chunked"}))
         for i in range(len(REFUSAL)):
             sock.sendall(_chunk(REFUSAL[i : i + 1]))
             if self._stop.wait(delay):

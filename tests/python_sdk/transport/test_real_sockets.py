@@ -197,6 +197,19 @@ async def test_broken_503_body_ends_by_the_deadline(server: TestServer, client: 
     assert elapsed < 0.5 + SLACK
 
 
+@pytest.mark.parametrize("kind", ["sync-pyqwest", "async-pyqwest"])
+async def test_pyqwest_ends_a_body_it_hands_on_by_the_total_not_read_plus_write(server: TestServer, kind: str) -> None:
+    c = make_client(kind)
+    started = time.monotonic()
+    try:
+        with pytest.raises(httpx.TimeoutException):
+            # A 200 is handed on untouched; each byte comes inside the read timeout.
+            await c.get(server.url + "/trickle?status=200&delay=0.1", timeout=httpx.Timeout(1.0, read=0.9))
+    finally:
+        await c.close()
+    assert time.monotonic() - started < 1.0 + SLACK  # read + write would be 1.9 s
+
+
 async def test_silent_server_ends_by_the_deadline(server: TestServer, client: Client) -> None:
     started = time.monotonic()
     with pytest.raises(httpx.TimeoutException):
