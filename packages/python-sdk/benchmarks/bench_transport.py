@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import random
 import socket
@@ -194,7 +195,7 @@ def bench_requests(server: Server, n: int) -> None:
         # Alternate which goes first so drift and warm caches hit both alike.
         pair = [(bare, bare_t), (wrapped, wrapped_t)]
         for c, out in pair if i % 2 else reversed(pair):
-            out.append(timed(lambda c=c: c.get(url)))
+            out.append(timed(functools.partial(c.get, url)))
     b, w = statistics.median(bare_t), statistics.median(wrapped_t)
     print(
         f"plain 200 (N={n * 4} each, interleaved): bare median {b * 1e6:.0f} us, "
@@ -203,10 +204,11 @@ def bench_requests(server: Server, n: int) -> None:
     bare.close()
     wrapped.close()
 
-    for name, inner in [
+    inners: list[tuple[str, Callable[[], httpx.BaseTransport]]] = [
         ("pyqwest", bare_inner),
         ("httpx.HTTPTransport", httpx.HTTPTransport),
-    ]:
+    ]
+    for name, inner in inners:
         transport = RetryableTransport(inner(), RetryPolicy(retries=0))
         transport.handle_request(httpx.Request("GET", server.url + "/ok")).close()  # warm
         for label, size in [("1 MB", 1 << 20), ("100 MB", BIG)]:
