@@ -88,6 +88,7 @@ def test_retry_after_replaces_backoff() -> None:
         ({"timeout": {"connect": 2, "read": 0.3, "write": 2, "pool": 2}}, 2.0),
         ({"timeout": {"connect": 9, "read": 1, "write": 1, "pool": None}}, 9.0),
         ({"timeout": {"read": None, "write": 5}}, None),
+        ({"timeout": {"read": "soon", "write": 5}}, None),
         ({"timeout": {"read": 2}}, 2.0),
         ({"timeout": {"connect": 1}}, None),
         ({"timeout": {"read": -1, "write": 3}}, 3.0),

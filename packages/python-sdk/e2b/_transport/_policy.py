@@ -127,8 +127,8 @@ def overall_timeout(extensions: Mapping[str, object]) -> float | None:
     exchange = False  # a connect or pool limit alone says nothing about the exchange
     for phase, value in timeout.items():
         if phase == "read" or phase == "write":
-            if value is None:
-                return None
+            if not isinstance(value, (int, float)):
+                return None  # None is httpx's "no limit"; anything else is not a timeout
             exchange = True
         if isinstance(value, (int, float)) and value > total:
             total = float(value)
