@@ -265,3 +265,16 @@ def test_resume_after_forced_pause_with_reboot(api: LocalApi) -> None:
     assert api.e2b("sandbox", "timeout", sid, "600").returncode == ExitStatus.OK
     assert api.e2b("sandbox", "kill", sid).returncode == ExitStatus.OK
     assert api.e2b("sandbox", "kill", sid).returncode == ExitStatus.FAILED
+
+
+def test_busy_api_retries_announced_unless_quiet(api: LocalApi) -> None:
+    sid = api.create()
+    for args, announced in ((["sandbox", "info", sid], 2), (["--quiet", "sandbox", "info", sid], 0)):
+        busy = {"kind": "busy", "count": 2, "operation": "getSandbox"}
+        api.control.post("/_local/faults", json=busy).raise_for_status()
+        proc = api.e2b(*args)
+        assert proc.returncode == ExitStatus.OK, proc.stderr
+        lines = proc.stderr.splitlines()
+        assert len(lines) == announced, proc.stderr
+        assert all(line.startswith("busy (503), retrying in ") for line in lines)
+        assert sid in proc.stdout
