@@ -323,7 +323,7 @@ def test_other_api_errors(
     api: FakeApi, run: Invoke, args: list[str], method: str, path: str, answer: httpx.Response, expected: str | None
 ) -> None:
     api.on(method, path, answer)
-    result = run(*args)
+    result = run("--quiet", *args)  # busy answers are retried first: test_progress says so
     assert_clean_error(result, ExitStatus.FAILED)
     assert result.stderr.startswith("Error: ")
     if expected:

@@ -280,3 +280,16 @@ def test_output_into_a_closed_pipe_exits_quietly(api: LocalApi, args: list[str])
     finally:
         os.close(write_end)
     assert (proc.returncode, proc.stderr) == (ExitStatus.CLOSED_PIPE, "")
+
+
+def test_busy_api_retries_announced_unless_quiet(api: LocalApi) -> None:
+    sid = api.create()
+    for args, announced in ((["sandbox", "info", sid], 2), (["--quiet", "sandbox", "info", sid], 0)):
+        busy = {"kind": "busy", "count": 2, "operation": "getSandbox"}
+        api.control.post("/_local/faults", json=busy).raise_for_status()
+        proc = api.e2b(*args)
+        assert proc.returncode == ExitStatus.OK, proc.stderr
+        lines = proc.stderr.splitlines()
+        assert len(lines) == announced, proc.stderr
+        assert all(line.startswith("busy (503), retrying in ") for line in lines)
+        assert sid in proc.stdout

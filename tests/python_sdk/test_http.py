@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 import httpx
 import pytest
-from e2b import AuthenticationException, ConnectionConfig
+from e2b import AsyncSandbox, AuthenticationException, ConnectionConfig, Sandbox, TimeoutException
 from e2b._http import async_api_client, sync_api_client
 from e2b._transport import AsyncRetryableTransport, RetryableTransport
+
+from .transport._server import TestServer
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
@@ -73,4 +78,48 @@ def test_headers_and_timeout_reach_the_httpx_client() -> None:
     )
     http = sync_api_client(config).get_httpx_client()
     assert (http.headers["X-Extra"], http.headers["X-API-Key"]) == ("1", "k")
-    assert http.timeout == httpx.Timeout(7)
+    # The whole call's budget in every phase; a single read gets half of it.
+    assert http.timeout == httpx.Timeout(7, read=3.5)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[TestServer]:
+    srv = TestServer()
+    yield srv
+    srv.close()
+
+
+# The default stack (pyqwest) over a real socket, as `Sandbox` builds it. A
+# call ends within its request_timeout plus this much (closing, scheduling on
+# a busy machine); generous, so only a wait of a whole timeout fails it.
+SLACK = 0.5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_stalled_503_is_retried_and_the_call_ends_by_its_timeout(server: TestServer, flavour: str) -> None:
+    opts = {"api_key": "k", "api_url": server.url, "request_timeout": 1.0}
+    before = server.hits["/sandboxes/stalled/pause"]
+    started = time.monotonic()
+    with pytest.raises(TimeoutException):
+        if flavour == "sync":
+            Sandbox.pause("stalled", **opts)  # type: ignore[arg-type]
+        else:
+            await AsyncSandbox.pause("stalled", **opts)  # type: ignore[arg-type]
+    elapsed = time.monotonic() - started
+    # The first stall costs one read timeout (0.5 s); the retry gets the rest.
+    assert server.hits["/sandboxes/stalled/pause"] - before == 2
+    assert elapsed < 1.0 + SLACK
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_silent_api_ends_by_the_timeout_not_twice_it(server: TestServer, flavour: str) -> None:
+    opts = {"api_key": "k", "api_url": server.url, "request_timeout": 1.0}
+    started = time.monotonic()
+    with pytest.raises(TimeoutException):
+        if flavour == "sync":
+            Sandbox.get_info("silent", **opts)  # type: ignore[arg-type]
+        else:
+            await AsyncSandbox.get_info("silent", **opts)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 1.0 + SLACK

@@ -2,13 +2,45 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import e2b
+import pytest
 
 
 def test_all_is_sorted_and_lists_exactly_the_public_names() -> None:
+    for name in e2b.__all__:
+        getattr(e2b, name)  # the lazy ones land in the module's namespace
     public = {name for name in vars(e2b) if not name.startswith("_")} - {"api"}
     assert e2b.__all__ == sorted(e2b.__all__, key=lambda n: (not n.isupper(), n))
     assert set(e2b.__all__) == public
+    assert set(e2b.__all__) <= set(dir(e2b))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Sandboxx'"):
+        e2b.Sandboxx  # noqa: B018
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sys.modules))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return set(out.stdout.split())
+
+
+def test_import_e2b_leaves_the_http_stack_for_first_use() -> None:
+    heavy = {"httpx", "pyqwest", "attr", "e2b.api.client", "e2b.api.sandbox_sync"}
+    assert _modules_after("import e2b") & heavy == set()
+    assert _modules_after("from e2b import SandboxException, ConnectionConfig") & heavy == set()
+    # The sandbox classes need httpx and the generated client, but not pyqwest until a call.
+    loaded = _modules_after("from e2b import Sandbox")
+    assert {"httpx", "e2b.api.sandbox_sync"} <= loaded
+    assert "pyqwest" not in loaded
 
 
 def test_the_issue_imports() -> None:

@@ -17,6 +17,7 @@ import click
 
 from e2b_cli import __version__
 from e2b_cli.errors import CliError, CliUsageError, ClosedPipe, ExitStatus, exit_status_help, to_cli_error
+from e2b_cli.progress import quiet_option
 from e2b_cli.sandbox import sandbox
 from e2b_cli.settings import CliState, connection_options
 
@@ -75,6 +76,7 @@ class E2BGroup(click.Group):
 @click.group(cls=E2BGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="e2b")
 @connection_options
+@quiet_option
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Manage E2B sandboxes from a terminal or a script."""

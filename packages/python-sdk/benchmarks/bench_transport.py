@@ -6,9 +6,19 @@ Prints:
   * the transport's overhead on plain 200s against the bare inner transport,
     measured interleaved in one run (medians and ratio; target < 5 %);
   * peak traced memory of a peek on a 100 MB 503 body (tracemalloc; target:
-    the 8 KiB cap plus a constant).
+    the 8 KiB cap plus a constant);
+  * the wall time of a 503 whose body stalls, on each stack (pyqwest and
+    httpx, sync and async): the stall costs one read timeout, which counts
+    towards the backoff, then the retry answers (target: one read timeout plus
+    the backoff, not the request's deadline); and `Sandbox.pause` with
+    `request_timeout=2` against a body that always stalls (target: 2 s);
+  * start-up: `import httpx`, `import e2b`, `from e2b import Sandbox` and the
+    CLI's `e2b --version`, each a fresh interpreter, interleaved, medians;
+    `--python LABEL=PATH` adds another environment's interpreter (the
+    released `e2b` in a throwaway venv, say) to the same rounds.
 
 Run: .venv/bin/python packages/python-sdk/benchmarks/bench_transport.py [N]
+     [--import-runs R] [--python LABEL=PATH ...]
 
 ``on_refusal`` is the hook for what the SDK does with a refused response
 (the exception mapping lands later); it runs inside the timed region.
@@ -16,21 +26,33 @@ Run: .venv/bin/python packages/python-sdk/benchmarks/bench_transport.py [N]
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import functools
 import json
+import random
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
 import tracemalloc
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pyqwest
-from e2b import Sandbox, SandboxPauseRefusedException
+from e2b import AsyncSandbox, Sandbox, SandboxPauseRefusedException, TimeoutException
 from e2b._exceptions import handle_api_exception
-from e2b._transport import RetryableTransport, RetryPolicy, default_transport
+from e2b._transport import (
+    AsyncRetryableTransport,
+    RetryableTransport,
+    RetryPolicy,
+    default_async_transport,
+    default_transport,
+)
 from pyqwest.httpx import PyqwestTransport
 
 REFUSAL = json.dumps({"code": 503, "message": "pause refused", "error_code": "sandbox_pause_refused"}).encode()
@@ -53,6 +75,7 @@ class Server:
         self.sock.listen(64)
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.hits: Counter[str] = Counter()
+        self.stop = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -76,8 +99,16 @@ class Server:
                 head, _, buf = buf.partition(b"\r\n\r\n")
                 path = head.split(b" ", 2)[1].decode()
                 self.hits[path] += 1
-                if path == "/ok":
+                if path == "/ok" or (path.startswith("/stall-once") and self.hits[path] > 1):
                     conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                elif path.startswith("/stall"):
+                    # A 503 whose JSON body stops after 10 bytes; the connection stays open.
+                    conn.sendall(
+                        b"HTTP/1.1 503 X\r\ncontent-type: application/json\r\n"
+                        b"content-length: %d\r\n\r\n%s" % (len(REFUSAL), REFUSAL[:10])
+                    )
+                    self.stop.wait(30)
+                    return
                 elif path == "/refusal" or path.endswith("/pause"):
                     conn.sendall(
                         b"HTTP/1.1 503 X\r\ncontent-type: application/json\r\n"
@@ -108,8 +139,15 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def main(n: int) -> None:
+def main(n: int, import_runs: int, pythons: dict[str, str]) -> None:
     server = Server()
+    bench_requests(server, n)
+    bench_stalls(server)
+    bench_imports(import_runs, pythons)
+    server.stop.set()
+
+
+def bench_requests(server: Server, n: int) -> None:
     fast = RetryPolicy(backoff_base=0.001, backoff_cap=0.002)
 
     with httpx.Client(transport=default_transport(policy=fast)) as client:
@@ -146,7 +184,7 @@ def main(n: int) -> None:
     )
 
     bare = httpx.Client(transport=bare_inner())
-    wrapped = httpx.Client(transport=RetryableTransport(bare_inner(), fast))
+    wrapped = httpx.Client(transport=default_transport(policy=fast))  # as the SDK builds it
     url = server.url + "/ok"
     for _ in range(200):
         bare.get(url)
@@ -157,7 +195,7 @@ def main(n: int) -> None:
         # Alternate which goes first so drift and warm caches hit both alike.
         pair = [(bare, bare_t), (wrapped, wrapped_t)]
         for c, out in pair if i % 2 else reversed(pair):
-            out.append(timed(lambda c=c: c.get(url)))
+            out.append(timed(functools.partial(c.get, url)))
     b, w = statistics.median(bare_t), statistics.median(wrapped_t)
     print(
         f"plain 200 (N={n * 4} each, interleaved): bare median {b * 1e6:.0f} us, "
@@ -166,10 +204,11 @@ def main(n: int) -> None:
     bare.close()
     wrapped.close()
 
-    for name, inner in [
+    inners: list[tuple[str, Callable[[], httpx.BaseTransport]]] = [
         ("pyqwest", bare_inner),
         ("httpx.HTTPTransport", httpx.HTTPTransport),
-    ]:
+    ]
+    for name, inner in inners:
         transport = RetryableTransport(inner(), RetryPolicy(retries=0))
         transport.handle_request(httpx.Request("GET", server.url + "/ok")).close()  # warm
         for label, size in [("1 MB", 1 << 20), ("100 MB", BIG)]:
@@ -194,5 +233,101 @@ def peek_peak(transport: RetryableTransport, url: str) -> tuple[int, float, int]
     return peak, elapsed, response.status_code
 
 
+STALL_READ = 1.0
+STALL_DEADLINE = 5.0
+STALL_RUNS = 3
+
+
+def bench_stalls(server: Server) -> None:
+    """A 503 whose body stalls, then a 200: one read timeout, the backoff, the retry."""
+    # No jitter: the backoff before the first re-send is exactly 0.5 s.
+    policy = RetryPolicy(jitter=0.0)
+    timeout = httpx.Timeout(STALL_DEADLINE, read=STALL_READ)
+    stacks: list[tuple[str, Callable[[], RetryableTransport | AsyncRetryableTransport]]] = [
+        ("pyqwest sync", lambda: default_transport(policy=policy, read_timeout=STALL_READ)),
+        ("pyqwest async", lambda: default_async_transport(policy=policy, read_timeout=STALL_READ)),
+        ("httpx sync", lambda: RetryableTransport(httpx.HTTPTransport(), policy)),
+        ("httpx async", lambda: AsyncRetryableTransport(httpx.AsyncHTTPTransport(), policy)),
+    ]
+    print(
+        f"stalled 503 body, then 200 (read timeout {STALL_READ:g} s, backoff {policy.backoff_base:g} s, "
+        f"deadline {STALL_DEADLINE:g} s, N={STALL_RUNS} each):"
+    )
+    for name, make in stacks:
+        samples = []
+        for i in range(STALL_RUNS):
+            url = f"{server.url}/stall-once-{name.replace(' ', '-')}-{i}-{random.random()}"
+            transport = make()
+            if isinstance(transport, AsyncRetryableTransport):
+
+                async def fetch(t: AsyncRetryableTransport = transport, u: str = url) -> int:
+                    async with httpx.AsyncClient(transport=t, timeout=timeout) as client:
+                        return (await client.get(u)).status_code
+
+                start = time.perf_counter()
+                status = asyncio.run(fetch())
+            else:
+                with httpx.Client(transport=transport, timeout=timeout) as client:
+                    start = time.perf_counter()
+                    status = client.get(url).status_code
+            samples.append(time.perf_counter() - start)
+            assert status == 200, status
+        print(f"  {name}: median {statistics.median(samples):.2f} s")
+
+    def sdk_pause(flavour: str) -> float:
+        opts = {"api_url": server.url + "/stall", "api_key": "bench", "request_timeout": 2}
+        start = time.perf_counter()
+        try:
+            if flavour == "sync":
+                Sandbox.pause("sbx", **opts)  # type: ignore[arg-type]
+            else:
+                asyncio.run(AsyncSandbox.pause("sbx", **opts))  # type: ignore[arg-type]
+        except TimeoutException:
+            return time.perf_counter() - start
+        raise AssertionError("a stalled body did not time out")
+
+    for flavour in ("sync", "async"):
+        print(f"  Sandbox.pause(id, request_timeout=2), body always stalls, {flavour}: {sdk_pause(flavour):.2f} s")
+
+
+def bench_imports(runs: int, pythons: dict[str, str]) -> None:
+    """Fresh-interpreter start-up, every variant once per round, rounds interleaved."""
+    here = str(Path(sys.executable))
+    cli = Path(sys.executable).with_name("e2b")
+    variants: dict[str, list[str]] = {}
+    for label, python in {"this env": here, **pythons}.items():
+        variants[f"{label}: python -c pass"] = [python, "-c", "pass"]
+        variants[f"{label}: import httpx"] = [python, "-c", "import httpx"]
+        variants[f"{label}: import e2b"] = [python, "-c", "import e2b"]
+        variants[f"{label}: from e2b import Sandbox"] = [python, "-c", "from e2b import Sandbox"]
+    variants["this env: e2b --version (CLI)"] = (
+        [str(cli), "--version"] if cli.exists() else [here, "-m", "e2b_cli", "--version"]
+    )
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(runs):
+        order = list(variants.items())
+        if i % 2:
+            order.reverse()
+        for name, argv in order:
+            start = time.perf_counter()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+            samples[name].append(time.perf_counter() - start)
+    print(f"start-up, fresh interpreter each (medians of {runs}, interleaved):")
+    for name, values in samples.items():
+        print(f"  {name}: {statistics.median(values) * 1e3:.0f} ms")
+
+
+def _python(value: str) -> tuple[str, str]:
+    label, sep, path = value.partition("=")
+    if not sep or not Path(path).exists():
+        raise argparse.ArgumentTypeError(f"expected LABEL=PATH to a python interpreter, got {value!r}")
+    return label, path
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 500)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("n", nargs="?", type=int, default=500, help="requests per latency sample [500]")
+    parser.add_argument("--import-runs", type=int, default=7, help="rounds of start-up timings [7]")
+    parser.add_argument("--python", type=_python, action="append", default=[], metavar="LABEL=PATH")
+    args = parser.parse_args()
+    main(args.n, args.import_runs, dict(args.python))

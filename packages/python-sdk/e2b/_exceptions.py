@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
+
+if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on first use
+    import httpx
 
 __all__ = [
     "AuthenticationException",

@@ -14,12 +14,7 @@ import httpx
 
 from e2b._config import ConnectionConfig
 from e2b._exceptions import AuthenticationException
-from e2b._transport import (
-    AsyncRetryableTransport,
-    RetryableTransport,
-    default_async_transport,
-    default_transport,
-)
+from e2b._transport import AsyncRetryableTransport, RetryableTransport
 from e2b.api.client.client import AuthenticatedClient
 
 __all__ = ["async_api_client", "async_retry_sleep", "retry_sleep", "sync_api_client"]
@@ -51,12 +46,27 @@ class _AsyncBorrowed(httpx.AsyncBaseTransport):
         return await self._inner.handle_async_request(request)
 
 
+def _timeout(config: ConnectionConfig) -> httpx.Timeout:
+    """The whole call's budget in every phase but read, which is per read.
+
+    The retrying transport takes the longest phase as the deadline for the
+    call, retries included (e2b._transport._policy.overall_timeout).
+    """
+    return httpx.Timeout(config.request_timeout, read=config.read_timeout)
+
+
 def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
     inner = config.transport
     # A module global is looked up per call, so a test's replacement takes effect.
     sleep = retry_sleep
     if inner is None:
-        return default_transport(sleep=sleep)
+        # pyqwest is imported on the first call; it fixes its per-read idle
+        # timeout per transport, and each client here gets its own.
+        from e2b._transport import _factory
+
+        return _factory.default_transport(
+            sleep=sleep, read_timeout=config.read_timeout, connect_timeout=config.request_timeout
+        )
     if not isinstance(inner, httpx.BaseTransport):
         raise TypeError("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
     return RetryableTransport(_Borrowed(inner), sleep=sleep)
@@ -66,7 +76,11 @@ def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
     inner = config.transport
     sleep = async_retry_sleep
     if inner is None:
-        return default_async_transport(sleep=sleep)
+        from e2b._transport import _factory
+
+        return _factory.default_async_transport(
+            sleep=sleep, read_timeout=config.read_timeout, connect_timeout=config.request_timeout
+        )
     if not isinstance(inner, httpx.AsyncBaseTransport):
         raise TypeError("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
     return AsyncRetryableTransport(_AsyncBorrowed(inner), sleep=sleep)
@@ -97,7 +111,7 @@ def sync_api_client(config: ConnectionConfig) -> AuthenticatedClient:
         httpx.Client(
             base_url=config.api_url,
             headers=_headers(config),
-            timeout=httpx.Timeout(config.request_timeout),
+            timeout=_timeout(config),
             transport=_sync_transport(config),
         )
     )
@@ -110,7 +124,7 @@ def async_api_client(config: ConnectionConfig) -> AuthenticatedClient:
         httpx.AsyncClient(
             base_url=config.api_url,
             headers=_headers(config),
-            timeout=httpx.Timeout(config.request_timeout),
+            timeout=_timeout(config),
             transport=_async_transport(config),
         )
     )

@@ -78,6 +78,10 @@ class TestServer:
             "/stall": self._stall,
             "/drop": self._drop,
             "/flaky": self._flaky,
+            "/silent": self._silent,
+            # The SDK's own paths, for calls made through `Sandbox`.
+            "/sandboxes/stalled/pause": self._stall,
+            "/sandboxes/silent": self._silent,
         }
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -97,7 +101,8 @@ class TestServer:
 
     def _trickle(self, sock: socket.socket, q: dict[str, list[str]]) -> bool:
         delay = float(q.get("delay", ["0.01"])[0])
-        sock.sendall(_head(503, {"content-type": "application/json", "transfer-encoding": "chunked"}))
+        status = int(q.get("status", ["503"])[0])
+        sock.sendall(_head(status, {"content-type": "application/json", "transfer-encoding": "chunked"}))
         for i in range(len(REFUSAL)):
             sock.sendall(_chunk(REFUSAL[i : i + 1]))
             if self._stop.wait(delay):
@@ -111,6 +116,11 @@ class TestServer:
         sock.sendall(_head(503, headers) + REFUSAL[:10])
         self.partial_sent.set()
         self._stop.wait(stall)
+        return False
+
+    def _silent(self, _sock: socket.socket, q: dict[str, list[str]]) -> bool:
+        """Reads the request and never answers."""
+        self._stop.wait(float(q.get("stall", ["5"])[0]))
         return False
 
     def _drop(self, sock: socket.socket, _q: dict[str, list[str]]) -> bool:

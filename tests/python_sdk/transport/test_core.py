@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
 import httpx
+import pytest
 from e2b._transport._core import Action, PeekState, RequestContext, is_replayable
 from e2b._transport._policy import RetryPolicy, Stop
 
@@ -31,7 +34,7 @@ def _ctx(request: httpx.Request, now: list[float]) -> RequestContext:
 
 def test_plan_counts_peek_time_towards_the_delay() -> None:
     now = [0.0]
-    request = httpx.Request("GET", "http://x/", extensions={"timeout": {"read": 5, "write": 5}})
+    request = httpx.Request("GET", "http://x/", extensions={"timeout": {"read": 5, "write": 10}})
     ctx = _ctx(request, now)
     assert ctx.deadline == 10.0
     response = httpx.Response(503, headers={"content-type": "application/json"})
@@ -55,3 +58,23 @@ def test_plan_none_for_success_and_no_retry_for_streams() -> None:
     plan = ctx.plan(httpx.Response(429), 0)
     assert plan is not None and not plan.may_retry and not plan.peek
     assert ctx.without_peek(plan).action is Action.RETURN
+
+
+@pytest.mark.parametrize(
+    ("status", "sleep", "attempt", "message"),
+    [
+        (503, 0.73, 0, "busy (503), retrying in 0.7 s (1/1)"),
+        (502, 1.0, 0, "bad gateway (502), retrying in 1.0 s (1/1)"),
+        (504, 0.05, 0, "gateway timeout (504), retrying in 0.1 s (1/1)"),
+        (418, 2.0, 0, "status (418), retrying in 2.0 s (1/1)"),  # a Should-Retry: true
+    ],
+)
+def test_announce_retry_says_why_how_long_and_which(
+    caplog: pytest.LogCaptureFixture, status: int, sleep: float, attempt: int, message: str
+) -> None:
+    request = httpx.Request("POST", "http://x/sandboxes/s/pause")
+    with caplog.at_level(logging.INFO, logger="e2b.retries"):
+        _ctx(request, [0.0]).announce_retry(status, sleep, attempt)
+    (record,) = caplog.records
+    assert record.getMessage() == message
+    assert record.url == "http://x/sandboxes/s/pause"  # type: ignore[attr-defined]

@@ -84,8 +84,11 @@ def test_retry_after_replaces_backoff() -> None:
     ("extensions", "expected"),
     [
         ({}, None),
-        ({"timeout": {"connect": 5, "read": 5, "write": 5, "pool": 5}}, 10.0),
+        ({"timeout": {"connect": 5, "read": 5, "write": 5, "pool": 5}}, 5.0),
+        ({"timeout": {"connect": 2, "read": 0.3, "write": 2, "pool": 2}}, 2.0),
+        ({"timeout": {"connect": 9, "read": 1, "write": 1, "pool": None}}, 9.0),
         ({"timeout": {"read": None, "write": 5}}, None),
+        ({"timeout": {"read": "soon", "write": 5}}, None),
         ({"timeout": {"read": 2}}, 2.0),
         ({"timeout": {"connect": 1}}, None),
         ({"timeout": {"read": -1, "write": 3}}, 3.0),
@@ -94,6 +97,21 @@ def test_retry_after_replaces_backoff() -> None:
 )
 def test_overall_timeout(extensions: dict[str, object], expected: float | None) -> None:
     assert p.overall_timeout(extensions) == expected
+
+
+def test_operation_timeout_puts_the_total_where_pyqwest_sums() -> None:
+    timeout = {"connect": 2.0, "read": 0.3, "write": 2.0, "pool": 2.0}
+    converted = p.operation_timeout({"timeout": timeout})
+    assert converted == {"connect": 2.0, "read": 2.0, "write": 0.0, "pool": 2.0}
+    assert p.operation_timeout({"timeout": {"read": None, "write": 1.0}}) == {"read": None, "write": 0.0}
+    assert p.operation_timeout({}) is None
+
+
+def test_clamp_timeout_cuts_each_phase_to_the_time_left() -> None:
+    timeout = {"connect": 2.0, "read": 0.3, "write": 2.0, "pool": None}
+    assert p.clamp_timeout(timeout, 1.0) == {"connect": 1.0, "read": 0.3, "write": 1.0, "pool": None}
+    assert p.clamp_timeout(timeout, -1.0) == {"connect": 0.001, "read": 0.001, "write": 0.001, "pool": None}
+    assert p.clamp_timeout("bogus", 1.0) is None
 
 
 @pytest.mark.parametrize(

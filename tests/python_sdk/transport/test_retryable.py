@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import logging
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -66,6 +67,30 @@ async def test_busy_503_with_other_code_is_retried(is_async: bool) -> None:
     assert len(h.requests) == 3
     assert h.time.sleeps == [0.5, 1.0]
     assert h.closes() == [1, 1, 1]
+
+
+async def test_each_retry_is_announced_once_with_its_data(is_async: bool, caplog: pytest.LogCaptureFixture) -> None:
+    h = harness(is_async, Reply(body=(BUSY,)), Reply(status=429, body=(b"slow down",)), OK)
+    with caplog.at_level(logging.INFO, logger="e2b.retries"):
+        await h.send()
+    records = [r for r in caplog.records if r.name == "e2b.retries"]
+    assert [r.getMessage() for r in records] == [
+        "busy (503), retrying in 0.5 s (1/3)",
+        "rate limited (429), retrying in 1.0 s (2/3)",
+    ]
+    data = [(r.status_code, r.retry_in, r.attempt, r.retries, r.method) for r in records]  # type: ignore[attr-defined]
+    assert data == [(503, 0.5, 1, 3, "POST"), (429, 1.0, 2, 3, "POST")]
+    assert all(r.levelno == logging.INFO for r in records)
+
+
+async def test_refusal_and_last_answer_are_not_announced(is_async: bool, caplog: pytest.LogCaptureFixture) -> None:
+    h = harness(is_async, Reply(body=(REFUSAL,)), retries=0)
+    with caplog.at_level(logging.INFO, logger="e2b.retries"):
+        await h.send()
+    h = harness(is_async, Reply(body=(BUSY,)), retries=0)
+    with caplog.at_level(logging.INFO, logger="e2b.retries"):
+        await h.send()
+    assert [r for r in caplog.records if r.name == "e2b.retries"] == []
 
 
 async def test_503_without_code_retried_then_returned_whole(is_async: bool) -> None:

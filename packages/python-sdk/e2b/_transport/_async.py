@@ -213,6 +213,7 @@ class AsyncRetryableTransport(httpx.AsyncBaseTransport):
                     assert state.error is not None
                     raise state.error
             await inner.aclose()
+            ctx.announce_retry(response.status_code, outcome.sleep, attempt)
             await self._sleep(outcome.sleep)
             attempt += 1
             response = await self.inner.handle_async_request(ctx.attempt_request(attempt))

@@ -8,6 +8,7 @@ what to hand the caller) lives here so that both make the same decisions.
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +18,11 @@ from e2b._transport import _policy as p
 
 Clock = Callable[[], float]
 Random = Callable[[], float]
+
+# One INFO record per re-send, so that an application (the CLI does) can say
+# why a call is taking its time. Documented name: the README's "Retries".
+RETRY_LOG = logging.getLogger("e2b.retries")
+_REASONS = {429: "rate limited", 502: "bad gateway", 503: "busy", 504: "gateway timeout"}
 
 
 class Action(enum.Enum):
@@ -194,6 +200,27 @@ class RequestContext:
         if verdict is p.Verdict.PARTIAL:
             return Outcome(Action.PARTIAL)
         return Outcome(Action.RAISE)
+
+    def announce_retry(self, status: int, sleep: float, attempt: int) -> None:
+        """Log the coming re-send ``attempt + 1`` of ``policy.retries``."""
+        if not RETRY_LOG.isEnabledFor(logging.INFO):
+            return
+        RETRY_LOG.info(
+            "%s (%d), retrying in %.1f s (%d/%d)",
+            _REASONS.get(status, "status"),
+            status,
+            sleep,
+            attempt + 1,
+            self.policy.retries,
+            extra={
+                "status_code": status,
+                "retry_in": sleep,
+                "attempt": attempt + 1,
+                "retries": self.policy.retries,
+                "method": self.request.method,
+                "url": str(self.request.url),
+            },
+        )
 
     def past_deadline(self) -> bool:
         return self.deadline is not None and self.clock() >= self.deadline

@@ -115,33 +115,30 @@ def retry_delay(policy: RetryPolicy, attempt: int, retry_after: float | None, dr
 def overall_timeout(extensions: Mapping[str, object]) -> float | None:
     """The request's total budget in seconds, or None for unbounded.
 
-    httpx has no total timeout; like pyqwest's operation timeout, an exchange
-    is taken as a write followed by a read, so the budget is their sum. An
-    explicit None phase means "no limit" and makes the sum unbounded.
+    httpx has no total timeout, and no phase of a request can outlast the
+    whole of it, so the total is the longest phase given: ``httpx.Timeout(5)``
+    means 5 s in all, retries included, not read + write = 10 s. An explicit
+    None read or write means "no limit" and makes the total unbounded.
     """
     timeout = extensions.get("timeout")
     if not isinstance(timeout, Mapping):
         return None
     total = 0.0
-    seen = False
-    for phase in ("write", "read"):
-        if phase not in timeout:
-            continue
-        value = timeout[phase]
-        if value is None:
-            return None
-        if not isinstance(value, (int, float)):
-            return None
-        total += max(float(value), 0.0)
-        seen = True
-    return total if seen else None
+    exchange = False  # a connect or pool limit alone says nothing about the exchange
+    for phase, value in timeout.items():
+        if phase == "read" or phase == "write":
+            if not isinstance(value, (int, float)):
+                return None  # None is httpx's "no limit"; anything else is not a timeout
+            exchange = True
+        if isinstance(value, (int, float)) and value > total:
+            total = float(value)
+    return total if exchange else None
 
 
 def clamp_timeout(timeout: object, left: float) -> dict[str, float | None] | None:
-    """httpx timeout phases cut so that no phase, nor read + write, exceeds ``left``.
+    """httpx timeout phases, each cut to ``left``: a re-send ends by the deadline.
 
-    read + write matters because pyqwest uses their sum as one operation
-    timeout. None when there is nothing to clamp.
+    None when there is nothing to clamp.
     """
     if not isinstance(timeout, Mapping):
         return None
@@ -150,11 +147,20 @@ def clamp_timeout(timeout: object, left: float) -> dict[str, float | None] | Non
     for phase in ("connect", "read", "write", "pool"):
         value = timeout.get(phase)
         out[phase] = None if not isinstance(value, (int, float)) else min(float(value), left)
-    read, write = out["read"], out["write"]
-    if read is not None and write is not None and read + write > left:
-        scale = left / (read + write)
-        out["read"], out["write"] = read * scale, write * scale
     return out
+
+
+def operation_timeout(extensions: Mapping[str, object]) -> dict[str, float | None] | None:
+    """The timeout phases to hand pyqwest so that its one operation timeout is the total.
+
+    pyqwest's httpx adapter takes read + write as the operation timeout, which
+    would double ``httpx.Timeout(5)``; this puts the whole total in ``read``.
+    None when the request has no timeout to translate.
+    """
+    timeout = extensions.get("timeout")
+    if not isinstance(timeout, Mapping):
+        return None
+    return {**timeout, "read": overall_timeout(extensions), "write": 0.0}
 
 
 def read_timeout(extensions: Mapping[str, object]) -> float | None:

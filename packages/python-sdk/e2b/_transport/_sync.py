@@ -31,9 +31,10 @@ class _Inner:
         """One chunk; the inner transport bounds the wait.
 
         A blocking read cannot be interrupted from here. httpx bounds each
-        read by the read timeout; pyqwest bounds the whole exchange by read +
-        write, which ``RequestContext.attempt_request`` keeps inside the
-        deadline on every re-send.
+        read by the request's read timeout, pyqwest by its transport's
+        ``read_timeout`` (and the exchange by the time left, see
+        ``RequestContext.attempt_request``), so a stalled peek costs one read
+        timeout at most.
         """
         if ctx.past_deadline():
             raise ctx.read_timeout_error()
@@ -154,6 +155,7 @@ class RetryableTransport(httpx.BaseTransport):
                 if outcome.action is _core.Action.RAISE:
                     assert state.error is not None
                     raise state.error
+            ctx.announce_retry(response.status_code, outcome.sleep, attempt)
             self._sleep(outcome.sleep)
             attempt += 1
             response = self.inner.handle_request(ctx.attempt_request(attempt))
