@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+from codegen.base_revision import find_base
 from codegen.config import Project, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
 from codegen.pipeline import Say, build
@@ -27,9 +28,12 @@ UNEXPECTED_REMEDY = (
 )
 
 
-def find_drift(project: Project, say: Say) -> tuple[list[Drift], str]:
+def find_drift(project: Project, say: Say, base_ref: str | None = None) -> tuple[list[Drift], str]:
+    base = find_base(project, base_ref)
+    if base is None:
+        say("no base revision (no --base, no default branch to merge-base with): the tree's lock is trusted as is")
     source = load_source(project)
-    result = build(project, source, say)
+    result = build(project, source, say, base=base)
     drifts: list[Drift] = []
     if result.fetched.origin == "upstream":
         tree_spec = read_or_none(project.spec)
@@ -95,8 +99,8 @@ def render_drift(drifts: Sequence[Drift], short_pin: str) -> str:
     return "\n".join(out)
 
 
-def run_check(project: Project, say: Say, show: Say) -> int:
-    drifts, short_pin = find_drift(project, say)
+def run_check(project: Project, say: Say, show: Say, base_ref: str | None = None) -> int:
+    drifts, short_pin = find_drift(project, say, base_ref)
     if not drifts:
         show(f"generated files: clean (spec, lock, manifest and every generated file match runtime@{short_pin})")
         return EXIT_OK

@@ -51,7 +51,7 @@ def cmd_generate(project: Project, args: argparse.Namespace) -> int:
 def cmd_check(project: Project, args: argparse.Namespace) -> int:
     from codegen.check import run_check
 
-    return run_check(project, _say, _show)
+    return run_check(project, _say, _show, args.base)
 
 
 def cmd_bump(project: Project, args: argparse.Namespace) -> int:
@@ -76,9 +76,14 @@ def parser() -> argparse.ArgumentParser:
     verbs.add_parser("generate", help="regenerate everything from the pinned spec (nox -s codegen)").set_defaults(
         run=cmd_generate
     )
-    verbs.add_parser("check", help="fail when anything drifted from the pin (nox -s generated-files)").set_defaults(
-        run=cmd_check
+    check = verbs.add_parser("check", help="fail when anything drifted from the pin (nox -s generated-files)")
+    check.add_argument(
+        "--base",
+        metavar="REF",
+        help="the revision whose lock may be trusted offline (CI: the pull request's base; "
+        "default: the merge base with the default branch)",
     )
+    check.set_defaults(run=cmd_check)
     bump = verbs.add_parser("bump", help="move the pin to a runtime ref and report the API change")
     bump.add_argument("ref", help="a runtime commit id (full or abbreviated), tag or branch")
     bump.add_argument("--dry-run", action="store_true", help="print the report, write nothing")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import git
 from platformdirs import user_cache_dir
 
+from codegen.base_revision import Base
 from codegen.config import Project, Source
 from codegen.errors import CodegenError, Problem
 from codegen.lock import Lock, git_blob_id, read_lock
@@ -205,8 +206,26 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     )
 
 
-def obtain_spec(project: Project, source: Source) -> FetchedSpec:
+def obtain_spec(project: Project, source: Source, base: Base | None = None) -> FetchedSpec:
+    """The spec at the source commit: from the upstream, else the tracked copy if the lock vouches for it.
+
+    With a base revision (the check), the lock vouches only when the pin, the
+    lock and the spec are the base's: a change that touches them needs the upstream.
+    """
     try:
         return fetch_spec_at(source)
     except Unreachable as exc:
-        return tracked_copy_if_locked(project, source, str(exc))
+        if base is not None and base.touched:
+            raise CodegenError(
+                Problem(
+                    f"{source.url} is unreachable ({exc}), and this change moves or touches the pin "
+                    f"({', '.join(base.touched)} differ from the base {base.short}, {base.described}): "
+                    "a lock written by the change cannot vouch for its spec, only the upstream can",
+                    remedy="run where the runtime repository is reachable "
+                    "(E2B_RUNTIME_REPO may name a mirror or a checkout; in CI, give the job a token)",
+                )
+            ) from None
+        fetched = tracked_copy_if_locked(project, source, str(exc))
+        if base is None:
+            return fetched
+        return replace(fetched, note=f"{fetched.note}, unchanged since the base {base.short} ({base.described})")
