@@ -27,8 +27,9 @@ def _show(message: str) -> None:
 
 def cmd_generate(project: Project, args: argparse.Namespace) -> int:
     from codegen.pipeline import build
-    from codegen.tree import read_or_none, write_tree
+    from codegen.tree import read_or_none, refuse_symlinks, write_tree
 
+    refuse_symlinks(project.root)
     source = load_source(project)
     result = build(project, source, _say)
     tree_spec = read_or_none(project.spec)
@@ -56,7 +57,9 @@ def cmd_check(project: Project, args: argparse.Namespace) -> int:
 
 def cmd_bump(project: Project, args: argparse.Namespace) -> int:
     from codegen.bump import run_bump
+    from codegen.tree import refuse_symlinks
 
+    refuse_symlinks(project.root)
     return run_bump(project, args.ref, dry_run=args.dry_run, say=_say, show=_show)
 
 

@@ -13,6 +13,7 @@ import hashlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import git
 from platformdirs import user_cache_dir
@@ -21,6 +22,7 @@ from codegen.base_revision import Base
 from codegen.config import Project, Source
 from codegen.errors import CodegenError, Problem
 from codegen.lock import Lock, git_blob_id, read_lock
+from codegen.tree import read_or_none
 
 CACHE_ENV = "E2B_CODEGEN_CACHE"
 
@@ -119,14 +121,41 @@ class UpstreamRepository:
         return True
 
     def read_file(self, commit: str, path: str) -> tuple[bytes, str] | None:
-        tree = self.repo.commit(commit).tree
-        try:
-            blob = tree / path
-        except KeyError:
-            return None
-        if blob.type != "blob":
-            return None
-        return blob.data_stream.read(), blob.hexsha
+        found = self.read_regular_file(commit, path)
+        return found if isinstance(found, tuple) else None
+
+    def read_regular_file(self, commit: str, path: str) -> tuple[bytes, str] | str | None:
+        """The file's bytes and blob id; what it is instead when it is not a regular file; None if absent."""
+        entry: Any = self.repo.commit(commit).tree
+        walked: list[str] = []
+        for part in path.split("/"):
+            if entry.type != "tree":
+                return f"{'/'.join(walked)} is {_describe(entry)}, not a folder"
+            walked.append(part)
+            try:
+                entry = entry / part
+            except KeyError:
+                return None
+        if entry.type != "blob" or entry.mode == _SYMLINK_MODE:
+            return f"is {_describe(entry)}, not a file"
+        data: bytes = entry.data_stream.read()
+        if data.startswith(LFS_POINTER):
+            return "is a Git LFS pointer, not the spec (the runtime repository must commit the file itself)"
+        return data, str(entry.hexsha)
+
+
+_SYMLINK_MODE = 0o120000
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
+def _describe(entry: Any) -> str:
+    if entry.type == "tree":
+        return "a directory"
+    if entry.type == "submodule":
+        return "a submodule"
+    if entry.mode == _SYMLINK_MODE:
+        return "a symlink"
+    return "a file"
 
 
 def _git_reason(exc: git.GitCommandError) -> str:
@@ -157,13 +186,21 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
                 remedy=f"merge the change into the runtime's {source.branch} first, then bump to the merged commit",
             )
         )
-    found = upstream.read_file(source.commit, source.spec_path)
+    found = upstream.read_regular_file(source.commit, source.spec_path)
     if found is None:
         raise CodegenError(
             Problem(
                 f"{source.spec_path} does not exist at runtime@{source.short_commit}",
                 where="pyproject.toml [tool.codegen] spec-path",
                 remedy="fix spec-path, or pin a commit that has the spec",
+            )
+        )
+    if isinstance(found, str):
+        raise CodegenError(
+            Problem(
+                f"{source.spec_path} at runtime@{source.short_commit} {found}",
+                where="pyproject.toml [tool.codegen] spec-path",
+                remedy="point spec-path at the spec file itself, or pin a commit where it is a regular file",
             )
         )
     data, blob_id = found
@@ -173,13 +210,18 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
 def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> FetchedSpec:
     """The offline fallback: the tracked spec, only when it is exactly what the lock recorded."""
     lock: Lock = read_lock(project)
-    try:
-        data = project.spec.read_bytes()
-    except FileNotFoundError:
-        data = None
     where = f"{source.url} is unreachable ({reason})"
+    data = read_or_none(project.spec)
     if data is None:
-        raise CodegenError(Problem(f"{where} and spec/openapi.yml is missing", remedy="restore it from git"))
+        what = "a directory" if project.spec.is_dir() else "missing"
+        raise CodegenError(Problem(f"{where} and spec/openapi.yml is {what}", remedy="restore it from git"))
+    if data.startswith(LFS_POINTER):
+        raise CodegenError(
+            Problem(
+                f"{where} and spec/openapi.yml is a Git LFS pointer, not the spec",
+                remedy="restore the file itself from git (it is never stored in LFS)",
+            )
+        )
     blob_id = git_blob_id(data)
     mismatch = None
     if lock.commit != source.commit:
