@@ -13,7 +13,8 @@ from codegen.base_revision import find_base
 from codegen.config import Project, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
 from codegen.pipeline import Say, build
-from codegen.tree import Drift, compare, read_or_none, symlink_drifts
+from codegen.transaction import JOURNAL, recover
+from codegen.tree import Drift, compare, leftover_drifts, read_or_none, symlink_drifts
 
 DIFF_LINES_PER_FILE = 60
 DIFF_LINES_TOTAL = 400
@@ -26,6 +27,11 @@ SYMLINK_REMEDY = (
     "the check never reads through a symlink: replace each one with the regular file or folder from git "
     "(or delete it), then run `nox -s codegen` and commit the result"
 )
+INTERRUPTED_REMEDY = (
+    "an interrupted codegen write was found and settled as said above, so this run checked a tree "
+    "that differs from the one it was given: run the check again"
+)
+LEFTOVER_REMEDY = "delete these leftovers of an interrupted write (`nox -s codegen` does); they are never committed"
 UNEXPECTED_REMEDY = (
     "generated folders hold only generated code: move this file out of it (or delete it), "
     "then run `nox -s codegen` and commit the result"
@@ -101,6 +107,10 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
         out.append("To fix: " + GENERATED_REMEDY + ".")
     if "unexpected" in kinds:
         out.append("To fix: " + UNEXPECTED_REMEDY + ".")
+    if "interrupted write" in kinds:
+        out.append("To fix: " + INTERRUPTED_REMEDY + ".")
+    if "leftover" in kinds:
+        out.append("To fix: " + LEFTOVER_REMEDY + ".")
     if "symlink" in kinds:
         out.append("To fix: " + SYMLINK_REMEDY + ".")
     return "\n".join(out)
@@ -111,7 +121,13 @@ def run_check(project: Project, say: Say, show: Say, base_ref: str | None = None
     if links:  # before anything reads the spec, the lock or the contract
         show(render_drift(links, None))
         return EXIT_DRIFT
+    recovered = recover(project.root)
+    if recovered:
+        say(recovered)
     drifts, short_pin = find_drift(project, say, base_ref)
+    if recovered:
+        drifts.insert(0, Drift(JOURNAL, "interrupted write", None, None))
+    drifts += leftover_drifts(project.root)
     if not drifts:
         show(f"generated files: clean (spec, lock, manifest and every generated file match runtime@{short_pin})")
         return EXIT_OK

@@ -7,14 +7,20 @@ One top-level handler turns problems into messages and exit statuses
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
 from codegen.config import Project, load_source
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
+from codegen.file_lock import held
 
 ROOT = Path(__file__).resolve().parent.parent
+RUN_LOCK = ".codegen.lock"
+TREE_VERBS = ("generate", "check", "bump")
 
 
 def _say(message: str) -> None:
@@ -27,9 +33,10 @@ def _show(message: str) -> None:
 
 def cmd_generate(project: Project, args: argparse.Namespace) -> int:
     from codegen.pipeline import build
-    from codegen.tree import read_or_none, refuse_symlinks, write_tree
+    from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
 
     refuse_symlinks(project.root)
+    recover_tree(project.root, _say)
     source = load_source(project)
     result = build(project, source, _say)
     tree_spec = read_or_none(project.spec)
@@ -57,9 +64,10 @@ def cmd_check(project: Project, args: argparse.Namespace) -> int:
 
 def cmd_bump(project: Project, args: argparse.Namespace) -> int:
     from codegen.bump import run_bump
-    from codegen.tree import refuse_symlinks
+    from codegen.tree import recover_tree, refuse_symlinks
 
     refuse_symlinks(project.root)
+    recover_tree(project.root, _say)
     return run_bump(project, args.ref, dry_run=args.dry_run, say=_say, show=_show)
 
 
@@ -97,10 +105,26 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI runners send on cancel), raised like Ctrl-C so that every clean-up runs."""
+
+    signum = signal.SIGTERM
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     project = Project(args.root.resolve())
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
+        if args.verb in TREE_VERBS:
+            # One run per tree: the write's renames and the check's reads must not interleave.
+            with held(project.root / RUN_LOCK, f"the working tree {project.root}", _say):
+                return int(args.run(project, args))
         return int(args.run(project, args))
     except CodegenError as exc:
         for problem in exc.problems:
@@ -108,11 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"interrupted: {exc or 'nothing was written'}", file=sys.stderr)
+        return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except (ValueError, OSError) as exc:  # e.g. a bad rebuild-runtime destination, a failed write
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

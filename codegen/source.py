@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from platformdirs import user_cache_dir
 from codegen.base_revision import Base
 from codegen.config import Project, Source
 from codegen.errors import CodegenError, Problem
+from codegen.file_lock import held
 from codegen.lock import Lock, git_blob_id, read_lock
 from codegen.tree import read_or_none
 
@@ -61,6 +64,10 @@ class Unreachable(Exception):
     """The upstream could not be contacted (as opposed to: it answered no)."""
 
 
+class FetchFailed(CodegenError):
+    """git failed here, not for want of the upstream: never a reason to fall back to the lock."""
+
+
 class UpstreamRepository:
     """A bare cache of one upstream repository; every git call goes through here."""
 
@@ -69,7 +76,13 @@ class UpstreamRepository:
         key = hashlib.sha256(self.url.encode()).hexdigest()[:16]
         path = cache_dir() / f"runtime-{key}.git"
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.repo = git.Repo.init(path, bare=True, mkdir=True)
+        self.lock_path = path.with_suffix(".lock")
+        with self._locked():
+            self.repo = git.Repo.init(path, bare=True, mkdir=True)
+
+    def _locked(self) -> AbstractContextManager[None]:
+        """Runs sharing the cache take turns: concurrent fetches fail on git's own ref locks."""
+        return held(self.lock_path, f"the cached upstream {self.lock_path.with_suffix('.git')}")
 
     def _git(self) -> git.Git:
         g = self.repo.git
@@ -79,17 +92,29 @@ class UpstreamRepository:
     def fetch(self, *refspecs: str) -> None:
         """Fetch refspecs we built ourselves; the URL goes after --end-of-options."""
         try:
-            self._git().fetch(
-                "--no-write-fetch-head",
-                "--quiet",
-                "--end-of-options",
-                self.url,
-                *refspecs,
-                allow_unsafe_protocols=False,
-                allow_unsafe_options=False,
-            )
+            with self._locked():
+                self._git().fetch(
+                    "--no-write-fetch-head",
+                    "--quiet",
+                    "--end-of-options",
+                    self.url,
+                    *refspecs,
+                    allow_unsafe_protocols=False,
+                    allow_unsafe_options=False,
+                )
         except git.GitCommandError as exc:
-            raise Unreachable(_git_reason(exc)) from None
+            reason = _git_reason(exc)
+            if _UNREACHABLE.search(str(exc.stderr)):
+                raise Unreachable(reason) from None
+            # Anything else (a ref or config lock, a full disk, a corrupt cache) is not the
+            # upstream's silence: falling back to the lock would downgrade the check.
+            raise FetchFailed(
+                Problem(
+                    f"git fetch from {self.url} failed: {reason}",
+                    where=str(self.lock_path.with_suffix(".git")),
+                    remedy="run again; if it fails the same way, delete that cached repository",
+                )
+            ) from None
 
     def fetch_branch(self, branch: str) -> str:
         self.fetch(f"+refs/heads/{branch}:refs/upstream/heads/{branch}")
@@ -109,7 +134,7 @@ class UpstreamRepository:
         """Servers may refuse unadvertised commits; failure here is not 'unreachable'."""
         try:
             self.fetch(f"{commit}:refs/upstream/probe")
-        except Unreachable:
+        except (Unreachable, FetchFailed):
             return False
         return self.has_commit(commit)
 
@@ -156,6 +181,17 @@ def _describe(entry: Any) -> str:
     if entry.mode == _SYMLINK_MODE:
         return "a symlink"
     return "a file"
+
+
+# What git says when it could not talk to the upstream at all (as opposed to failing here).
+_UNREACHABLE = re.compile(
+    r"could not resolve host|could not read from remote repository|does not appear to be a git repository"
+    r"|unable to access|failed to connect|couldn't connect|connection (refused|timed out|reset)"
+    r"|network is unreachable|no route to host|temporary failure in name resolution|could not read username"
+    r"|authentication failed|repository .*not found|permission denied|host key verification failed"
+    r"|ssh: connect to host|the remote end hung up unexpectedly|operation timed out",
+    re.IGNORECASE,
+)
 
 
 def _git_reason(exc: git.GitCommandError) -> str:

@@ -1,30 +1,37 @@
-"""The last step: write the staged output over the tree (all or nothing), or compare with it.
+"""The last step: write the staged output over the tree, or compare with it.
 
-Writing swaps whole generated folders: each is built beside its target, then
-renamed into place; the single files go through a temporary file and
-`os.replace`.  Until the last rename succeeds every step can be undone, so an
-error or Ctrl-C leaves the tree as it was.
+Writing swaps whole generated folders and the single files into place in one
+transaction (codegen/transaction.py): an error, Ctrl-C, SIGTERM or a crash
+leaves the tree, after the next run at the latest, fully old or fully new.
+Nothing here reads or writes through a symlink.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
-import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.errors import CodegenError, Problem
 from codegen.stage import GENERATED_ROOTS, LOCK, MANIFEST, SPEC, Staged, read_manifest_paths
+from codegen.transaction import Content, leftovers, recover, remove_leftovers, swap_into_place
 
 # What the pipeline reads or writes besides the generated folders.  None of it
 # may be, or lie under, a symlink: a pull request could otherwise point a path
 # at /proc/self/environ and have the check print it into the job log.
 PROTECTED_FILES = ("pyproject.toml", SPEC, "spec/runtime-ref", LOCK, MANIFEST, "spec/contract.yml")
 PROTECTED_FOLDERS = ("templates", *GENERATED_ROOTS)
+# Where a write puts its temporary siblings: beside every target it may swap
+# (the changelog folder is bump's, codegen/bump.py CHANGELOG_DIR).
+LEFTOVER_FOLDERS = (
+    ".",
+    "spec",
+    *(root.rpartition("/")[0] for root in GENERATED_ROOTS),
+    "packages/python-sdk/changelog.d",
+)
 
 
 def find_symlinks(root: Path) -> list[str]:
@@ -76,7 +83,7 @@ def tree_files(root: Path, folder: str) -> Iterator[str]:
 @dataclass(frozen=True)
 class Drift:
     path: str
-    kind: str  # "hand-edited spec", "changed", "missing", "stale", "unexpected", "symlink"
+    kind: str  # "hand-edited spec", "changed", "missing", "stale", "unexpected", "symlink", "leftover"
     expected: bytes | None  # what the pipeline produces
     actual: bytes | None  # what the tree holds (never read through a symlink)
 
@@ -171,7 +178,7 @@ def refuse_unexpected(drifts: list[Drift]) -> None:
 
 
 def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = None) -> list[str]:
-    """Replace the generated folders and files, plus `extra` single files, in one go.
+    """Replace the generated folders and files, plus `extra` single files, in one transaction.
 
     Returns the paths whose content changed (nothing is written when none did).
     """
@@ -180,67 +187,32 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
     drifts = compare(root, staged)
     refuse_unexpected(drifts)
     changed = [d.path for d in drifts if d.kind in ("changed", "missing", "stale")]
-    if read_or_none(root / "spec/openapi.yml") != staged.spec:
-        changed.insert(0, "spec/openapi.yml")
+    if read_or_none(root / SPEC) != staged.spec:
+        changed.insert(0, SPEC)
     changed = [p for p, data in extra.items() if read_or_none(root / p) != data] + changed
     if not changed:
         return []
-    tag = uuid.uuid4().hex[:8]
-    undo: list[tuple[Path, Path | None]] = []  # (target, backup or None when it did not exist)
-    try:
-        for folder in GENERATED_ROOTS:
-            target = root / folder
-            fresh = target.with_name(f".{target.name}.codegen-new-{tag}")
-            prefix = folder + "/"
-            for path, data in staged.generated.items():
-                if path.startswith(prefix):
-                    out = fresh / path.removeprefix(prefix)
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(data)
-            fresh.mkdir(parents=True, exist_ok=True)
-            undo.append(_swap(target, fresh, tag))
-        for path, data in (
-            ("spec/openapi.yml", staged.spec),
-            ("spec/openapi.lock.json", staged.lock),
-            (MANIFEST, staged.manifest),
-            *extra.items(),
-        ):
-            target = root / path
-            fresh = target.with_name(f".{target.name}.codegen-new-{tag}")
-            fresh.parent.mkdir(parents=True, exist_ok=True)  # e.g. the first changelog fragment
-            fresh.write_bytes(data)
-            undo.append(_swap(target, fresh, tag))
-    except BaseException:
-        for target, backup in reversed(undo):
-            _remove(target)
-            if backup is not None:
-                os.replace(backup, target)
-        for leftover in root.glob(f"**/.*.codegen-new-{tag}"):
-            _remove(leftover)
-        raise
-    for _, backup in undo:
-        if backup is not None:
-            _remove(backup)
+    contents: dict[str, Content] = {}
+    for folder in GENERATED_ROOTS:
+        prefix = folder + "/"
+        contents[folder] = {p.removeprefix(prefix): d for p, d in staged.generated.items() if p.startswith(prefix)}
+    contents.update({SPEC: staged.spec, LOCK: staged.lock, MANIFEST: staged.manifest, **extra})
+    swap_into_place(root, contents)
     return changed
 
 
-def _swap(target: Path, fresh: Path, tag: str) -> tuple[Path, Path | None]:
-    backup: Path | None = None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        backup = target.with_name(f".{target.name}.codegen-old-{tag}")
-        os.replace(target, backup)
-    try:
-        os.replace(fresh, target)
-    except BaseException:
-        if backup is not None:
-            os.replace(backup, target)
-        raise
-    return target, backup
+def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
+    """Before a run: settle what an interrupted write left; True when something was found."""
+    said = recover(root)
+    if said:
+        say(said)
+    stray = leftovers(root, LEFTOVER_FOLDERS)
+    if stray:
+        remove_leftovers(root, stray)
+        say(f"removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
+    return bool(said or stray)
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+def leftover_drifts(root: Path) -> list[Drift]:
+    """What an interrupted write left behind: never part of a clean tree."""
+    return [Drift(path, "leftover", None, None) for path in leftovers(root, LEFTOVER_FOLDERS)]
