@@ -66,7 +66,10 @@ def held(path: Path, what: str, say: Callable[[str], None] = lambda _: None) -> 
         command = " ".join(sys.argv)[:200]
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({command}), since {started}\n".encode(), 0)
-        yield
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)  # an idle lock is empty, so that it never shows as a change
     finally:
         os.close(fd)  # releases the lock
 
