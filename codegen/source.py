@@ -196,9 +196,11 @@ _UNREACHABLE = re.compile(
 
 def _git_reason(exc: git.GitCommandError) -> str:
     text = exc.stderr if isinstance(exc.stderr, str) else str(exc)
-    lines = [ln.strip() for ln in text.replace("stderr:", "").splitlines() if ln.strip()]
-    reason = lines[-1].strip("'\" ") if lines else f"git exited {exc.status}"
-    return reason.removeprefix("fatal: ")
+    lines = [ln.strip().strip("'\" ") for ln in text.replace("stderr:", "").splitlines() if ln.strip()]
+    # git's first error line says what failed; what follows is advice.
+    said = [ln for ln in lines if ln.startswith(("fatal: ", "error: "))]
+    reason = said[0] if said else lines[-1] if lines else f"git exited {exc.status}"
+    return reason.removeprefix("fatal: ").removeprefix("error: ")
 
 
 def fetch_spec_at(source: Source) -> FetchedSpec:

@@ -11,7 +11,8 @@ from gitdb import IStream
 
 from codegen.config import Project, load_source
 from codegen.errors import CodegenError
-from codegen.source import git_url, obtain_spec
+from codegen.file_lock import held
+from codegen.source import UpstreamRepository, git_url, obtain_spec
 from tests.codegen.conftest import PERSON, PIN, Result, Upstream, add_optional_property, unchanged
 
 EDITED = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
@@ -284,3 +285,35 @@ def test_an_offline_tracked_spec_that_is_not_the_spec_is_named(
         expected = "spec/openapi.yml is a Git LFS pointer, not the spec"
     result = run(project, "generate", E2B_RUNTIME_REPO="/nonexistent/path")
     assert result.code == 2 and expected in result.err, result.text
+
+
+# --- a shared cache ------------------------------------------------------------------
+
+
+def test_a_run_waits_for_the_shared_cache_and_gives_up_naming_the_holder(
+    project: Path, upstream: Upstream, run: Callable[..., Result], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    cached = UpstreamRepository(upstream.url)
+    with held(cached.lock_path, "test"):
+        result = run(project, "check", E2B_CODEGEN_LOCK_TIMEOUT="0.2")
+    assert result.code == 2, result.text
+    assert f"the cached upstream {cached.lock_path.with_suffix('.git')} is in use by pid" in result.err
+    assert "unreachable" not in result.text and "clean" not in result.text
+
+
+def test_a_git_failure_in_the_cache_is_not_unreachable_and_never_downgrades_the_check(
+    project: Path, upstream: Upstream, run: Callable[..., Result], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    cached = UpstreamRepository(upstream.url)
+    # What a concurrent fetch outside codegen's lock leaves while it runs: git's own ref lock.
+    ref_lock = Path(cached.repo.git_dir) / "refs/upstream/heads/main.lock"
+    ref_lock.parent.mkdir(parents=True, exist_ok=True)
+    ref_lock.write_text("")
+    with unchanged(project):
+        result = run(project, "check")
+    assert result.code == 2, result.text
+    assert f"git fetch from {upstream.url} failed: cannot lock ref 'refs/upstream/heads/main'" in result.err
+    assert "unreachable" not in result.text and "generated files: clean" not in result.text
+    assert "delete that cached repository" in result.err
