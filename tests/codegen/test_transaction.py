@@ -206,7 +206,7 @@ def test_signals_during_the_swap_wait_for_it_and_say_the_tree_is_new(
     _, new = states
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        for at in range(1, 9):
+        for at in range(1, 15):  # the journal, six renames, the commit point, six removals
             if at > 1:
                 recover(root)  # nothing to recover: each write finished
             _step_counter(monkeypatch, at, lambda: _send(signals))
@@ -272,3 +272,31 @@ def test_a_journal_codegen_did_not_write_is_refused(root: Path, journal: str) ->
     with pytest.raises(transaction.CodegenError, match="cannot recover the interrupted write"):
         recover(root)
     assert tree_digest(root) == before
+
+
+@pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGINT, signal.SIGINT), (signal.SIGTERM,)])
+def test_signals_during_a_rollback_wait_for_it(
+    root: Path, states: tuple[dict[str, str], dict[str, str]], monkeypatch: pytest.MonkeyPatch, signals: tuple[int, ...]
+) -> None:
+    old, _ = states
+    real = os.replace
+    renames = 0
+
+    def failing(src: Any, dst: Any) -> None:
+        nonlocal renames
+        renames += 1
+        if renames == 4:  # a full disk mid-swap starts the rollback...
+            raise OSError(28, "No space left on device")
+        if renames == 5:  # ...and the signals arrive during it
+            _send(signals)
+        real(src, dst)
+
+    monkeypatch.setattr(transaction.os, "replace", failing)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        with pytest.raises(OSError, match="No space left"):
+            swap_into_place(root, CONTENTS)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert renames == 5  # the rollback put the old folder back
+    assert tree_digest(root) == old and leftovers(root, FOLDERS) == []
