@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        print(f"interrupted: {exc or 'nothing was written'}", file=sys.stderr)
+        print(f"interrupted: {str(exc) or 'nothing was written'}", file=sys.stderr)
         return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except (ValueError, OSError) as exc:  # e.g. a bad rebuild-runtime destination, a failed write
         if args.debug:

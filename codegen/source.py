@@ -183,13 +183,15 @@ def _describe(entry: Any) -> str:
     return "a file"
 
 
-# What git says when it could not talk to the upstream at all (as opposed to failing here).
+# What git says when the upstream could not be reached or did not have what was asked
+# (bump tells branches from tags that way), as opposed to git failing here.
 _UNREACHABLE = re.compile(
     r"could not resolve host|could not read from remote repository|does not appear to be a git repository"
     r"|unable to access|failed to connect|couldn't connect|connection (refused|timed out|reset)"
     r"|network is unreachable|no route to host|temporary failure in name resolution|could not read username"
     r"|authentication failed|repository .*not found|permission denied|host key verification failed"
-    r"|ssh: connect to host|the remote end hung up unexpectedly|operation timed out",
+    r"|ssh: connect to host|the remote end hung up unexpectedly|operation timed out"
+    r"|couldn't find remote ref|not our ref",
     re.IGNORECASE,
 )
 

@@ -206,6 +206,29 @@ def test_sigint_during_generation_leaves_the_tree_unchanged(project: Path, env: 
     assert not list(project.rglob("*.codegen-new-*")) and not list(project.rglob("*.codegen-old-*"))
 
 
+
+def test_sigterm_during_generation_leaves_the_tree_unchanged(project: Path, env: dict[str, str | None]) -> None:
+    """What a CI runner sends on cancel: handled like Ctrl-C (clean-up runs), exit 143."""
+    (project / GENERATED_FILE).write_text("edited\n")
+    before = tree_digest(project)
+    proc = subprocess.Popen(
+        codegen_command(project, "generate"),
+        cwd=ROOT,
+        env=subprocess_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "generate the client" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "interrupted: nothing was written" in err
+    assert tree_digest(project) == before
+
 def test_build_never_writes_even_on_contract_failure(
     project: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch, cache: Path
 ) -> None:
