@@ -206,7 +206,6 @@ def test_sigint_during_generation_leaves_the_tree_unchanged(project: Path, env: 
     assert not list(project.rglob("*.codegen-new-*")) and not list(project.rglob("*.codegen-old-*"))
 
 
-
 def test_sigterm_during_generation_leaves_the_tree_unchanged(project: Path, env: dict[str, str | None]) -> None:
     """What a CI runner sends on cancel: handled like Ctrl-C (clean-up runs), exit 143."""
     (project / GENERATED_FILE).write_text("edited\n")
@@ -228,6 +227,7 @@ def test_sigterm_during_generation_leaves_the_tree_unchanged(project: Path, env:
     assert proc.returncode == 143, err
     assert "interrupted: nothing was written" in err
     assert tree_digest(project) == before
+
 
 def test_build_never_writes_even_on_contract_failure(
     project: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch, cache: Path
