@@ -7,14 +7,20 @@ One top-level handler turns problems into messages and exit statuses
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
 from codegen.config import Project, load_source
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
+from codegen.file_lock import held
 
 ROOT = Path(__file__).resolve().parent.parent
+RUN_LOCK = ".codegen.lock"
+TREE_VERBS = ("generate", "check", "bump")
 
 
 def _say(message: str) -> None:
@@ -27,8 +33,10 @@ def _show(message: str) -> None:
 
 def cmd_generate(project: Project, args: argparse.Namespace) -> int:
     from codegen.pipeline import build
-    from codegen.tree import read_or_none, write_tree
+    from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
 
+    refuse_symlinks(project.root)
+    recover_tree(project.root, _say)
     source = load_source(project)
     result = build(project, source, _say)
     tree_spec = read_or_none(project.spec)
@@ -51,12 +59,15 @@ def cmd_generate(project: Project, args: argparse.Namespace) -> int:
 def cmd_check(project: Project, args: argparse.Namespace) -> int:
     from codegen.check import run_check
 
-    return run_check(project, _say, _show)
+    return run_check(project, _say, _show, args.base)
 
 
 def cmd_bump(project: Project, args: argparse.Namespace) -> int:
     from codegen.bump import run_bump
+    from codegen.tree import recover_tree, refuse_symlinks
 
+    refuse_symlinks(project.root)
+    recover_tree(project.root, _say)
     return run_bump(project, args.ref, dry_run=args.dry_run, say=_say, show=_show)
 
 
@@ -76,9 +87,14 @@ def parser() -> argparse.ArgumentParser:
     verbs.add_parser("generate", help="regenerate everything from the pinned spec (nox -s codegen)").set_defaults(
         run=cmd_generate
     )
-    verbs.add_parser("check", help="fail when anything drifted from the pin (nox -s generated-files)").set_defaults(
-        run=cmd_check
+    check = verbs.add_parser("check", help="fail when anything drifted from the pin (nox -s generated-files)")
+    check.add_argument(
+        "--base",
+        metavar="REF",
+        help="the revision whose lock may be trusted offline (CI: the pull request's base; "
+        "default: the merge base with the default branch)",
     )
+    check.set_defaults(run=cmd_check)
     bump = verbs.add_parser("bump", help="move the pin to a runtime ref and report the API change")
     bump.add_argument("ref", help="a runtime commit id (full or abbreviated), tag or branch")
     bump.add_argument("--dry-run", action="store_true", help="print the report, write nothing")
@@ -89,10 +105,26 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI runners send on cancel), raised like Ctrl-C so that every clean-up runs."""
+
+    signum = signal.SIGTERM
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     project = Project(args.root.resolve())
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
+        if args.verb in TREE_VERBS:
+            # One run per tree: the write's renames and the check's reads must not interleave.
+            with held(project.root / RUN_LOCK, f"the working tree {project.root}", _say):
+                return int(args.run(project, args))
         return int(args.run(project, args))
     except CodegenError as exc:
         for problem in exc.problems:
@@ -100,11 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"interrupted: {str(exc) or 'nothing was written'}", file=sys.stderr)
+        return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except (ValueError, OSError) as exc:  # e.g. a bad rebuild-runtime destination, a failed write
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

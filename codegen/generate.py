@@ -7,7 +7,9 @@ messages are shown as they wrote them when they fail.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -32,7 +34,50 @@ def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
 def _finish(tool: str, process: subprocess.Popen[str]) -> None:
     output, _ = process.communicate()
     if process.returncode != 0:
-        raise CodegenError(Problem(f"{tool} failed (exit {process.returncode}):\n{output.strip()}"))
+        raise CodegenError(tool_failure(tool, process.returncode, output))
+
+
+# Lines that frame a tool's message rather than say what went wrong.
+_NOISE = re.compile(
+    r"^(Generating |Warning\(s\) encountered|If you believe|Traceback |File \"|During handling|The above exception"
+    r"|[\[\]{}\"^~]|\d+ files? (reformatted|left unchanged))"
+)
+_OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
+_OPERATION = re.compile(r"^(?:WARNING|ERROR) parsing (\w+) (\S+) within \S+")
+
+
+def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
+    """One or two lines: the tool, its last meaningful line, and the operation or file it names."""
+    where = None
+    message = ""
+    for raw in output.splitlines():
+        line = _OBJECT_REPR.sub("", raw).strip()
+        if not line or _NOISE.match(line):
+            continue
+        operation = _OPERATION.match(line)
+        if operation:
+            where = f"spec/openapi.yml ({operation.group(1)} {operation.group(2)})"
+            continue
+        message = line.removeprefix("error: ")
+    if not message:
+        message = f"exited {exit_code} without saying why"
+    return Problem(f"{tool} failed (exit {exit_code}): {message}", where=where)
+
+
+def check_syntax(folder: Path) -> None:
+    """Every generated module must parse; said with its file and line, before ruff would say less."""
+    for path in sorted(folder.rglob("*.py")):
+        try:
+            ast.parse(path.read_bytes(), filename=str(path))
+        except SyntaxError as error:
+            rel = path.relative_to(folder).as_posix().removeprefix("./")
+            raise CodegenError(
+                Problem(
+                    f"generated code does not parse: {error.msg}",
+                    where=f"{rel}:{error.lineno}",
+                    remedy="fix the template or the pipeline that wrote it",
+                )
+            ) from None
 
 
 def _run(tool: str, args: list[str], cwd: Path) -> None:
@@ -119,10 +164,11 @@ def generate(spec_path: Path, scratch: Path, templates: Path | None) -> tuple[Pa
 
 def format_python(folder: Path) -> None:
     """Ruff (pinned) with fixed settings, so the output does not follow the repo's lint config."""
+    check_syntax(folder)
     common = ["--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100"]
     _run(
         "ruff",
         ["ruff", "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."],
         folder,
     )
-    _run("ruff", ["ruff", "format", "--quiet", *common, "."], folder)
+    _run("ruff", ["ruff", "format", *common, "."], folder)  # not --quiet: it would hide ruff's errors too

@@ -21,6 +21,7 @@ import jinja2
 
 from codegen.error_codes import constant_name, documented_error_codes
 from codegen.errors import CodegenError, Problem
+from codegen.python_source import PythonCode, identifier_filter, python_source_environment, template_line
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
@@ -88,16 +89,11 @@ class _Fail(Exception):
 
 
 def _environment(folder: Path) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folder),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
+    """Spec text reaches the output only through `| py` or a name filter (codegen.python_source)."""
+    return python_source_environment(
+        folder,
+        {"constant_name": identifier_filter(constant_name), "snake_case": identifier_filter(snake_case)},
     )
-    env.filters.update(constant_name=constant_name, snake_case=snake_case)
-    return env
 
 
 def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> dict[str, bytes]:
@@ -137,11 +133,12 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
             "spec": spec,
             "error_codes": codes,
             "operations": ops,
-            "runtime_commit": commit,
-            "flavour": overlay.flavour,
+            # The pipeline's own values are code; everything from the spec above is not.
+            "runtime_commit": PythonCode(commit),
+            "flavour": PythonCode(overlay.flavour or ""),
             "is_async": overlay.flavour == "async",
-            "async_": "async " if overlay.flavour == "async" else "",
-            "await_": "await " if overlay.flavour == "async" else "",
+            "async_": PythonCode("async " if overlay.flavour == "async" else ""),
+            "await_": PythonCode("await " if overlay.flavour == "async" else ""),
             "require_error_code": require_error_code,
             "require_operation": require_operation,
             "request_model": request_model,
@@ -152,7 +149,7 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
         except _Fail as exc:
             raise CodegenError(Problem(str(exc), where=f"templates/overlays/{overlay.template}")) from None
         except jinja2.TemplateError as exc:
-            line = getattr(exc, "lineno", None)
+            line = getattr(exc, "lineno", None) or template_line(exc, overlay.template)
             where = f"templates/overlays/{overlay.template}" + (f":{line}" if line else "")
             raise CodegenError(Problem(f"cannot render: {exc}", where=where)) from None
         rendered[overlay.output] = text.encode()

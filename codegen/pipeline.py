@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from codegen.base_revision import Base
 from codegen.config import Project, Source
 from codegen.contract import check_contract
 from codegen.error_codes import error_code_problems
@@ -53,11 +54,12 @@ def validated_spec(
     return document, operations
 
 
-def build(project: Project, source: Source, say: Say = lambda _: None) -> Build:
+def build(project: Project, source: Source, say: Say = lambda _: None, *, base: Base | None = None) -> Build:
+    """Everything the verbs share; `base` makes the offline fallback trust only the base's lock."""
     for note in source.notes():
         say(note)
     say(f"fetch {source.spec_path} at runtime@{source.short_commit} from {source.url}")
-    fetched = obtain_spec(project, source)
+    fetched = obtain_spec(project, source, base)
     if fetched.note:
         say(fetched.note)
     document, operations = validated_spec(project, source, fetched, say)

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+import re
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import git
 from platformdirs import user_cache_dir
 
+from codegen.base_revision import Base
 from codegen.config import Project, Source
 from codegen.errors import CodegenError, Problem
+from codegen.file_lock import held
 from codegen.lock import Lock, git_blob_id, read_lock
+from codegen.tree import read_or_none
 
 CACHE_ENV = "E2B_CODEGEN_CACHE"
 
@@ -58,6 +64,10 @@ class Unreachable(Exception):
     """The upstream could not be contacted (as opposed to: it answered no)."""
 
 
+class FetchFailed(CodegenError):
+    """git failed here, not for want of the upstream: never a reason to fall back to the lock."""
+
+
 class UpstreamRepository:
     """A bare cache of one upstream repository; every git call goes through here."""
 
@@ -66,7 +76,13 @@ class UpstreamRepository:
         key = hashlib.sha256(self.url.encode()).hexdigest()[:16]
         path = cache_dir() / f"runtime-{key}.git"
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.repo = git.Repo.init(path, bare=True, mkdir=True)
+        self.lock_path = path.with_suffix(".lock")
+        with self._locked():
+            self.repo = git.Repo.init(path, bare=True, mkdir=True)
+
+    def _locked(self) -> AbstractContextManager[None]:
+        """Runs sharing the cache take turns: concurrent fetches fail on git's own ref locks."""
+        return held(self.lock_path, f"the cached upstream {self.lock_path.with_suffix('.git')}")
 
     def _git(self) -> git.Git:
         g = self.repo.git
@@ -76,17 +92,29 @@ class UpstreamRepository:
     def fetch(self, *refspecs: str) -> None:
         """Fetch refspecs we built ourselves; the URL goes after --end-of-options."""
         try:
-            self._git().fetch(
-                "--no-write-fetch-head",
-                "--quiet",
-                "--end-of-options",
-                self.url,
-                *refspecs,
-                allow_unsafe_protocols=False,
-                allow_unsafe_options=False,
-            )
+            with self._locked():
+                self._git().fetch(
+                    "--no-write-fetch-head",
+                    "--quiet",
+                    "--end-of-options",
+                    self.url,
+                    *refspecs,
+                    allow_unsafe_protocols=False,
+                    allow_unsafe_options=False,
+                )
         except git.GitCommandError as exc:
-            raise Unreachable(_git_reason(exc)) from None
+            reason = _git_reason(exc)
+            if _UNREACHABLE.search(str(exc.stderr)):
+                raise Unreachable(reason) from None
+            # Anything else (a ref or config lock, a full disk, a corrupt cache) is not the
+            # upstream's silence: falling back to the lock would downgrade the check.
+            raise FetchFailed(
+                Problem(
+                    f"git fetch from {self.url} failed: {reason}",
+                    where=str(self.lock_path.with_suffix(".git")),
+                    remedy="run again; if it fails the same way, delete that cached repository",
+                )
+            ) from None
 
     def fetch_branch(self, branch: str) -> str:
         self.fetch(f"+refs/heads/{branch}:refs/upstream/heads/{branch}")
@@ -106,7 +134,7 @@ class UpstreamRepository:
         """Servers may refuse unadvertised commits; failure here is not 'unreachable'."""
         try:
             self.fetch(f"{commit}:refs/upstream/probe")
-        except Unreachable:
+        except (Unreachable, FetchFailed):
             return False
         return self.has_commit(commit)
 
@@ -118,21 +146,63 @@ class UpstreamRepository:
         return True
 
     def read_file(self, commit: str, path: str) -> tuple[bytes, str] | None:
-        tree = self.repo.commit(commit).tree
-        try:
-            blob = tree / path
-        except KeyError:
-            return None
-        if blob.type != "blob":
-            return None
-        return blob.data_stream.read(), blob.hexsha
+        found = self.read_regular_file(commit, path)
+        return found if isinstance(found, tuple) else None
+
+    def read_regular_file(self, commit: str, path: str) -> tuple[bytes, str] | str | None:
+        """The file's bytes and blob id; what it is instead when it is not a regular file; None if absent."""
+        entry: Any = self.repo.commit(commit).tree
+        walked: list[str] = []
+        for part in path.split("/"):
+            if entry.type != "tree":
+                return f"{'/'.join(walked)} is {_describe(entry)}, not a folder"
+            walked.append(part)
+            try:
+                entry = entry / part
+            except KeyError:
+                return None
+        if entry.type != "blob" or entry.mode == _SYMLINK_MODE:
+            return f"is {_describe(entry)}, not a file"
+        data: bytes = entry.data_stream.read()
+        if data.startswith(LFS_POINTER):
+            return "is a Git LFS pointer, not the spec (the runtime repository must commit the file itself)"
+        return data, str(entry.hexsha)
+
+
+_SYMLINK_MODE = 0o120000
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
+def _describe(entry: Any) -> str:
+    if entry.type == "tree":
+        return "a directory"
+    if entry.type == "submodule":
+        return "a submodule"
+    if entry.mode == _SYMLINK_MODE:
+        return "a symlink"
+    return "a file"
+
+
+# What git says when the upstream could not be reached or did not have what was asked
+# (bump tells branches from tags that way), as opposed to git failing here.
+_UNREACHABLE = re.compile(
+    r"could not resolve host|could not read from remote repository|does not appear to be a git repository"
+    r"|unable to access|failed to connect|couldn't connect|connection (refused|timed out|reset)"
+    r"|network is unreachable|no route to host|temporary failure in name resolution|could not read username"
+    r"|authentication failed|repository .*not found|permission denied|host key verification failed"
+    r"|ssh: connect to host|the remote end hung up unexpectedly|operation timed out"
+    r"|couldn't find remote ref|not our ref",
+    re.IGNORECASE,
+)
 
 
 def _git_reason(exc: git.GitCommandError) -> str:
     text = exc.stderr if isinstance(exc.stderr, str) else str(exc)
-    lines = [ln.strip() for ln in text.replace("stderr:", "").splitlines() if ln.strip()]
-    reason = lines[-1].strip("'\" ") if lines else f"git exited {exc.status}"
-    return reason.removeprefix("fatal: ")
+    lines = [ln.strip().strip("'\" ") for ln in text.replace("stderr:", "").splitlines() if ln.strip()]
+    # git's first error line says what failed; what follows is advice.
+    said = [ln for ln in lines if ln.startswith(("fatal: ", "error: "))]
+    reason = said[0] if said else lines[-1] if lines else f"git exited {exc.status}"
+    return reason.removeprefix("fatal: ").removeprefix("error: ")
 
 
 def fetch_spec_at(source: Source) -> FetchedSpec:
@@ -156,13 +226,21 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
                 remedy=f"merge the change into the runtime's {source.branch} first, then bump to the merged commit",
             )
         )
-    found = upstream.read_file(source.commit, source.spec_path)
+    found = upstream.read_regular_file(source.commit, source.spec_path)
     if found is None:
         raise CodegenError(
             Problem(
                 f"{source.spec_path} does not exist at runtime@{source.short_commit}",
                 where="pyproject.toml [tool.codegen] spec-path",
                 remedy="fix spec-path, or pin a commit that has the spec",
+            )
+        )
+    if isinstance(found, str):
+        raise CodegenError(
+            Problem(
+                f"{source.spec_path} at runtime@{source.short_commit} {found}",
+                where="pyproject.toml [tool.codegen] spec-path",
+                remedy="point spec-path at the spec file itself, or pin a commit where it is a regular file",
             )
         )
     data, blob_id = found
@@ -172,13 +250,18 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
 def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> FetchedSpec:
     """The offline fallback: the tracked spec, only when it is exactly what the lock recorded."""
     lock: Lock = read_lock(project)
-    try:
-        data = project.spec.read_bytes()
-    except FileNotFoundError:
-        data = None
     where = f"{source.url} is unreachable ({reason})"
+    data = read_or_none(project.spec)
     if data is None:
-        raise CodegenError(Problem(f"{where} and spec/openapi.yml is missing", remedy="restore it from git"))
+        what = "a directory" if project.spec.is_dir() else "missing"
+        raise CodegenError(Problem(f"{where} and spec/openapi.yml is {what}", remedy="restore it from git"))
+    if data.startswith(LFS_POINTER):
+        raise CodegenError(
+            Problem(
+                f"{where} and spec/openapi.yml is a Git LFS pointer, not the spec",
+                remedy="restore the file itself from git (it is never stored in LFS)",
+            )
+        )
     blob_id = git_blob_id(data)
     mismatch = None
     if lock.commit != source.commit:
@@ -205,8 +288,26 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     )
 
 
-def obtain_spec(project: Project, source: Source) -> FetchedSpec:
+def obtain_spec(project: Project, source: Source, base: Base | None = None) -> FetchedSpec:
+    """The spec at the source commit: from the upstream, else the tracked copy if the lock vouches for it.
+
+    With a base revision (the check), the lock vouches only when the pin, the
+    lock and the spec are the base's: a change that touches them needs the upstream.
+    """
     try:
         return fetch_spec_at(source)
     except Unreachable as exc:
-        return tracked_copy_if_locked(project, source, str(exc))
+        if base is not None and base.touched:
+            raise CodegenError(
+                Problem(
+                    f"{source.url} is unreachable ({exc}), and this change moves or touches the pin "
+                    f"({', '.join(base.touched)} differ from the base {base.short}, {base.described}): "
+                    "a lock written by the change cannot vouch for its spec, only the upstream can",
+                    remedy="run where the runtime repository is reachable "
+                    "(E2B_RUNTIME_REPO may name a mirror or a checkout; in CI, give the job a token)",
+                )
+            ) from None
+        fetched = tracked_copy_if_locked(project, source, str(exc))
+        if base is None:
+            return fetched
+        return replace(fetched, note=f"{fetched.note}, unchanged since the base {base.short} ({base.described})")

@@ -143,8 +143,12 @@ def validate_openapi(
         refusal = _refusal_in(error)
         if refusal is not None:
             problems.append(Problem(f"validation stopped: {refusal}"))
+        elif isinstance(error, RecursionError) and not problems:
+            problems.append(
+                Problem("the validator could not follow the references: they nest without end", where=where(""))
+            )
         elif not problems:
-            problems.append(Problem(f"the validator failed: {type(error).__name__}: {error}"))
+            problems.append(Problem(f"the validator failed: {type(error).__name__}: {_first_line(str(error))}"))
     return problems
 
 
@@ -361,6 +365,13 @@ def _reference_problems(tree: YamlTree) -> list[Problem]:
             )
         elif not _local_target_exists(tree.data, value):
             problems.append(Problem(f"{key} {value!r} points at nothing in this spec", where=where))
+        elif (cycle := _alias_cycle(tree.data, value)) is not None:
+            problems.append(
+                Problem(
+                    f"{key} {value!r} is a cycle of references that never reaches a schema ({' -> '.join(cycle)})",
+                    where=where,
+                )
+            )
     if len(problems) > MAX_PROBLEMS:
         extra = len(problems) - MAX_PROBLEMS
         return [*problems[:MAX_PROBLEMS], Problem(f"and {extra} more reference problems")]
@@ -386,6 +397,27 @@ def _local_target_exists(data: Any, ref: str) -> bool:
     except ValueError:
         return False
     return found
+
+
+def _alias_cycle(data: Any, ref: str) -> list[str] | None:
+    """The chain when `ref` leads to a node that is only another `$ref`, and so on back to itself.
+
+    A schema that refers to itself through a property is fine; one that *is*
+    a reference to itself resolves to nothing and sends the validator into
+    unbounded recursion.
+    """
+    chain = [ref]
+    while True:
+        try:
+            found, node = resolve_pointer(data, unquote(chain[-1][1:]))
+        except ValueError:
+            return None
+        target = node.get("$ref") if found and isinstance(node, dict) else None
+        if not isinstance(target, str) or not target.startswith("#"):
+            return None
+        if target in chain:
+            return [*chain[chain.index(target) :], target]
+        chain.append(target)
 
 
 def _first_line(message: str) -> str:

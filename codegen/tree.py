@@ -1,48 +1,104 @@
-"""The last step: write the staged output over the tree (all or nothing), or compare with it.
+"""The last step: write the staged output over the tree, or compare with it.
 
-Writing swaps whole generated folders: each is built beside its target, then
-renamed into place; the single files go through a temporary file and
-`os.replace`.  Until the last rename succeeds every step can be undone, so an
-error or Ctrl-C leaves the tree as it was.
+Writing swaps whole generated folders and the single files into place in one
+transaction (codegen/transaction.py): an error, Ctrl-C, SIGTERM or a crash
+leaves the tree, after the next run at the latest, fully old or fully new.
+Nothing here reads or writes through a symlink.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import shutil
-import uuid
-from collections.abc import Iterator, Mapping
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.errors import CodegenError, Problem
-from codegen.stage import GENERATED_ROOTS, MANIFEST, Staged, read_manifest_paths
+from codegen.stage import GENERATED_ROOTS, LOCK, MANIFEST, SPEC, Staged, read_manifest_paths
+from codegen.transaction import Content, leftovers, recover, remove_leftovers, swap_into_place
+
+# What the pipeline reads or writes besides the generated folders.  None of it
+# may be, or lie under, a symlink: a pull request could otherwise point a path
+# at /proc/self/environ and have the check print it into the job log.
+PROTECTED_FILES = ("pyproject.toml", SPEC, "spec/runtime-ref", LOCK, MANIFEST, "spec/contract.yml")
+PROTECTED_FOLDERS = ("templates", *GENERATED_ROOTS)
+# Where a write puts its temporary siblings: beside every target it may swap
+# (the changelog folder is bump's, codegen/bump.py CHANGELOG_DIR).
+LEFTOVER_FOLDERS = (
+    ".",
+    "spec",
+    *(root.rpartition("/")[0] for root in GENERATED_ROOTS),
+    "packages/python-sdk/changelog.d",
+)
+
+
+def find_symlinks(root: Path) -> list[str]:
+    """Every symlink at or under a protected path (the link itself is named; it is never followed)."""
+    found: set[str] = set()
+    for rel in (*PROTECTED_FILES, *PROTECTED_FOLDERS):
+        link = _first_symlink(root, rel)
+        if link is not None:
+            found.add(link)
+        elif rel in PROTECTED_FOLDERS:
+            for dirpath, dirnames, filenames in os.walk(root / rel):  # never descends into a link
+                for name in (*dirnames, *filenames):
+                    if os.path.islink(os.path.join(dirpath, name)):
+                        found.add(Path(dirpath, name).relative_to(root).as_posix())
+    return sorted(found)
+
+
+def _first_symlink(root: Path, rel: str) -> str | None:
+    current = root
+    for part in rel.split("/"):
+        current = current / part
+        if current.is_symlink():
+            return current.relative_to(root).as_posix()
+        if not current.exists():
+            return None
+    return None
+
+
+def _under(path: str, links: list[str]) -> bool:
+    return any(path == link or path.startswith(link + "/") for link in links)
 
 
 def tree_files(root: Path, folder: str) -> Iterator[str]:
-    """Files under a generated folder, skipping the bytecode Python leaves there."""
+    """Regular files under a generated folder, skipping bytecode; symlinks are never followed or listed."""
     base = root / folder
-    if not base.is_dir():
+    if base.is_symlink() or not base.is_dir():
         return
-    for path in sorted(base.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            yield path.relative_to(root).as_posix()
+    found = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
+            path = Path(dirpath, name)
+            if name.endswith(".pyc") or path.is_symlink() or not path.is_file():
+                continue
+            found.append(path.relative_to(root).as_posix())
+    yield from sorted(found)
 
 
 @dataclass(frozen=True)
 class Drift:
     path: str
-    kind: str  # "hand-edited spec", "changed", "missing", "stale", "unexpected"
+    kind: str  # "hand-edited spec", "changed", "missing", "stale", "unexpected", "symlink", "leftover"
     expected: bytes | None  # what the pipeline produces
-    actual: bytes | None  # what the tree holds
+    actual: bytes | None  # what the tree holds (never read through a symlink)
+
+
+def symlink_drifts(root: Path) -> list[Drift]:
+    return [Drift(link, "symlink", None, None) for link in find_symlinks(root)]
 
 
 def compare(root: Path, staged: Staged) -> list[Drift]:
     """Every generated path where the tree differs from the staged output (spec excluded)."""
-    expected = {p: d for p, d in staged.files().items() if p != "spec/openapi.yml"}
-    previous = read_or_none(root / MANIFEST)
+    links = find_symlinks(root)
+    drifts = [Drift(link, "symlink", None, None) for link in links]
+    expected = {p: d for p, d in staged.files().items() if p != SPEC and not _under(p, links)}
+    previous = None if _under(MANIFEST, links) else read_or_none(root / MANIFEST)
     recorded = read_manifest_paths(previous) if previous is not None else set()
-    drifts: list[Drift] = []
     for path, data in sorted(expected.items()):
         actual = read_or_none(root / path)
         if actual is None:
@@ -50,17 +106,58 @@ def compare(root: Path, staged: Staged) -> list[Drift]:
         elif actual != data:
             drifts.append(Drift(path, "changed", data, actual))
     present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder)}
-    for path in sorted((present | {p for p in recorded if (root / p).is_file()}) - expected.keys()):
+    recorded_present = {p for p in recorded if not _under(p, links) and _is_regular(root, p)}
+    for path in sorted((present | recorded_present) - expected.keys()):
+        if _under(path, links):
+            continue
         kind = "stale" if path in recorded else "unexpected"
         drifts.append(Drift(path, kind, None, read_or_none(root / path)))
     return drifts
 
 
+def _is_regular(root: Path, rel: str) -> bool:
+    """A regular file reached without passing a symlink (manifest paths are data from the tree)."""
+    parts = rel.split("/")
+    if ".." in parts or rel.startswith("/") or _first_symlink(root, rel) is not None:
+        return False
+    return (root / rel).is_file()
+
+
 def read_or_none(path: Path) -> bytes | None:
+    """The file's bytes; None when it is missing, not a regular file, or a symlink (never followed)."""
     try:
-        return path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the last component is a symlink
+            return None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def refuse_symlinks(root: Path, also: Iterable[str] = ()) -> None:
+    """Codegen writes nothing while a protected path (or one of `also`) is or lies under a symlink."""
+    links = sorted({*find_symlinks(root), *filter(None, (_first_symlink(root, rel) for rel in also))})
+    if links:
+        raise CodegenError(
+            *(
+                Problem(
+                    "is a symlink; codegen neither reads nor writes through one",
+                    where=link,
+                    remedy="replace it with the regular file or folder from git, or delete it, then run again",
+                )
+                for link in links
+            )
+        )
 
 
 def refuse_unexpected(drifts: list[Drift]) -> None:
@@ -81,75 +178,41 @@ def refuse_unexpected(drifts: list[Drift]) -> None:
 
 
 def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = None) -> list[str]:
-    """Replace the generated folders and files, plus `extra` single files, in one go.
+    """Replace the generated folders and files, plus `extra` single files, in one transaction.
 
     Returns the paths whose content changed (nothing is written when none did).
     """
     extra = dict(extra or {})
+    refuse_symlinks(root, also=extra)
     drifts = compare(root, staged)
     refuse_unexpected(drifts)
     changed = [d.path for d in drifts if d.kind in ("changed", "missing", "stale")]
-    if read_or_none(root / "spec/openapi.yml") != staged.spec:
-        changed.insert(0, "spec/openapi.yml")
+    if read_or_none(root / SPEC) != staged.spec:
+        changed.insert(0, SPEC)
     changed = [p for p, data in extra.items() if read_or_none(root / p) != data] + changed
     if not changed:
         return []
-    tag = uuid.uuid4().hex[:8]
-    undo: list[tuple[Path, Path | None]] = []  # (target, backup or None when it did not exist)
-    try:
-        for folder in GENERATED_ROOTS:
-            target = root / folder
-            fresh = target.with_name(f".{target.name}.codegen-new-{tag}")
-            prefix = folder + "/"
-            for path, data in staged.generated.items():
-                if path.startswith(prefix):
-                    out = fresh / path.removeprefix(prefix)
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(data)
-            fresh.mkdir(parents=True, exist_ok=True)
-            undo.append(_swap(target, fresh, tag))
-        for path, data in (
-            ("spec/openapi.yml", staged.spec),
-            ("spec/openapi.lock.json", staged.lock),
-            (MANIFEST, staged.manifest),
-            *extra.items(),
-        ):
-            target = root / path
-            fresh = target.with_name(f".{target.name}.codegen-new-{tag}")
-            fresh.parent.mkdir(parents=True, exist_ok=True)  # e.g. the first changelog fragment
-            fresh.write_bytes(data)
-            undo.append(_swap(target, fresh, tag))
-    except BaseException:
-        for target, backup in reversed(undo):
-            _remove(target)
-            if backup is not None:
-                os.replace(backup, target)
-        for leftover in root.glob(f"**/.*.codegen-new-{tag}"):
-            _remove(leftover)
-        raise
-    for _, backup in undo:
-        if backup is not None:
-            _remove(backup)
+    contents: dict[str, Content] = {}
+    for folder in GENERATED_ROOTS:
+        prefix = folder + "/"
+        contents[folder] = {p.removeprefix(prefix): d for p, d in staged.generated.items() if p.startswith(prefix)}
+    contents.update({SPEC: staged.spec, LOCK: staged.lock, MANIFEST: staged.manifest, **extra})
+    swap_into_place(root, contents)
     return changed
 
 
-def _swap(target: Path, fresh: Path, tag: str) -> tuple[Path, Path | None]:
-    backup: Path | None = None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        backup = target.with_name(f".{target.name}.codegen-old-{tag}")
-        os.replace(target, backup)
-    try:
-        os.replace(fresh, target)
-    except BaseException:
-        if backup is not None:
-            os.replace(backup, target)
-        raise
-    return target, backup
+def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
+    """Before a run: settle what an interrupted write left; True when something was found."""
+    said = recover(root)
+    if said:
+        say(said)
+    stray = leftovers(root, LEFTOVER_FOLDERS)
+    if stray:
+        remove_leftovers(root, stray)
+        say(f"removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
+    return bool(said or stray)
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+def leftover_drifts(root: Path) -> list[Drift]:
+    """What an interrupted write left behind: never part of a clean tree."""
+    return [Drift(path, "leftover", None, None) for path in leftovers(root, LEFTOVER_FOLDERS)]

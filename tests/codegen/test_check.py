@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from codegen.check import DIFF_LINES_PER_FILE, DIFF_LINES_TOTAL, render_drift
 from codegen.tree import Drift
@@ -185,3 +188,34 @@ def test_sigint_during_check_leaves_the_tree_unchanged(project: Path, env: dict[
     assert "interrupted" in err
     assert tree_digest(project) == before
     assert git_status(project) == f" M {MODEL}"
+
+
+@pytest.mark.parametrize(
+    "link",
+    ["packages/python-sdk/e2b/api/client/leak.py", "spec/openapi.lock.json", "spec/contract.yml", "spec/runtime-ref"],
+)
+def test_a_symlink_is_drift_and_its_target_never_reaches_the_output(
+    project: Path, run: Callable[..., Result], tmp_path: Path, link: str
+) -> None:
+    secret = tmp_path / "environ"
+    secret.write_text("GITHUB_TOKEN=ghs_secret\n")
+    (project / link).unlink(missing_ok=True)
+    (project / link).symlink_to(secret)
+    result = check(run, project)
+    assert result.code == 1, result.text
+    assert f"  symlink          {link}" in result.out
+    assert "ghs_secret" not in result.text
+    assert "never reads through a symlink" in result.out
+
+
+def test_a_generated_folder_that_is_a_symlink_is_drift(
+    project: Path, run: Callable[..., Result], tmp_path: Path
+) -> None:
+    wire = project / "packages/local-api/e2b_local_api/wire"
+    outside = tmp_path / "wire"
+    shutil.move(wire, outside)
+    wire.symlink_to(outside, target_is_directory=True)
+    result = check(run, project)
+    assert result.code == 1 and "  symlink          packages/local-api/e2b_local_api/wire" in result.out
+    refused = run(project, "generate")
+    assert refused.code == 2 and "is a symlink; codegen neither reads nor writes through one" in refused.err

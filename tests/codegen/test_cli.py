@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from codegen.cli import RUN_LOCK
+from codegen.file_lock import held
+from codegen.transaction import JOURNAL
 from tests.codegen.conftest import (
     PIN,
     ROOT,
     Result,
+    codegen_command,
+    git_status,
     run_in_process,
     run_subprocess,
+    subprocess_env,
     unchanged,
 )
 
@@ -74,3 +84,136 @@ def test_a_failed_write_is_a_message_exit_2_and_rolled_back(
         result = run(project, "generate")
     assert result.code == 2, result.text
     assert "error: [Errno 28] No space left on device" in result.err
+
+
+# --- interruptions, leftovers and the run lock, end to end -----------------------------------
+
+MODEL = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
+
+
+def test_ctrl_c_during_the_write_finishes_it_and_says_so(
+    project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / MODEL).write_text("edited\n")
+    real = os.replace
+    calls = 0
+
+    def interrupted(src: object, dst: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        real(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    result = run(project, "generate")
+    monkeypatch.undo()
+    assert result.code == 130, result.text
+    assert "interrupted: SIGINT arrived during the write, which finished first: the tree holds the new files" in (
+        result.err
+    )
+    assert "nothing was written" not in result.err
+    assert run(project, "check").code == 0
+
+
+def _leave_an_interrupted_write(project: Path) -> None:
+    """What a run killed mid-swap leaves: the journal, the old folder aside, the new one in place."""
+    api = project / "packages/python-sdk/e2b/api"
+    old = api.with_name(".api.codegen-old-0123abcd")
+    shutil.copytree(api, old)
+    (api / "error_codes.py").write_text("half-new\n")
+    (project / JOURNAL).write_text(
+        json.dumps(
+            {
+                "state": "swapping",
+                "tag": "0123abcd",
+                "written": "2026-11-30 12:00:00Z",
+                "swaps": [{"target": "packages/python-sdk/e2b/api", "existed": True}],
+            }
+        )
+    )
+
+
+def test_the_check_recovers_an_interrupted_write_and_reports_it(project: Path, run: Callable[..., Result]) -> None:
+    _leave_an_interrupted_write(project)
+    result = run(project, "check")
+    assert result.code == 1, result.text
+    assert "found a write from 2026-11-30 12:00:00Z that was interrupted: rolled back" in result.err
+    assert f"  interrupted write {JOURNAL}" in result.out and "run the check again" in result.out
+    assert git_status(project) == ""
+    assert run(project, "check").code == 0
+
+
+def test_generate_recovers_an_interrupted_write_first(project: Path, run: Callable[..., Result]) -> None:
+    _leave_an_interrupted_write(project)
+    result = run(project, "generate")
+    assert result.code == 0, result.text
+    assert "rolled back, the tree holds what it held before" in result.err
+    assert "nothing written" in result.out and git_status(project) == ""
+
+
+def test_leftovers_without_a_journal_are_drift_and_generate_removes_them(
+    project: Path, run: Callable[..., Result]
+) -> None:
+    stray = ["packages/python-sdk/e2b/.api.codegen-old-89abcdef", "spec/.openapi.lock.json.codegen-new-89abcdef"]
+    shutil.copytree(project / "packages/python-sdk/e2b/api", project / stray[0])
+    (project / stray[1]).write_text("{}\n")
+    checked = run(project, "check")
+    assert checked.code == 1
+    assert all(f"  leftover         {path}" in checked.out for path in stray)
+    generated = run(project, "generate")
+    assert generated.code == 0 and f"removed 2 entr(y/ies) an interrupted write left: {', '.join(stray)}" in (
+        generated.err
+    )
+    assert git_status(project) == "" and run(project, "check").code == 0
+
+
+def test_a_second_run_on_the_tree_waits_then_gives_up_naming_the_holder(
+    project: Path, run: Callable[..., Result]
+) -> None:
+    with held(project / RUN_LOCK, "test"):
+        with unchanged(project):
+            result = run(project, "check", E2B_CODEGEN_LOCK_TIMEOUT="0.2")
+    assert result.code == 2, result.text
+    assert f"the working tree {project} is in use by pid {os.getpid()}" in result.err
+    assert "gave up after 0.2 s" in result.err and "E2B_CODEGEN_LOCK_TIMEOUT" in result.err
+
+
+def test_a_second_run_waits_for_the_first_and_then_runs(project: Path, env: dict[str, str | None]) -> None:
+    (project / MODEL).write_text("edited\n")
+    with held(project / RUN_LOCK, "test"):
+        proc = subprocess.Popen(
+            codegen_command(project, "generate"),
+            cwd=ROOT,
+            env=subprocess_env(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "waiting for the working tree" in line:
+                assert f"in use by pid {os.getpid()}" in line
+                break
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert MODEL in out and git_status(project) == ""
+
+
+def test_two_concurrent_runs_on_one_tree_both_succeed(project: Path, env: dict[str, str | None]) -> None:
+    (project / MODEL).write_text("edited\n")
+    procs = [
+        subprocess.Popen(
+            codegen_command(project, "generate"),
+            cwd=ROOT,
+            env=subprocess_env(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
+    assert [code for code, _, _ in results] == [0, 0], results
+    assert "Traceback" not in "".join(err for _, _, err in results)
+    assert git_status(project) == ""

@@ -173,8 +173,13 @@ def test_generator_failure_from_a_spec_it_rejects(
     with unchanged(project):
         result = run(project, "generate", E2B_RUNTIME_REF=commit)
     assert result.code == 2, result.text
-    assert "error: openapi-python-client failed (exit" in result.err
     assert "Unsupported content_type application/xml" in result.err
+    error = [line for line in result.err.splitlines() if not line.startswith("codegen: ")]
+    assert error == [
+        "error: spec/openapi.yml (POST /sandboxes/{sandboxID}/timeout): openapi-python-client failed (exit 1): "
+        "Cannot parse response for status code (Unsupported content_type application/xml), "
+        "response will be omitted from generated client"
+    ]
 
 
 def test_sigint_during_generation_leaves_the_tree_unchanged(project: Path, env: dict[str, str | None]) -> None:
@@ -200,6 +205,29 @@ def test_sigint_during_generation_leaves_the_tree_unchanged(project: Path, env: 
     assert "interrupted: nothing was written" in err
     assert tree_digest(project) == before
     assert not list(project.rglob("*.codegen-new-*")) and not list(project.rglob("*.codegen-old-*"))
+
+
+def test_sigterm_during_generation_leaves_the_tree_unchanged(project: Path, env: dict[str, str | None]) -> None:
+    """What a CI runner sends on cancel: handled like Ctrl-C (clean-up runs), exit 143."""
+    (project / GENERATED_FILE).write_text("edited\n")
+    before = tree_digest(project)
+    proc = subprocess.Popen(
+        codegen_command(project, "generate"),
+        cwd=ROOT,
+        env=subprocess_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "generate the client" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "interrupted: nothing was written" in err
+    assert tree_digest(project) == before
 
 
 def test_build_never_writes_even_on_contract_failure(

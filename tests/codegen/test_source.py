@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from gitdb import IStream
 
 from codegen.config import Project, load_source
 from codegen.errors import CodegenError
-from codegen.source import git_url, obtain_spec
-from tests.codegen.conftest import PIN, Result, Upstream, add_optional_property, unchanged
+from codegen.file_lock import held
+from codegen.source import UpstreamRepository, git_url, obtain_spec
+from tests.codegen.conftest import PERSON, PIN, Result, Upstream, add_optional_property, unchanged
 
 EDITED = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
 
@@ -223,3 +226,94 @@ def test_codegen_error_for_bad_pyproject(project: Path) -> None:
     (project / "pyproject.toml").write_text("[tool.codegen]\nruntime-repo = 3\n")
     with pytest.raises(CodegenError, match="runtime-repo must be a non-empty string"):
         load_source(Project(project))
+
+
+def _commit_entry(upstream: Upstream, mode: str, sha: str, path: str = "spec/openapi.yml") -> str:
+    """A commit on main whose `path` is the given index entry (a symlink, a submodule...)."""
+    g = upstream.repo.git
+    g.rm("-q", "--cached", path)
+    g.update_index("--add", "--cacheinfo", f"{mode},{sha},{path}")
+    return upstream.repo.index.commit(f"{path} as {mode}", author=PERSON, committer=PERSON, skip_hooks=True).hexsha
+
+
+def _blob(upstream: Upstream, data: bytes) -> str:
+    return upstream.repo.odb.store(IStream("blob", len(data), io.BytesIO(data))).hexsha.decode()
+
+
+@pytest.mark.parametrize(
+    ("kind", "complaint"),
+    [
+        ("symlink", "is a symlink, not a file"),
+        ("submodule", "is a submodule, not a file"),
+        ("lfs", "is a Git LFS pointer, not the spec"),
+        ("directory", "is a directory, not a file"),
+        ("parent symlink", "spec is a symlink, not a folder"),
+    ],
+)
+def test_an_upstream_spec_that_is_not_a_file_is_named(
+    project: Path, upstream: Upstream, run: Callable[..., Result], kind: str, complaint: str
+) -> None:
+    if kind == "symlink":
+        commit = _commit_entry(upstream, "120000", _blob(upstream, b"../../etc/passwd"))
+    elif kind == "submodule":
+        commit = _commit_entry(upstream, "160000", upstream.head())
+    elif kind == "lfs":
+        pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 12\n"
+        commit = upstream.commit_bytes(pointer, "to LFS")
+    elif kind == "directory":
+        upstream.repo.git.rm("-q", "spec/openapi.yml")
+        commit = upstream.commit_bytes(b"openapi: 3.0.0\n", "a folder", path="spec/openapi.yml/inner.yml")
+    else:
+        upstream.repo.git.rm("-q", "-r", "--cached", "spec")
+        upstream.repo.git.update_index("--add", "--cacheinfo", f"120000,{_blob(upstream, b'elsewhere')},spec")
+        commit = upstream.repo.index.commit("spec as a symlink", author=PERSON, committer=PERSON).hexsha
+    result = refused(run, project, E2B_RUNTIME_REF=commit)
+    assert complaint in result.err, result.err
+
+
+@pytest.mark.parametrize("kind", ["directory", "lfs"])
+def test_an_offline_tracked_spec_that_is_not_the_spec_is_named(
+    project: Path, run: Callable[..., Result], kind: str
+) -> None:
+    spec = project / "spec/openapi.yml"
+    spec.unlink()
+    if kind == "directory":
+        spec.mkdir()
+        expected = "spec/openapi.yml is a directory"
+    else:
+        spec.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n")
+        expected = "spec/openapi.yml is a Git LFS pointer, not the spec"
+    result = run(project, "generate", E2B_RUNTIME_REPO="/nonexistent/path")
+    assert result.code == 2 and expected in result.err, result.text
+
+
+# --- a shared cache ------------------------------------------------------------------
+
+
+def test_a_run_waits_for_the_shared_cache_and_gives_up_naming_the_holder(
+    project: Path, upstream: Upstream, run: Callable[..., Result], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    cached = UpstreamRepository(upstream.url)
+    with held(cached.lock_path, "test"):
+        result = run(project, "check", E2B_CODEGEN_LOCK_TIMEOUT="0.2")
+    assert result.code == 2, result.text
+    assert f"the cached upstream {cached.lock_path.with_suffix('.git')} is in use by pid" in result.err
+    assert "unreachable" not in result.text and "clean" not in result.text
+
+
+def test_a_git_failure_in_the_cache_is_not_unreachable_and_never_downgrades_the_check(
+    project: Path, upstream: Upstream, run: Callable[..., Result], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    cached = UpstreamRepository(upstream.url)
+    # What a concurrent fetch outside codegen's lock leaves while it runs: git's own ref lock.
+    ref_lock = Path(cached.repo.git_dir) / "refs/upstream/heads/main.lock"
+    ref_lock.parent.mkdir(parents=True, exist_ok=True)
+    ref_lock.write_text("")
+    with unchanged(project):
+        result = run(project, "check")
+    assert result.code == 2, result.text
+    assert f"git fetch from {upstream.url} failed: cannot lock ref 'refs/upstream/heads/main'" in result.err
+    assert "unreachable" not in result.text and "generated files: clean" not in result.text
+    assert "delete that cached repository" in result.err

@@ -14,6 +14,7 @@ from codegen.json_pointer import PointerSyntaxError, format_pointer, parse_point
 from codegen.spec_document import MAX_DEPTH, MAX_SPEC_BYTES, load_spec, load_yaml, validate_openapi
 
 FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+ROOT = Path(__file__).resolve().parents[2]
 
 VALID = b"""\
 openapi: 3.0.3
@@ -338,3 +339,35 @@ def test_real_spec_loads() -> None:
     doc = load_spec(FIXTURE.read_bytes())
     assert doc.data["openapi"].startswith("3.")
     assert doc.line_of("/paths/~1sandboxes~1{sandboxID}~1pause/post") is not None
+
+
+@pytest.mark.parametrize(
+    ("schemas", "cycle"),
+    [
+        (
+            '    Loop:\n      $ref: "#/components/schemas/Loop"\n',
+            "#/components/schemas/Loop -> #/components/schemas/Loop",
+        ),
+        (
+            '    A:\n      $ref: "#/components/schemas/B"\n    B:\n      $ref: "#/components/schemas/A"\n',
+            "#/components/schemas/B -> #/components/schemas/A -> #/components/schemas/B",
+        ),
+    ],
+)
+def test_a_ref_cycle_is_a_clean_error_naming_the_pointer(schemas: str, cycle: str) -> None:
+    text = (ROOT / "spec" / "openapi.yml").read_text().replace("  schemas:\n", "  schemas:\n" + schemas, 1)
+    with pytest.raises(CodegenError) as caught:
+        load_spec(text.encode())
+    rendered = str(caught.value)
+    assert "is a cycle of references that never reaches a schema" in rendered and cycle in rendered
+    assert "/components/schemas/" in caught.value.problems[0].where  # type: ignore[operator]
+    assert "RecursionError" not in rendered
+
+
+def test_a_schema_that_refers_to_itself_through_a_property_is_fine() -> None:
+    text = (ROOT / "spec" / "openapi.yml").read_text()
+    node = (
+        "    Node:\n      type: object\n      properties:\n"
+        '        child:\n          $ref: "#/components/schemas/Node"\n'
+    )
+    load_spec(text.replace("  schemas:\n", "  schemas:\n" + node, 1).encode())

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from codegen.errors import CodegenError
 from codegen.stage import API_DIR, MANIFEST, WIRE_DIR, Staged, manifest_for
-from codegen.tree import compare, write_tree
+from codegen.tree import Drift, compare, find_symlinks, read_or_none, write_tree
 from tests.codegen.conftest import tree_digest
 
 OLD = {
@@ -127,3 +128,59 @@ def test_manifest_records_sha256_of_each_generated_file() -> None:
     data = json.loads(manifest_for("c" * 40, NEW))
     assert data["files"] == {p: hashlib.sha256(d).hexdigest() for p, d in sorted(NEW.items())}
     assert data["runtime-commit"] == "c" * 40 and data["roots"] == [API_DIR, WIRE_DIR]
+
+
+# --- symlinks: never followed, never read, named as drift -----------------------------
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "environ").write_bytes(b"TOKEN=hunter2\n")
+    return outside
+
+
+def test_a_symlink_to_a_file_outside_is_drift_and_never_read(root: Path, secret: Path) -> None:
+    write_tree(root, staged(NEW))
+    (root / f"{API_DIR}/client/leak.py").symlink_to(secret / "environ")
+    drifts = compare(root, staged(NEW))
+    assert drifts == [Drift(f"{API_DIR}/client/leak.py", "symlink", None, None)]
+
+
+def test_a_generated_folder_that_is_a_symlink_is_drift_and_refused(root: Path, secret: Path) -> None:
+    shutil.rmtree(root / WIRE_DIR)
+    (root / WIRE_DIR).symlink_to(secret, target_is_directory=True)
+    assert find_symlinks(root) == [WIRE_DIR]
+    assert Drift(WIRE_DIR, "symlink", None, None) in compare(root, staged(NEW))
+    before = tree_digest(secret)
+    with pytest.raises(CodegenError, match="is a symlink"):
+        write_tree(root, staged(NEW))
+    assert tree_digest(secret) == before and (root / WIRE_DIR).is_symlink()
+
+
+@pytest.mark.parametrize("path", ["spec/openapi.lock.json", MANIFEST, "spec/contract.yml", "spec"])
+def test_a_symlinked_spec_file_or_folder_is_named(root: Path, secret: Path, path: str) -> None:
+    target = root / path
+    if target.is_dir():
+        shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+    target.symlink_to(secret / "environ")
+    assert find_symlinks(root) == [path]
+    with pytest.raises(CodegenError, match="is a symlink"):
+        write_tree(root, staged(NEW))
+
+
+def test_an_extra_path_under_a_symlinked_folder_is_refused(root: Path, secret: Path) -> None:
+    (root / "notes").symlink_to(secret, target_is_directory=True)
+    with pytest.raises(CodegenError, match="is a symlink"):
+        write_tree(root, staged(NEW), extra={"notes/frag.md": b"x\n"})
+    assert sorted(p.name for p in secret.iterdir()) == ["environ"]
+
+
+def test_read_or_none_does_not_follow_a_symlink(tmp_path: Path, secret: Path) -> None:
+    (tmp_path / "link").symlink_to(secret / "environ")
+    assert read_or_none(tmp_path / "link") is None
+    assert read_or_none(secret / "environ") == b"TOKEN=hunter2\n"
+    assert read_or_none(secret) is None
