@@ -10,6 +10,7 @@ constant nobody can trust.
 
 from __future__ import annotations
 
+import keyword
 import re
 import tomllib
 from collections.abc import Mapping
@@ -84,6 +85,10 @@ def snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
+def pascal_case(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
 class _Fail(Exception):
     pass
 
@@ -92,7 +97,11 @@ def _environment(folder: Path) -> jinja2.Environment:
     """Spec text reaches the output only through `| py` or a name filter (codegen.python_source)."""
     return python_source_environment(
         folder,
-        {"constant_name": identifier_filter(constant_name), "snake_case": identifier_filter(snake_case)},
+        {
+            "constant_name": identifier_filter(constant_name),
+            "snake_case": identifier_filter(snake_case),
+            "pascal_case": identifier_filter(pascal_case),
+        },
     )
 
 
@@ -111,7 +120,7 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
             raise _Fail(f"names operation {operation_id!r}, which spec/operations.yml does not map")
         return ops[operation_id]
 
-    def request_model(operation_id: str) -> str:
+    def request_model(operation_id: str) -> PythonCode:
         """The class the generators make of the operation's JSON request body schema.
 
         Schema names are the upstream's (this repository's spec calls the
@@ -119,12 +128,12 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
         templates ask for the class by operation rather than name it.
         """
         schema = request_body_schema(spec, require_operation(operation_id))
-        if schema is None or not schema.isidentifier() or not schema[:1].isupper():
+        if schema is None or not schema.isidentifier() or keyword.iskeyword(schema) or not schema[:1].isupper():
             raise _Fail(
                 f"asks for the request body model of {operation_id!r}, whose JSON request body is not "
                 "a $ref to a components/schemas entry with a PascalCase name"
             )
-        return schema
+        return PythonCode(schema)  # checked above: a class name, nothing else
 
     env = _environment(folder)
     rendered: dict[str, bytes] = {}
