@@ -104,12 +104,13 @@ def _sdk_spec() -> dict[str, Any]:
 
 
 def _hostile(value: Any, key: str | None = None) -> Any:
-    """Every string value gains the payload; operationIds stay (templates name operations by id)."""
+    """Every string value gains the payload; operationIds stay (templates name operations by id),
+    and so do `$ref`s (structure, not text: validation refuses one that resolves nowhere)."""
     if isinstance(value, dict):
         return {k: _hostile(v, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_hostile(v) for v in value]
-    if isinstance(value, str) and key != "operationId":
+    if isinstance(value, str) and key not in ("operationId", "$ref"):
         return value + PAYLOAD
     return value
 
