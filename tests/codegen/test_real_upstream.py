@@ -113,7 +113,8 @@ def test_bump_writes_pin_spec_lock_generated_files_and_fragment(
     assert (root / SPEC_PATH).read_bytes() == real_upstream.spec_after
     assert json.loads((root / "spec/openapi.lock.json").read_text())["commit"] == after
     assert json.loads((root / "spec/generated-files.json").read_text())["runtime-commit"] == after
-    fragment = root / CHANGELOG / f"{after}.md"
+    # A towncrier fragment typed by the semver level (codegen/bump.py FRAGMENT_TYPES).
+    (fragment,) = (root / CHANGELOG).glob(f"+runtime-{after[:12]}.*.md")
     assert fragment.read_text() in result.out
     # The old pin is in another upstream: the old side is the locked spec, said in one line.
     assert f"runtime@{PIN[:7]} is not in {real_upstream.url}: the report's old side is the tracked" in result.err

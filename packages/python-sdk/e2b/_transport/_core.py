@@ -189,11 +189,7 @@ class RequestContext:
             self.policy.decoded_cap,
         )
         if verdict is p.Verdict.REFUSAL:
-            if state.stop is p.Stop.EOF:
-                return Outcome(Action.REFUSAL, decoded=decoded)
-            # A refusal object arrived but the body had not ended when the budget
-            # ran out: never replayed, and what still follows is the caller's too.
-            return Outcome(Action.PARTIAL)
+            return Outcome(Action.REFUSAL, decoded=decoded)
         now = self.clock()
         # Time spent peeking is part of the wait, not added to it.
         remaining = max(plan.started + plan.delay - now, 0.0)
