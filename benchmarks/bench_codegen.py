@@ -29,7 +29,7 @@ FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 PAUSE_CHANGE = ROOT / "tests" / "codegen" / "real_upstream" / "pause-contract.patch"
 sys.path.insert(0, str(ROOT))
 
-from codegen.generate import CLIENT_CONFIG  # noqa: E402
+from codegen.generators import CLIENT_CONFIG  # noqa: E402
 from codegen.operation_map import load_operation_map  # noqa: E402
 from codegen.spec_document import load_spec  # noqa: E402
 from codegen.spec_filter import filter_spec  # noqa: E402

@@ -25,39 +25,66 @@ _SCP_LIKE = re.compile(r"[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!:)[^\s]+")
 _ALLOWED_SCHEMES = ("https://", "ssh://", "file://")
 
 
+# Every path the pipeline reads or writes, relative to the repository's root.
+PYPROJECT = "pyproject.toml"
+SPEC = "spec/openapi.yml"
+RUNTIME_REF = "spec/runtime-ref"
+LOCK = "spec/openapi.lock.json"
+MANIFEST = "spec/generated-files.json"
+CONTRACT = "spec/contract.yml"
+OPERATIONS = "spec/operations.yml"
+TEMPLATES = "templates"
+TOOLCHAIN_LOCK = "requirements/codegen.txt"
+API_DIR = "packages/python-sdk/e2b/api"
+CLIENT_DIR = f"{API_DIR}/client"
+WIRE_DIR = "packages/local-api/e2b_local_api/wire"
+# Folders the pipeline owns entirely: nothing hand-written may live in them.
+GENERATED_ROOTS = (API_DIR, WIRE_DIR)
+# bump's changelog fragments (the report) go here.
+CHANGELOG_DIR = "packages/python-sdk/changelog.d"
+
+
 @dataclass(frozen=True)
 class Project:
-    """The paths this repository owns, relative to its root."""
+    """The paths this repository owns, under its root."""
 
     root: Path
 
     @property
+    def pyproject(self) -> Path:
+        return self.root / PYPROJECT
+
+    @property
     def spec(self) -> Path:
-        return self.root / "spec" / "openapi.yml"
+        return self.root / SPEC
 
     @property
     def runtime_ref(self) -> Path:
-        return self.root / "spec" / "runtime-ref"
+        return self.root / RUNTIME_REF
 
     @property
     def lock(self) -> Path:
-        return self.root / "spec" / "openapi.lock.json"
+        return self.root / LOCK
 
     @property
     def manifest(self) -> Path:
-        return self.root / "spec" / "generated-files.json"
+        return self.root / MANIFEST
 
     @property
     def contract(self) -> Path:
-        return self.root / "spec" / "contract.yml"
+        return self.root / CONTRACT
 
     @property
     def operations(self) -> Path:
-        return self.root / "spec" / "operations.yml"
+        return self.root / OPERATIONS
 
     @property
     def templates(self) -> Path:
-        return self.root / "templates"
+        return self.root / TEMPLATES
+
+    @property
+    def toolchain_lock(self) -> Path:
+        return self.root / TOOLCHAIN_LOCK
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -75,6 +102,12 @@ class Source:
     sdk_tags: tuple[str, ...]
     url_overridden: bool = False
     ref_overridden: bool = False
+    url_from_env: bool = False  # E2B_RUNTIME_REPO was set: a mistyped override must not fall back
+    ref_from_env: bool = False  # E2B_RUNTIME_REF was set
+
+    @property
+    def url_origin(self) -> str:
+        return RUNTIME_REPO_ENV if self.url_from_env else "pyproject.toml [tool.codegen] runtime-repo"
 
     @property
     def short_commit(self) -> str:
@@ -144,18 +177,18 @@ def read_pin(project: Project) -> str:
     except FileNotFoundError:
         raise CodegenError(
             Problem(
-                "spec/runtime-ref is missing",
+                f"{RUNTIME_REF} is missing",
                 remedy="restore it from git, or pin a commit with `nox -s bump -- <ref>`",
             )
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise CodegenError(Problem(f"cannot read spec/runtime-ref: {exc}")) from None
-    return check_commit(text.strip(), origin="spec/runtime-ref")
+        raise CodegenError(Problem(f"cannot read {RUNTIME_REF}: {exc}")) from None
+    return check_commit(text.strip(), origin=RUNTIME_REF)
 
 
 def load_source(project: Project, *, commit: str | None = None) -> Source:
     """Resolve the source from pyproject.toml, the pin (or `commit`) and the environment."""
-    pyproject = project.root / "pyproject.toml"
+    pyproject = project.pyproject
     try:
         table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["codegen"]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
@@ -198,6 +231,8 @@ def load_source(project: Project, *, commit: str | None = None) -> Source:
         sdk_tags=tuple(tags),
         url_overridden=env_url is not None and env_url != configured,
         ref_overridden=ref_overridden and commit != _pin_or_none(project),
+        url_from_env=env_url is not None,
+        ref_from_env=ref_overridden,
     )
 
 

@@ -105,7 +105,7 @@ def test_verdicts_dry_run(
     assert f"Semver: **{level}**" in result.out
     assert line in result.out
     assert "# API changes: " in result.out and getattr(chain, child)[:7] in result.out
-    assert "bump: --dry-run: nothing written" in result.out
+    assert "codegen: --dry-run: nothing written" in result.out
     assert no_generation == [getattr(chain, child)]
 
 
@@ -123,7 +123,7 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
 ) -> None:
     result = bump(project, chain.note)
     assert result.code == 0, result.text
-    assert f"bump: pinned runtime@{chain.note[:7]}" in result.out
+    assert f"codegen: pinned runtime@{chain.note[:7]}" in result.out
     assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
     assert (project / "spec/openapi.yml").read_text() == chain.upstream.spec_at(chain.note)
     lock = json.loads((project / "spec/openapi.lock.json").read_text())
@@ -155,7 +155,10 @@ def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bu
     pin(project, chain.op)
     result = bump(project, chain.note)
     assert result.code == 0, result.text
-    assert f"warning: {chain.note[:7]} is older than the current pin {chain.op[:7]}: this is a downgrade" in result.err
+    assert (
+        f"codegen: warning: {chain.note[:7]} is older than the current pin {chain.op[:7]}: this is a downgrade"
+        in result.err
+    )
     assert "- operation removed: `POST /sandboxes/{sandboxID}/refresh`" in result.out
     assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
 
@@ -165,7 +168,7 @@ def test_bump_to_the_current_pin_is_a_no_op(project: Path, bump: Callable[..., R
     with unchanged(project):
         result = bump(project, ref)
     assert result.code == 0, result.text
-    assert f"bump: spec/runtime-ref already pins {PIN}; nothing to do" in result.out
+    assert f"codegen: spec/runtime-ref already pins {PIN}; nothing to do" in result.out
 
 
 @pytest.mark.parametrize(("ref", "kind"), [("v1.2.0", "tag"), ("release", "branch"), ("abbrev", "commit")])

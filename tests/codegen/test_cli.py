@@ -36,7 +36,7 @@ def test_no_verb_is_a_usage_error(tmp_path: Path) -> None:
 def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     result = run_in_process(tmp_path, "generate", env={"E2B_CODEGEN_CACHE": str(tmp_path / "cache")})
     assert result.code == 2
-    assert result.err.startswith("error: pyproject.toml: cannot read [tool.codegen]")
+    assert result.err.startswith("codegen: error: pyproject.toml: cannot read [tool.codegen]")
     assert "Traceback" not in result.err
 
 
@@ -83,7 +83,7 @@ def test_a_failed_write_is_a_message_exit_2_and_rolled_back(
     with unchanged(project):
         result = run(project, "generate")
     assert result.code == 2, result.text
-    assert "error: [Errno 28] No space left on device" in result.err
+    assert "codegen: error: [Errno 28] No space left on device" in result.err
 
 
 # --- interruptions, leftovers and the run lock, end to end -----------------------------------
@@ -109,8 +109,9 @@ def test_ctrl_c_during_the_write_finishes_it_and_says_so(
     result = run(project, "generate")
     monkeypatch.undo()
     assert result.code == 130, result.text
-    assert "interrupted: SIGINT arrived during the write, which finished first: the tree holds the new files" in (
-        result.err
+    assert (
+        "codegen: interrupted: SIGINT arrived during the write, which finished first: the tree holds the new files"
+        in (result.err)
     )
     assert "nothing was written" not in result.err
     assert run(project, "check").code == 0

@@ -148,7 +148,7 @@ def test_generator_failure_shows_its_message(project: Path, run: Callable[..., R
     with unchanged(project):
         result = run(project, "generate")
     assert result.code == 2, result.text
-    assert "error: openapi-python-client failed (exit" in result.err
+    assert "codegen: error: openapi-python-client failed (exit" in result.err
     assert (
         "model.py.jinja" in result.err or "TemplateSyntaxError" in result.err or "Expected an expression" in result.err
     )
@@ -174,9 +174,10 @@ def test_generator_failure_from_a_spec_it_rejects(
         result = run(project, "generate", E2B_RUNTIME_REF=commit)
     assert result.code == 2, result.text
     assert "Unsupported content_type application/xml" in result.err
-    error = [line for line in result.err.splitlines() if not line.startswith("codegen: ")]
+    error = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
     assert error == [
-        "error: spec/openapi.yml (POST /sandboxes/{sandboxID}/timeout): openapi-python-client failed (exit 1): "
+        f"codegen: error: runtime@{commit[:7]}:spec/openapi.yml (POST /sandboxes/{{sandboxID}}/timeout): "
+        "openapi-python-client failed (exit 1): "
         "Cannot parse response for status code (Unsupported content_type application/xml), "
         "response will be omitted from generated client"
     ]
@@ -202,7 +203,7 @@ def test_sigint_during_generation_leaves_the_tree_unchanged(project: Path, env: 
             break
     _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0, "".join(seen) + err
-    assert "interrupted: nothing was written" in err
+    assert "codegen: interrupted: nothing was written" in err
     assert tree_digest(project) == before
     assert not list(project.rglob("*.codegen-new-*")) and not list(project.rglob("*.codegen-old-*"))
 
@@ -226,7 +227,7 @@ def test_sigterm_during_generation_leaves_the_tree_unchanged(project: Path, env:
             break
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
-    assert "interrupted: nothing was written" in err
+    assert "codegen: interrupted: nothing was written" in err
     assert tree_digest(project) == before
 
 

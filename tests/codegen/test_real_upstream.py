@@ -76,7 +76,7 @@ def test_codegen_at_the_fixture_commit_refuses_naming_each_pause_element(
             project, "generate", env=env_for(real_upstream, tmp_path / "cache", E2B_RUNTIME_REF=real_upstream.before)
         )
     assert result.code == 2, result.text
-    errors = [line for line in result.err.splitlines() if line.startswith("error: ")]
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
     for element in (
         "/components/schemas/SandboxPauseRequest/properties/force is missing",
         "/components/schemas/SandboxPauseResult/properties/forced is missing",
