@@ -16,7 +16,7 @@ import git
 
 from codegen.api_change_report import ApiChangeReport, render_report
 from codegen.api_changes import compare_specs
-from codegen.config import CHANGELOG_DIR, FULL_COMMIT, RUNTIME_REF, Project, Source, load_source, read_pin
+from codegen.config import CHANGELOG_DIR, FULL_COMMIT, RUNTIME_REF, SPEC, Project, Source, load_source, read_pin
 from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.errors import EXIT_OK, CodegenError, Problem
 from codegen.lock import git_blob_id, read_lock
@@ -108,22 +108,22 @@ def old_side(project: Project, upstream: UpstreamRepository, current: Source, sa
         why = (
             f"the lock records runtime@{lock.commit[:7]}:{lock.path}"
             if lock.commit != current.commit or lock.path != current.spec_path
-            else "spec/openapi.yml is missing"
+            else f"{SPEC} is missing"
             if tracked is None
-            else f"spec/openapi.yml (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
+            else f"{SPEC} (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
         )
         raise CodegenError(
             Problem(
                 f"the old pin runtime@{current.short_commit} ({current.spec_path}) is not in {upstream.url}, "
                 f"and the tracked spec cannot stand in for it: {why}",
-                where="spec/runtime-ref",
-                remedy="restore spec/openapi.yml and the lock from git, or bump with E2B_RUNTIME_REPO naming "
+                where=RUNTIME_REF,
+                remedy=f"restore {SPEC} and the lock from git, or bump with E2B_RUNTIME_REPO naming "
                 "an upstream that holds the old pin",
             )
         )
     say(
         f"runtime@{current.short_commit} is not in {upstream.url}: the report's old side is the tracked "
-        f"spec/openapi.yml, whose blob id ({blob[:12]}) matches the lock"
+        f"{SPEC}, whose blob id ({blob[:12]}) matches the lock"
     )
     return tracked
 

@@ -1,6 +1,8 @@
-"""`python -m codegen <verb>`: the command line over the pipeline.
+"""`python -m codegen <verb>`: the command line over the pipeline, one module per verb.
 
-One top-level handler turns problems into messages and exit statuses
+`generate` (codegen/generate.py), `check` (codegen/check.py), `bump`
+(codegen/bump.py), `rebuild-runtime` (codegen/upstream_history.py).  One
+top-level handler turns problems into messages and exit statuses
 (codegen.errors); tracebacks only with --debug.
 """
 
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from codegen.config import SPEC, Project, load_source
+from codegen.config import Project
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
 from codegen.file_lock import held
 from codegen.messages import Messages
@@ -24,29 +26,9 @@ TREE_VERBS = ("generate", "check", "bump")
 
 
 def cmd_generate(project: Project, args: argparse.Namespace, messages: Messages) -> int:
-    from codegen.pipeline import build
-    from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
+    from codegen.generate import run_generate
 
-    refuse_symlinks(project.root)
-    recover_tree(project.root, messages)
-    source = load_source(project)
-    result = build(project, source, messages)
-    tree_spec = read_or_none(project.spec)
-    if tree_spec is not None and tree_spec != result.fetched.data:
-        messages.warning(f"{SPEC} differed from runtime@{source.short_commit}; it is replaced by the synced copy")
-    with messages.step("write") as used:
-        changed = write_tree(project.root, result.staged)
-        used(f"{len(changed)} changed path(s)")
-    if changed:
-        listed = [f"  {path}" for path in changed[:50]]
-        if len(changed) > 50:
-            listed.append(f"  ... and {len(changed) - 50} more")
-        messages.result(
-            "\n".join([f"wrote {len(changed)} changed path(s) from runtime@{source.short_commit}:", *listed])
-        )
-    else:
-        messages.result(f"up to date with runtime@{source.short_commit}; nothing written")
-    return EXIT_OK
+    return run_generate(project, messages)
 
 
 def cmd_check(project: Project, args: argparse.Namespace, messages: Messages) -> int:

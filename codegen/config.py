@@ -204,7 +204,7 @@ def load_source(project: Project, *, commit: str | None = None) -> Source:
     branch = setting("runtime-branch", "main")
     if branch.startswith("-") or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) or ".." in branch:
         raise CodegenError(Problem(f"runtime-branch {branch!r} is not a plain branch name", where="pyproject.toml"))
-    spec_path = setting("spec-path", "spec/openapi.yml")
+    spec_path = setting("spec-path", SPEC)
     if spec_path.startswith(("/", "-")) or ".." in spec_path.split("/"):
         raise CodegenError(Problem(f"spec-path {spec_path!r} must be a relative path", where="pyproject.toml"))
     tags = table.get("sdk-tags")

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from codegen.config import SPEC
 from codegen.errors import CodegenError, Problem
 
 CLIENT_CONFIG = Path(__file__).with_name("openapi_python_client.yml")
@@ -56,7 +57,7 @@ def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
             continue
         operation = _OPERATION.match(line)
         if operation:
-            where = f"spec/openapi.yml ({operation.group(1)} {operation.group(2)})"
+            where = f"{SPEC} ({operation.group(1)} {operation.group(2)})"
             continue
         message = line.removeprefix("error: ")
     if not message:

@@ -21,7 +21,7 @@ import git
 from platformdirs import user_cache_dir
 
 from codegen.base_revision import Base
-from codegen.config import RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, Project, Source
+from codegen.config import RUNTIME_REF, RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, Project, Source
 from codegen.errors import CodegenError, Problem
 from codegen.file_lock import held
 from codegen.lock import Lock, git_blob_id, read_lock
@@ -248,7 +248,7 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
         raise CodegenError(
             Problem(
                 f"commit {source.commit} does not exist in {source.url}",
-                where="spec/runtime-ref" if not source.ref_overridden else "E2B_RUNTIME_REF",
+                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
                 remedy="pin a commit of the runtime repository (`nox -s bump -- <ref>`)",
             )
         )
@@ -257,7 +257,7 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
             Problem(
                 f"commit {source.commit} exists upstream but is not reachable from "
                 f"{source.branch!r} (a fork's or an unmerged pull request's commit?)",
-                where="spec/runtime-ref" if not source.ref_overridden else "E2B_RUNTIME_REF",
+                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
                 remedy=f"merge the change into the runtime's {source.branch} first, then bump to the merged commit",
             )
         )
@@ -289,11 +289,11 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     data = read_or_none(project.spec)
     if data is None:
         what = "a directory" if project.spec.is_dir() else "missing"
-        raise CodegenError(Problem(f"{where} and spec/openapi.yml is {what}", remedy="restore it from git"))
+        raise CodegenError(Problem(f"{where} and {SPEC} is {what}", remedy="restore it from git"))
     if data.startswith(LFS_POINTER):
         raise CodegenError(
             Problem(
-                f"{where} and spec/openapi.yml is a Git LFS pointer, not the spec",
+                f"{where} and {SPEC} is a Git LFS pointer, not the spec",
                 remedy="restore the file itself from git (it is never stored in LFS)",
             )
         )
@@ -304,14 +304,12 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     elif lock.path != source.spec_path:
         mismatch = f"the lock records {lock.path}, not {source.spec_path}"
     elif lock.blob != blob_id:
-        mismatch = (
-            f"spec/openapi.yml (blob {blob_id[:12]}) differs from the lock (blob {lock.blob[:12]}): it was edited here"
-        )
+        mismatch = f"{SPEC} (blob {blob_id[:12]}) differs from the lock (blob {lock.blob[:12]}): it was edited here"
     if mismatch:
         raise CodegenError(
             Problem(
                 f"{where}, and the tracked copy cannot stand in for it: {mismatch}",
-                remedy="restore spec/openapi.yml from git, or run where the runtime "
+                remedy=f"restore {SPEC} from git, or run where the runtime "
                 "repository is reachable (E2B_RUNTIME_REPO may name a mirror or a checkout)",
             )
         )
@@ -319,7 +317,7 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
         data=data,
         blob_id=blob_id,
         origin="lock",
-        note=f"warning: {where}; using the tracked spec/openapi.yml, whose blob id matches the lock",
+        note=f"warning: {where}; using the tracked {SPEC}, whose blob id matches the lock",
     )
 
 

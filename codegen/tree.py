@@ -228,11 +228,11 @@ def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
     """Before a run: settle what an interrupted write left; True when something was found."""
     said = recover(root)
     if said:
-        say(said)
+        say(f"warning: {said}")
     stray = leftovers(root, LEFTOVER_FOLDERS)
     if stray:
         remove_leftovers(root, stray)
-        say(f"removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
+        say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
     return bool(said or stray)
 
 

@@ -207,6 +207,13 @@ def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chai
     assert result.code == 2, result.text
     assert "contract miss: /components/schemas/SandboxPauseRequest/properties/force is missing" in result.err
     assert not any(p.name != "README.md" for p in (project / CHANGELOG).glob("*"))
+    # The report comes first, and the failure names the change in it that caused it.
+    assert "## Breaking (major)" in result.out and "property removed: `pauseSandbox request body .force`" in result.out
+    assert "; property removed by this commit (see the report: `pauseSandbox request body .force`)" in result.err
+    # The place is the fetched spec's, the remedy a bump's (not "bump to a commit that carries it").
+    assert f"codegen: error: runtime@{chain.nocontract[:7]}:spec/openapi.yml:" in result.err
+    assert f"runtime@{chain.nocontract[:7]} lacks what the SDK needs: pick a later commit" in result.err
+    assert "nox -s bump" not in result.err
 
 
 def test_an_upstream_operation_id_rename_is_not_an_sdk_change(
@@ -230,8 +237,23 @@ def test_a_mapped_operation_the_spec_lacks_is_refused(project: Path, chain: Chai
         "operation map miss: setSandboxTimeout is POST /sandboxes/{sandboxID}/timeout, which the spec does not have"
         in result.err
     )
-    assert "spec/openapi.yml:" in result.err and "(/paths/~1sandboxes~1{sandboxID}~1timeout/post)" in result.err
+    assert f"runtime@{chain.unmapped[:7]}:spec/openapi.yml:" in result.err
+    assert "(/paths/~1sandboxes~1{sandboxID}~1timeout/post)" in result.err
     assert "spec/operations.yml entry" in result.err
+    assert "operation removed: `setSandboxTimeout` (POST /sandboxes/{sandboxID}/timeout)" in result.out
+    assert "; operation removed by this commit (see the report: `setSandboxTimeout`)" in result.err
+
+
+def test_dry_run_to_a_commit_that_removes_a_mapped_operation_prints_the_report(
+    project: Path, chain: Chain, bump: Callable[..., Result]
+) -> None:
+    pin(project, chain.renamed)
+    with unchanged(project):
+        result = bump(project, chain.unmapped, "--dry-run")
+    assert result.code == 2, result.text
+    assert result.out.startswith(f"# API changes: runtime@{chain.renamed[:7]} -> runtime@{chain.unmapped[:7]}")
+    assert "Semver: **major**" in result.out
+    assert "operation removed by this commit" in result.err
 
 
 def moved_upstream(chain: Chain, dest: Path) -> tuple[Upstream, str]:

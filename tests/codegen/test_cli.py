@@ -48,13 +48,30 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
         main(["--debug", "--root", str(tmp_path), "generate"])
 
 
-def test_rebuild_runtime_prints_the_pinned_commit(tmp_path: Path) -> None:
-    result = run_subprocess(tmp_path, "rebuild-runtime", str(tmp_path / "runtime"), env={})
+def test_rebuild_runtime_prints_each_commit_and_refuses_a_used_folder(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    result = run_subprocess(tmp_path, "rebuild-runtime", str(runtime), env={})
     assert result.code == 0, result.text
-    lines = result.out.splitlines()
-    assert len(lines) == 2 and lines[-1].startswith(PIN)
-    again = run_in_process(tmp_path, "rebuild-runtime", str(tmp_path / "runtime"), env={})
-    assert again.code == 2 and "exists and is not an empty directory" in again.err
+    # The commits as git itself lists them, oldest first: the last is the pin.
+    listed = subprocess.run(
+        ["git", "log", "--reverse", "--format=%H  %s", "main"], cwd=runtime, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert listed[-1].startswith(f"{PIN}  ")
+    assert result.out.splitlines() == [f"codegen: rebuilt the runtime repository in {runtime}:"] + [
+        f"  {line}" for line in listed
+    ]
+
+    def everything() -> dict[Path, bytes]:  # .git included: nothing of the repository may change
+        return {path: path.read_bytes() for path in sorted(runtime.rglob("*")) if path.is_file()}
+
+    before = everything()
+    again = run_in_process(tmp_path, "rebuild-runtime", str(runtime), env={})
+    assert again.code == 2
+    assert again.err == (
+        f"codegen: error: {runtime} exists and is not an empty directory; "
+        "refusing to build the runtime repository there\n"
+    )
+    assert everything() == before
 
 
 def test_the_real_project_root_is_the_default() -> None:
