@@ -40,6 +40,8 @@ CLIENT_DIR = f"{API_DIR}/client"
 WIRE_DIR = "packages/local-api/e2b_local_api/wire"
 # Folders the pipeline owns entirely: nothing hand-written may live in them.
 GENERATED_ROOTS = (API_DIR, WIRE_DIR)
+# The code generators and the formatter whose versions the manifest records.
+TOOLCHAIN = ("openapi-python-client", "datamodel-code-generator", "ruff")
 # bump's changelog fragments (the report) go here.
 CHANGELOG_DIR = "packages/python-sdk/changelog.d"
 
@@ -103,11 +105,6 @@ class Source:
     url_overridden: bool = False
     ref_overridden: bool = False
     url_from_env: bool = False  # E2B_RUNTIME_REPO was set: a mistyped override must not fall back
-    ref_from_env: bool = False  # E2B_RUNTIME_REF was set
-
-    @property
-    def url_origin(self) -> str:
-        return RUNTIME_REPO_ENV if self.url_from_env else "pyproject.toml [tool.codegen] runtime-repo"
 
     @property
     def short_commit(self) -> str:
@@ -232,7 +229,6 @@ def load_source(project: Project, *, commit: str | None = None) -> Source:
         url_overridden=env_url is not None and env_url != configured,
         ref_overridden=ref_overridden and commit != _pin_or_none(project),
         url_from_env=env_url is not None,
-        ref_from_env=ref_overridden,
     )
 
 

@@ -23,9 +23,10 @@ import tempfile
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from codegen.config import GENERATED_ROOTS, SPEC, Project, Source
+from codegen.config import GENERATED_ROOTS, SPEC, TOOLCHAIN, Project, Source
 from codegen.tree import read_or_none, tree_files
 
 FORMAT = "e2b-codegen-generation/1"
@@ -69,6 +70,8 @@ def generation_key(project: Project, source: Source, spec: bytes, *, codegen_sou
     part("contract", read_or_none(project.contract))
     part("operations", read_or_none(project.operations))
     part("toolchain", read_or_none(project.toolchain_lock))
+    # What is installed, in case the environment and the lock disagree.
+    part("installed", json.dumps([_installed(name) for name in TOOLCHAIN]).encode())
     pyproject = read_or_none(project.pyproject) or b""
     try:
         table = tomllib.loads(pyproject.decode("utf-8")).get("tool", {}).get("codegen")
@@ -80,6 +83,13 @@ def generation_key(project: Project, source: Source, spec: bytes, *, codegen_sou
     for rel, data in _folder_files(codegen_source):
         part(f"codegen/{rel}", data)
     return digest.hexdigest()
+
+
+def _installed(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def _entry_path(key: str) -> Path:

@@ -57,15 +57,15 @@ def check_requirements(
     with messages.step("contract") as used:
         operations = load_operation_map(project.operations, display_path=OPERATIONS)
         contract = check_contract(document, project.contract)
+        warnings = tuple(warning.render() for warning in contract.warnings)
+        for warning in warnings:  # also when misses stop the run: they are reported beside them
+            messages.warning(warning)
         misses = contract.errors
         misses += check_operation_map(document, operations, source.sdk_tags)
         misses += error_code_problems(document)
         if misses:
             raise CodegenError(*misses)
         used(f"{CONTRACT}, {OPERATIONS}: {len(operations)} operations")
-    warnings = tuple(warning.render() for warning in contract.warnings)
-    for warning in warnings:
-        messages.warning(warning)
     return operations, warnings
 
 

@@ -18,13 +18,23 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from codegen.config import API_DIR, CLIENT_DIR, GENERATED_ROOTS, LOCK, MANIFEST, SPEC, WIRE_DIR, Project, Source
+from codegen.config import (
+    API_DIR,
+    CLIENT_DIR,
+    GENERATED_ROOTS,
+    LOCK,
+    MANIFEST,
+    SPEC,
+    TOOLCHAIN,
+    WIRE_DIR,
+    Project,
+    Source,
+)
 from codegen.generators import format_python, generate, write_filtered_spec
 from codegen.lock import Lock
 from codegen.messages import Messages
 from codegen.overlays import render_overlays
 
-TOOLCHAIN = ("openapi-python-client", "datamodel-code-generator", "ruff")
 __all__ = ["API_DIR", "GENERATED_ROOTS", "WIRE_DIR", "Staged", "generate_tree", "stamp"]
 
 

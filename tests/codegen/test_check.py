@@ -43,14 +43,14 @@ def test_clean_tree_with_the_upstream_reachable(project: Path, run: Callable[...
     result = check(run, project)
     assert result.code == 0, result.text
     assert "codegen: clean: " in result.out and f"runtime@{SHORT}" in result.out
-    assert f"spec/openapi.yml compared byte for byte with runtime@{SHORT}:spec/openapi.yml" in result.err
+    assert f"(spec/openapi.yml byte for byte with runtime@{SHORT}:spec/openapi.yml, " in result.err
 
 
 def test_clean_tree_with_the_upstream_unreachable(offline_project: Path, run: Callable[..., Result]) -> None:
     result = check(run, offline_project, **OFFLINE)
     assert result.code == 0, result.text
     assert "codegen: clean: " in result.out
-    assert "compared by git blob id with the lock" in result.err
+    assert "(spec/openapi.yml by git blob id with the lock (" in result.err
     assert "the upstream being unreachable" in result.err
     warnings = [line for line in result.err.splitlines() if "warning:" in line]
     assert len(warnings) == 1 and f"{UNREACHABLE_URL} is unreachable (" in warnings[0]
