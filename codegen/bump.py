@@ -27,7 +27,7 @@ from codegen.pipeline import build, parse_spec
 from codegen.source import MissingRef, Unreachable, UpstreamRepository, fetch_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
-from codegen.tree import read_or_none, write_tree
+from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
 
 # The report is a towncrier fragment whose type is the release's semver level
 # (types: release/fragments.py); "+" keeps the name out of the changelog.
@@ -130,6 +130,8 @@ def old_side(project: Project, upstream: UpstreamRepository, current: Source, sa
 
 def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -> int:
     check_ref_text(ref)
+    refuse_symlinks(project.root)
+    recover_tree(project.root, messages)
     current = load_source(project, commit=read_pin(project))
     upstream = UpstreamRepository(current.url)
     with messages.step("fetch") as used:

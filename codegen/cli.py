@@ -39,10 +39,7 @@ def cmd_check(project: Project, args: argparse.Namespace, messages: Messages) ->
 
 def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> int:
     from codegen.bump import run_bump
-    from codegen.tree import recover_tree, refuse_symlinks
 
-    refuse_symlinks(project.root)
-    recover_tree(project.root, messages)
     return run_bump(project, args.ref, dry_run=args.dry_run, messages=messages)
 
 
