@@ -36,9 +36,7 @@ LINE_REMEDIES = {
 DIFF_LINES_PER_FILE = 60
 DIFF_LINES_TOTAL = 400
 
-SPEC_REMEDY = (
-    "spec/openapi.yml differs from runtime@{short}: land the change upstream first, then `nox -s bump -- <commit>`"
-)
+SPEC_REMEDY = SPEC + " differs from runtime@{short}: land the change upstream first, then `nox -s bump -- <commit>`"
 GENERATED_REMEDY = "run `nox -s codegen` and commit the result"
 SYMLINK_REMEDY = (
     "the check never reads through a symlink: replace each one with the regular file or folder from git "
@@ -137,7 +135,7 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     kinds = {d.kind for d in drifts}
     if "hand-edited spec" in kinds:
         out.append("To fix: " + SPEC_REMEDY.format(short=short_pin or "the pin") + ".")
-        out.append("        Never edit spec/openapi.yml here: it is synced from the runtime repository.")
+        out.append(f"        Never edit {SPEC} here: it is synced from the runtime repository.")
     if kinds & {"changed", "missing", "stale"}:
         out.append("To fix: " + GENERATED_REMEDY + ".")
     if "unexpected" in kinds:
