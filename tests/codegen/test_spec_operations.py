@@ -21,4 +21,3 @@ def test_what_is_not_a_mapping_is_skipped() -> None:
     spec = {"paths": {"/a": None, "/b": ["get"], "/c": {"get": "not an operation", "put": {}}}}
     assert list(iter_operations(spec)) == [("/c", "put", {})]
     assert list(iter_operations({"paths": []})) == [] and list(iter_operations({})) == []
-
