@@ -43,6 +43,7 @@ from codegen.api_change_report import (
     sort_key,
 )
 from codegen.error_codes import documented_error_codes
+from codegen.json_pointer import PointerSyntaxError, resolve_pointer
 from codegen.operation_map import UPSTREAM_OPERATION_ID
 
 __all__ = [
@@ -134,10 +135,10 @@ def _resolve(doc: Mapping[str, Any], node: object) -> tuple[Mapping[str, Any], s
             return _EMPTY, name
         seen.add(ref)
         name = ref.rsplit("/", 1)[-1]
-        target: object = doc
-        for part in ref[2:].split("/"):
-            target = _map(target).get(part.replace("~1", "/").replace("~0", "~"))
-        node = target
+        try:
+            _, node = resolve_pointer(doc, ref[1:])
+        except PointerSyntaxError:
+            return _EMPTY, name
     return _map(node), name
 
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import git
 
-from codegen.config import Project
+from codegen.config import LOCK, RUNTIME_REF, SPEC, Project
 from codegen.errors import CodegenError, Problem
 from codegen.lock import git_blob_id
 
-PIN_FILES = ("spec/runtime-ref", "spec/openapi.lock.json", "spec/openapi.yml")
+PIN_FILES = (RUNTIME_REF, LOCK, SPEC)
 # Where the default branch may be found, most specific first.
 _DEFAULT_BRANCHES = ("refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/heads/main", "refs/heads/master")
 _REGULAR_FILE = "100644"

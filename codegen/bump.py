@@ -14,18 +14,21 @@ from dataclasses import replace
 
 import git
 
-from codegen.api_change_report import render_report
+from codegen.api_change_report import ApiChangeReport, render_report
 from codegen.api_changes import compare_specs
-from codegen.config import FULL_COMMIT, Project, Source, load_source, read_pin
+from codegen.config import CHANGELOG_DIR, FULL_COMMIT, RUNTIME_REF, SPEC, Project, Source, load_source, read_pin
+from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.errors import EXIT_OK, CodegenError, Problem
 from codegen.lock import git_blob_id, read_lock
-from codegen.pipeline import Say, build
-from codegen.source import Unreachable, UpstreamRepository
+from codegen.messages import Messages, Say
+from codegen.operation_map import REMEDY as OPERATION_MAP_REMEDY
+from codegen.operation_map import load_operation_map
+from codegen.pipeline import build, parse_spec
+from codegen.source import MissingRef, Unreachable, UpstreamRepository, fetch_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
-from codegen.tree import read_or_none, write_tree
+from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
 
-CHANGELOG_DIR = "packages/python-sdk/changelog.d"
 # The report is a towncrier fragment whose type is the release's semver level
 # (types: release/fragments.py); "+" keeps the name out of the changelog.
 FRAGMENT_TYPES = {"major": "breaking", "minor": "feature", "patch": "fix", "none": "misc"}
@@ -65,16 +68,12 @@ def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[st
     ]
     if _HEX.fullmatch(ref):
         candidates.append((ref, "commit"))
-    g = upstream.repo.git
     for name, kind in candidates:
-        try:
-            commit = g.rev_parse("--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}").strip()
-        except git.GitCommandError:
-            kind_of = _object_type(g, name)
+        commit = upstream.peel_commit(name)
+        if commit is None:
+            kind_of = upstream.object_type(name)
             if kind_of in ("tree", "blob"):
-                raise CodegenError(
-                    Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit")
-                ) from None
+                raise CodegenError(Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit"))
             continue
         if FULL_COMMIT.fullmatch(commit):
             return commit, kind
@@ -86,13 +85,6 @@ def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[st
             remedy="check the name; `git ls-remote` on the runtime repository lists tags and branches",
         )
     )
-
-
-def _object_type(g: git.Git, name: str) -> str | None:
-    try:
-        return str(g.cat_file("-t", "--end-of-options", name)).strip()
-    except git.GitCommandError:
-        return None
 
 
 def old_side(project: Project, upstream: UpstreamRepository, current: Source, say: Say) -> bytes:
@@ -116,50 +108,39 @@ def old_side(project: Project, upstream: UpstreamRepository, current: Source, sa
         why = (
             f"the lock records runtime@{lock.commit[:7]}:{lock.path}"
             if lock.commit != current.commit or lock.path != current.spec_path
-            else "spec/openapi.yml is missing"
+            else f"{SPEC} is missing"
             if tracked is None
-            else f"spec/openapi.yml (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
+            else f"{SPEC} (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
         )
         raise CodegenError(
             Problem(
                 f"the old pin runtime@{current.short_commit} ({current.spec_path}) is not in {upstream.url}, "
                 f"and the tracked spec cannot stand in for it: {why}",
-                where="spec/runtime-ref",
-                remedy="restore spec/openapi.yml and the lock from git, or bump with E2B_RUNTIME_REPO naming "
+                where=RUNTIME_REF,
+                remedy=f"restore {SPEC} and the lock from git, or bump with E2B_RUNTIME_REPO naming "
                 "an upstream that holds the old pin",
             )
         )
     say(
         f"runtime@{current.short_commit} is not in {upstream.url}: the report's old side is the tracked "
-        f"spec/openapi.yml, whose blob id ({blob[:12]}) matches the lock"
+        f"{SPEC}, whose blob id ({blob[:12]}) matches the lock"
     )
     return tracked
 
 
-def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) -> int:
+def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -> int:
     check_ref_text(ref)
+    refuse_symlinks(project.root)
+    recover_tree(project.root, messages)
     current = load_source(project, commit=read_pin(project))
     upstream = UpstreamRepository(current.url)
-    try:
-        say(f"fetch {current.branch} and tags from {current.url}")
-        branch_ref = upstream.fetch_branch(current.branch)
-        upstream.fetch_tags()
-        if not _HEX.fullmatch(ref) and ref != current.branch:
-            try:
-                upstream.fetch(f"+refs/heads/{ref}:refs/upstream/heads/{ref}")
-            except Unreachable:
-                pass  # not a branch; maybe a tag or a commit
-    except Unreachable as exc:
-        raise CodegenError(
-            Problem(
-                f"the runtime repository {current.url} cannot be reached: {exc}",
-                remedy="bumping needs the upstream; set E2B_RUNTIME_REPO to a reachable mirror or checkout",
-            )
-        ) from None
-    commit, kind = resolve_ref(upstream, ref, current.branch)
-    say(f"{ref!r} is {kind} -> commit {commit}")
+    with messages.step("fetch") as used:
+        branch_ref = _fetch_refs(upstream, current, ref)
+        commit, kind = resolve_ref(upstream, ref, current.branch)
+        used(f"{current.branch} and tags from {current.url}")
+    messages(f"{ref!r} is {kind} -> commit {commit}")
     if commit == current.commit:
-        show(f"bump: spec/runtime-ref already pins {commit}; nothing to do")
+        messages.result(f"{RUNTIME_REF} already pins {commit}; nothing to do")
         return EXIT_OK
     if not upstream.is_ancestor(commit, branch_ref):
         raise CodegenError(
@@ -169,28 +150,89 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, say: Say, show: Say) 
             )
         )
     if upstream.is_ancestor(commit, current.commit):
-        say(f"warning: {commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
+        messages.warning(f"{commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
 
     target = replace(current, commit=commit, ref_overridden=False)
-    result = build(project, target, say)
-    old_bytes = old_side(project, upstream, current, say)
-    old = filter_spec(load_spec(old_bytes).data, tags=current.sdk_tags, operations=result.operations)
-    changes = compare_specs(old, result.filtered)
-    report = render_report(
-        changes,
-        old_ref=f"runtime@{current.short_commit}",
-        new_ref=f"runtime@{target.short_commit}",
-    )
-    show(report)
+    fetched = fetch_spec(project, target, messages)
+    document = parse_spec(target, fetched, messages)
+    # The report comes before the contract and the generators: when they refuse
+    # this commit, the report is what says why.
+    with messages.step("report") as used:
+        operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
+        old_bytes = old_side(project, upstream, current, messages)
+        old_spec = load_spec(old_bytes, display_path=f"runtime@{current.short_commit}:{current.spec_path}")
+        old = filter_spec(old_spec.data, tags=current.sdk_tags, operations=operations)
+        new = filter_spec(document.data, tags=target.sdk_tags, operations=operations)
+        changes = compare_specs(old, new)
+        used(f"runtime@{current.short_commit} -> runtime@{target.short_commit}: {changes.level}")
+    report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
+    messages.show(report)
+    try:
+        result = build(project, target, messages, fetched=fetched, document=document)
+    except CodegenError as exc:
+        raise CodegenError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
     if dry_run:
-        show("bump: --dry-run: nothing written")
+        messages.result("--dry-run: nothing written")
         return EXIT_OK
     fragment = f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{FRAGMENT_TYPES[changes.level]}.md"
-    written = write_tree(
-        project.root,
-        result.staged,
-        extra={"spec/runtime-ref": f"{commit}\n".encode(), fragment: report.encode()},
+    with messages.step("write") as used:
+        written = write_tree(
+            project.root,
+            result.staged,
+            extra={RUNTIME_REF: f"{commit}\n".encode(), fragment: report.encode()},
+        )
+        used(f"{len(written)} path(s)")
+    messages.result(
+        f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}\n"
+        "commit the pin, spec, lock, generated code and the fragment in one pull request"
     )
-    show(f"bump: pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}")
-    show("bump: commit the pin, spec, lock, generated code and the fragment in one pull request")
     return EXIT_OK
+
+
+def _fetch_refs(upstream: UpstreamRepository, current: Source, ref: str) -> str:
+    """The configured branch, the tags, and `ref` if it is another branch; the branch's local ref."""
+    try:
+        try:
+            branch_ref = upstream.fetch_branch(current.branch)
+        except MissingRef:
+            raise CodegenError(
+                Problem(
+                    f"the runtime repository {current.url} answered, but has no branch {current.branch!r}",
+                    where="pyproject.toml [tool.codegen] runtime-branch",
+                    remedy="fix runtime-branch, or the repository the URL names",
+                )
+            ) from None
+        upstream.fetch_tags()
+        if not _HEX.fullmatch(ref) and ref != current.branch:
+            try:
+                upstream.fetch(f"+refs/heads/{ref}:refs/upstream/heads/{ref}")
+            except MissingRef:
+                pass  # not a branch; maybe a tag or a commit
+    except Unreachable as exc:
+        raise CodegenError(
+            Problem(
+                f"the runtime repository {current.url} cannot be reached: {exc}",
+                remedy="bumping needs the upstream; set E2B_RUNTIME_REPO to a reachable mirror or checkout",
+            )
+        ) from None
+    return branch_ref
+
+
+def _explained(problem: Problem, changes: ApiChangeReport, target: Source) -> Problem:
+    """A refusal during a bump: the change in the report that caused it, and a remedy that fits a bump."""
+    if problem.remedy not in (CONTRACT_REMEDY, OPERATION_MAP_REMEDY):
+        return problem
+    remedy = (
+        f"runtime@{target.short_commit} lacks what the SDK needs: pick a later commit, or land the change "
+        "upstream first"
+    )
+    if problem.remedy == OPERATION_MAP_REMEDY:
+        remedy += "; if the operation moved, point its spec/operations.yml entry at where it is now"
+    pointer = problem.where.rsplit("(", 1)[-1].rstrip(")") if problem.where else ""
+    segments = pointer.split("/")
+    prop = segments[segments.index("properties") + 1] if "properties" in segments[:-1] else None
+    for change in changes.changes:
+        if (change.detail and change.detail in problem.message) or (prop and change.location.endswith(f".{prop}")):
+            message = f"{problem.message}; {change.kind} by this commit (see the report: `{change.location}`)"
+            return replace(problem, message=message, remedy=remedy)
+    return replace(problem, remedy=remedy)

@@ -1,27 +1,42 @@
 """The generated-files check: regenerate from the pin in memory and compare with the tree.
 
 It never writes to the working tree.  Exit statuses: 0 clean, 1 drift, 2 the
-check could not run.
+check could not run.  When a real generation of exactly the same inputs was
+recorded on this machine (codegen/generation_cache.py), a tree that matches it
+is clean without generating; anything else takes the full run.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from codegen.base_revision import find_base
-from codegen.config import Project, load_source
+from codegen.base_revision import Base, find_base
+from codegen.config import SPEC, Project, Source, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
-from codegen.pipeline import Say, build
+from codegen.messages import Messages
 from codegen.transaction import JOURNAL, recover
-from codegen.tree import Drift, compare, leftover_drifts, read_or_none, symlink_drifts
+from codegen.tree import Drift, leftover_drifts, read_or_none, symlink_drifts
 
+if TYPE_CHECKING:
+    from codegen.source import FetchedSpec
+
+# Each drift line's own remedy, short; the "To fix:" lines below the diffs say more.
+LINE_REMEDIES = {
+    "hand-edited spec": "land the change upstream, then `nox -s bump -- <commit>`",
+    "changed": "`nox -s codegen`, then commit",
+    "missing": "`nox -s codegen`, then commit",
+    "stale": "`nox -s codegen`, then commit",
+    "unexpected": "move it out of the generated folder",
+    "symlink": "replace it with the file or folder from git, or delete it",
+    "leftover": "delete it (`nox -s codegen` does)",
+    "interrupted write": "settled as said above: run the check again",
+}
 DIFF_LINES_PER_FILE = 60
 DIFF_LINES_TOTAL = 400
 
-SPEC_REMEDY = (
-    "spec/openapi.yml differs from runtime@{short}: land the change upstream first, then `nox -s bump -- <commit>`"
-)
+SPEC_REMEDY = SPEC + " differs from runtime@{short}: land the change upstream first, then `nox -s bump -- <commit>`"
 GENERATED_REMEDY = "run `nox -s codegen` and commit the result"
 SYMLINK_REMEDY = (
     "the check never reads through a symlink: replace each one with the regular file or folder from git "
@@ -38,25 +53,43 @@ UNEXPECTED_REMEDY = (
 )
 
 
-def find_drift(project: Project, say: Say, base_ref: str | None = None) -> tuple[list[Drift], str]:
-    base = find_base(project, base_ref)
-    if base is None:
-        say("no base revision (no --base, no default branch to merge-base with): the tree's lock is trusted as is")
-    source = load_source(project)
-    result = build(project, source, say, base=base)
+def find_drift(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> list[Drift]:
+    """The full run: every step in memory, then the tree compared with the output."""
+    from codegen.pipeline import build  # the generators and their dependencies: only on a full run
+    from codegen.tree import compare
+
+    result = build(project, source, messages, fetched=fetched)
     drifts: list[Drift] = []
-    if result.fetched.origin == "upstream":
-        tree_spec = read_or_none(project.spec)
-        if tree_spec != result.fetched.data:
-            drifts.append(Drift("spec/openapi.yml", "hand-edited spec", result.fetched.data, tree_spec))
-        say(f"spec/openapi.yml compared byte for byte with runtime@{source.short_commit}:{source.spec_path}")
-    else:
-        say(
-            f"spec/openapi.yml compared by git blob id with the lock ({result.fetched.blob_id[:12]}), "
-            "the upstream being unreachable"
-        )
-    drifts += compare(project.root, result.staged)
-    return drifts, source.short_commit
+    with messages.step("compare") as used:
+        if fetched.origin == "upstream":
+            tree_spec = read_or_none(project.spec)
+            if tree_spec != fetched.data:
+                drifts.append(Drift(SPEC, "hand-edited spec", fetched.data, tree_spec))
+            used(f"{SPEC} byte for byte with runtime@{source.short_commit}:{source.spec_path}")
+        else:
+            used(f"{SPEC} by git blob id with the lock ({fetched.blob_id[:12]}), the upstream being unreachable")
+        drifts += compare(project.root, result.staged)
+        used(f"{len(result.staged.files())} generated path(s)")
+    return drifts
+
+
+def _clean_by_cache(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> bool:
+    """True when a real generation of exactly these inputs produced exactly what the tree holds."""
+    from codegen.generation_cache import generation_key, recall, tree_matches
+
+    with messages.step("cache") as used:
+        recorded = recall(generation_key(project, source, fetched.data))
+        clean = recorded is not None and tree_matches(project.root, recorded, fetched.data)
+        if recorded is None:
+            used("no generation of these inputs on this machine: the full run follows")
+        elif not clean:
+            used("the tree differs from the recorded generation: the full run follows, to name each difference")
+        else:
+            used(f"hit: {len(recorded.files)} file(s) match the recorded generation of these inputs")
+    if recorded is not None and clean:
+        for warning in recorded.warnings:
+            messages.warning(warning)
+    return clean
 
 
 def _diff_lines(drift: Drift) -> list[str]:
@@ -83,7 +116,7 @@ def _diff_lines(drift: Drift) -> list[str]:
 def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     origin = f" from runtime@{short_pin}" if short_pin else ""
     out: list[str] = [f"{len(drifts)} path(s) drifted{origin}:"]
-    out += [f"  {d.kind:16} {d.path}" for d in drifts]
+    out += [f"  {d.kind:16} {d.path}  (fix: {LINE_REMEDIES[d.kind]})" for d in drifts]
     budget = DIFF_LINES_TOTAL
     for drift in drifts:
         diff = _diff_lines(drift)
@@ -102,7 +135,7 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     kinds = {d.kind for d in drifts}
     if "hand-edited spec" in kinds:
         out.append("To fix: " + SPEC_REMEDY.format(short=short_pin or "the pin") + ".")
-        out.append("        Never edit spec/openapi.yml here: it is synced from the runtime repository.")
+        out.append(f"        Never edit {SPEC} here: it is synced from the runtime repository.")
     if kinds & {"changed", "missing", "stale"}:
         out.append("To fix: " + GENERATED_REMEDY + ".")
     if "unexpected" in kinds:
@@ -116,20 +149,39 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     return "\n".join(out)
 
 
-def run_check(project: Project, say: Say, show: Say, base_ref: str | None = None) -> int:
+def run_check(project: Project, messages: Messages, base_ref: str | None = None, *, use_cache: bool = True) -> int:
     links = symlink_drifts(project.root)
     if links:  # before anything reads the spec, the lock or the contract
-        show(render_drift(links, None))
+        messages.result(render_drift(links, None))
         return EXIT_DRIFT
     recovered = recover(project.root)
     if recovered:
-        say(recovered)
-    drifts, short_pin = find_drift(project, say, base_ref)
+        messages.warning(recovered)
+    leftovers = leftover_drifts(project.root)
+    base = find_base(project, base_ref)
+    if base is None:
+        messages("no base revision (no --base, no default branch to merge-base with): the tree's lock is trusted as is")
+    source = load_source(project)
+    fetched = _fetch(project, source, messages, base)
+    if use_cache and not recovered and not leftovers and _clean_by_cache(project, source, fetched, messages):
+        messages.result(_clean(source))
+        return EXIT_OK
+    drifts = find_drift(project, source, fetched, messages)
     if recovered:
         drifts.insert(0, Drift(JOURNAL, "interrupted write", None, None))
-    drifts += leftover_drifts(project.root)
+    drifts += leftovers
     if not drifts:
-        show(f"generated files: clean (spec, lock, manifest and every generated file match runtime@{short_pin})")
+        messages.result(_clean(source))
         return EXIT_OK
-    show(render_drift(drifts, short_pin))
+    messages.result(render_drift(drifts, source.short_commit))
     return EXIT_DRIFT
+
+
+def _clean(source: Source) -> str:
+    return f"clean: the spec, lock, manifest and every generated file match runtime@{source.short_commit}"
+
+
+def _fetch(project: Project, source: Source, messages: Messages, base: Base | None) -> FetchedSpec:
+    from codegen.source import fetch_spec
+
+    return fetch_spec(project, source, messages, base)

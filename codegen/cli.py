@@ -1,6 +1,8 @@
-"""`python -m codegen <verb>`: the command line over the pipeline.
+"""`python -m codegen <verb>`: the command line over the pipeline, one module per verb.
 
-One top-level handler turns problems into messages and exit statuses
+`generate` (codegen/generate.py), `check` (codegen/check.py), `bump`
+(codegen/bump.py), `rebuild-runtime` (codegen/upstream_history.py).  One
+top-level handler turns problems into messages and exit statuses
 (codegen.errors); tracebacks only with --debug.
 """
 
@@ -8,98 +10,150 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from codegen.config import Project, load_source
+from codegen.config import Project
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
 from codegen.file_lock import held
+from codegen.messages import Messages
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LOCK = ".codegen.lock"
 TREE_VERBS = ("generate", "check", "bump")
 
 
-def _say(message: str) -> None:
-    print(f"codegen: {message}", file=sys.stderr, flush=True)
+def cmd_generate(project: Project, args: argparse.Namespace, messages: Messages) -> int:
+    from codegen.generate import run_generate
+
+    return run_generate(project, messages)
 
 
-def _show(message: str) -> None:
-    print(message, flush=True)
-
-
-def cmd_generate(project: Project, args: argparse.Namespace) -> int:
-    from codegen.pipeline import build
-    from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
-
-    refuse_symlinks(project.root)
-    recover_tree(project.root, _say)
-    source = load_source(project)
-    result = build(project, source, _say)
-    tree_spec = read_or_none(project.spec)
-    if tree_spec is not None and tree_spec != result.fetched.data:
-        _say(
-            f"warning: spec/openapi.yml differed from runtime@{source.short_commit}; it is replaced by the synced copy"
-        )
-    changed = write_tree(project.root, result.staged)
-    if changed:
-        _show(f"codegen: wrote {len(changed)} changed path(s) from runtime@{source.short_commit}:")
-        for path in changed[:50]:
-            _show(f"  {path}")
-        if len(changed) > 50:
-            _show(f"  ... and {len(changed) - 50} more")
-    else:
-        _show(f"codegen: up to date with runtime@{source.short_commit}; nothing written")
-    return EXIT_OK
-
-
-def cmd_check(project: Project, args: argparse.Namespace) -> int:
+def cmd_check(project: Project, args: argparse.Namespace, messages: Messages) -> int:
     from codegen.check import run_check
 
-    return run_check(project, _say, _show, args.base)
+    return run_check(project, messages, args.base, use_cache=not args.no_cache)
 
 
-def cmd_bump(project: Project, args: argparse.Namespace) -> int:
+def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> int:
     from codegen.bump import run_bump
-    from codegen.tree import recover_tree, refuse_symlinks
 
-    refuse_symlinks(project.root)
-    recover_tree(project.root, _say)
-    return run_bump(project, args.ref, dry_run=args.dry_run, say=_say, show=_show)
+    return run_bump(project, args.ref, dry_run=args.dry_run, messages=messages)
 
 
-def cmd_rebuild_runtime(project: Project, args: argparse.Namespace) -> int:
+def cmd_rebuild_runtime(project: Project, args: argparse.Namespace, messages: Messages) -> int:
     from codegen.upstream_history import build_runtime_repo
 
-    for name, commit in build_runtime_repo(Path(args.dest)):
-        _show(f"{commit}  {name}")
+    built = build_runtime_repo(Path(args.dest))
+    messages.result("\n".join([f"rebuilt the runtime repository in {args.dest}:", *(f"  {c}  {n}" for n, c in built)]))
     return EXIT_OK
+
+
+DESCRIPTION = """\
+Generate the E2B API client from the runtime's OpenAPI spec, check that the
+tree is what the pinned spec produces, and move the pin.  Usually run through
+nox, which installs what it needs: `nox -s codegen`, `nox -s generated-files`,
+`nox -s bump -- <ref>`.
+
+Exit statuses: 0 success (check: clean), 1 drift (check only), 2 could not run.
+"""
+EPILOG = """\
+example:
+  python -m codegen check                      # is the tree what the pin produces?
+"""
+
+
+def _verb(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    description: str,
+    example: str,
+    common: argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    return verbs.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=f"example:\n  {example}",
+        parents=[common],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    # Accepted before and after the verb (nox passes its arguments after it); the
+    # verb's copies default to SUPPRESS so that they never reset the top level's.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help="print only problems and the verdict"
+    )
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    top = argparse.ArgumentParser(
+        prog="python -m codegen",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--quiet", "-q", action="store_true", help="print only problems and the verdict")
     top.add_argument("--debug", action="store_true", help="show tracebacks")
     top.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
-    verbs = top.add_subparsers(dest="verb", required=True)
-    verbs.add_parser("generate", help="regenerate everything from the pinned spec (nox -s codegen)").set_defaults(
-        run=cmd_generate
+    verbs = top.add_subparsers(dest="verb", required=True, metavar="VERB")
+    _verb(
+        verbs,
+        "generate",
+        "regenerate everything from the pinned spec and write it (nox -s codegen)",
+        "Fetch the spec at spec/runtime-ref, check it against spec/contract.yml and spec/operations.yml,\n"
+        "generate the client, the wire models and the overlays, and write whatever changed, all or nothing.\n"
+        "Each step prints how long it took and what it used.",
+        "python -m codegen generate",
+        common,
+    ).set_defaults(run=cmd_generate)
+    check = _verb(
+        verbs,
+        "check",
+        "fail when anything differs from what the pin produces; writes nothing (nox -s generated-files)",
+        "Compare the spec, the lock, the manifest and every generated file with what the pinned spec\n"
+        "produces, and name each difference with its remedy.  Exit 0 clean, 1 drift, 2 could not run.\n"
+        "When this machine generated exactly these inputs before, a matching tree is clean without\n"
+        "generating again; --no-cache forces the full run (the required CI check passes it).",
+        "python -m codegen check --base origin/main",
+        common,
     )
-    check = verbs.add_parser("check", help="fail when anything drifted from the pin (nox -s generated-files)")
     check.add_argument(
         "--base",
         metavar="REF",
-        help="the revision whose lock may be trusted offline (CI: the pull request's base; "
-        "default: the merge base with the default branch)",
+        help="the revision whose lock may be trusted when the upstream is unreachable "
+        "(CI: the pull request's base; default: the merge base with the default branch)",
+    )
+    check.add_argument(
+        "--no-cache", action="store_true", help="always regenerate in memory; never answer from the cache"
     )
     check.set_defaults(run=cmd_check)
-    bump = verbs.add_parser("bump", help="move the pin to a runtime ref and report the API change")
+    bump = _verb(
+        verbs,
+        "bump",
+        "move the pin to a runtime ref, regenerate, and report the API change (nox -s bump -- REF)",
+        "Resolve REF in the runtime repository, print the API change report against the current pin,\n"
+        "then regenerate and write the pin, spec, lock, generated files and a changelog fragment\n"
+        "in one step.  --dry-run prints the report and writes nothing.",
+        "python -m codegen bump v1.2.0 --dry-run",
+        common,
+    )
     bump.add_argument("ref", help="a runtime commit id (full or abbreviated), tag or branch")
     bump.add_argument("--dry-run", action="store_true", help="print the report, write nothing")
     bump.set_defaults(run=cmd_bump)
-    rebuild = verbs.add_parser("rebuild-runtime", help="rebuild the runtime repository's history offline")
+    rebuild = _verb(
+        verbs,
+        "rebuild-runtime",
+        "rebuild the runtime repository from spec/upstream-history/, offline",
+        "Replay spec/upstream-history/ into a new git repository with the same commit ids on every\n"
+        "machine; point E2B_RUNTIME_REPO at it to work against a real upstream offline.",
+        "python -m codegen rebuild-runtime /tmp/runtime",
+        common,
+    )
     rebuild.add_argument("dest", help="an empty or new folder")
     rebuild.set_defaults(run=cmd_rebuild_runtime)
     return top
@@ -118,27 +172,28 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     project = Project(args.root.resolve())
+    messages = Messages(quiet=args.quiet)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         if args.verb in TREE_VERBS:
             # One run per tree: the write's renames and the check's reads must not interleave.
-            with held(project.root / RUN_LOCK, f"the working tree {project.root}", _say):
-                return int(args.run(project, args))
-        return int(args.run(project, args))
+            with held(project.root / RUN_LOCK, f"the working tree {project.root}", messages):
+                return int(args.run(project, args, messages))
+        return int(args.run(project, args, messages))
     except CodegenError as exc:
         for problem in exc.problems:
-            print(f"error: {problem.render()}", file=sys.stderr)
+            messages.error(problem)
         if args.debug:
             raise
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        print(f"interrupted: {str(exc) or 'nothing was written'}", file=sys.stderr)
+        messages.interrupted(str(exc) or "nothing was written")
         return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except (ValueError, OSError) as exc:  # e.g. a bad rebuild-runtime destination, a failed write
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        messages.error(str(exc))
         return EXIT_CANNOT_RUN
     finally:
         if previous is not None:

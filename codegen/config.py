@@ -25,39 +25,68 @@ _SCP_LIKE = re.compile(r"[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!:)[^\s]+")
 _ALLOWED_SCHEMES = ("https://", "ssh://", "file://")
 
 
+# Every path the pipeline reads or writes, relative to the repository's root.
+PYPROJECT = "pyproject.toml"
+SPEC = "spec/openapi.yml"
+RUNTIME_REF = "spec/runtime-ref"
+LOCK = "spec/openapi.lock.json"
+MANIFEST = "spec/generated-files.json"
+CONTRACT = "spec/contract.yml"
+OPERATIONS = "spec/operations.yml"
+TEMPLATES = "templates"
+TOOLCHAIN_LOCK = "requirements/codegen.txt"
+API_DIR = "packages/python-sdk/e2b/api"
+CLIENT_DIR = f"{API_DIR}/client"
+WIRE_DIR = "packages/local-api/e2b_local_api/wire"
+# Folders the pipeline owns entirely: nothing hand-written may live in them.
+GENERATED_ROOTS = (API_DIR, WIRE_DIR)
+# The code generators and the formatter whose versions the manifest records.
+TOOLCHAIN = ("openapi-python-client", "datamodel-code-generator", "ruff")
+# bump's changelog fragments (the report) go here.
+CHANGELOG_DIR = "packages/python-sdk/changelog.d"
+
+
 @dataclass(frozen=True)
 class Project:
-    """The paths this repository owns, relative to its root."""
+    """The paths this repository owns, under its root."""
 
     root: Path
 
     @property
+    def pyproject(self) -> Path:
+        return self.root / PYPROJECT
+
+    @property
     def spec(self) -> Path:
-        return self.root / "spec" / "openapi.yml"
+        return self.root / SPEC
 
     @property
     def runtime_ref(self) -> Path:
-        return self.root / "spec" / "runtime-ref"
+        return self.root / RUNTIME_REF
 
     @property
     def lock(self) -> Path:
-        return self.root / "spec" / "openapi.lock.json"
+        return self.root / LOCK
 
     @property
     def manifest(self) -> Path:
-        return self.root / "spec" / "generated-files.json"
+        return self.root / MANIFEST
 
     @property
     def contract(self) -> Path:
-        return self.root / "spec" / "contract.yml"
+        return self.root / CONTRACT
 
     @property
     def operations(self) -> Path:
-        return self.root / "spec" / "operations.yml"
+        return self.root / OPERATIONS
 
     @property
     def templates(self) -> Path:
-        return self.root / "templates"
+        return self.root / TEMPLATES
+
+    @property
+    def toolchain_lock(self) -> Path:
+        return self.root / TOOLCHAIN_LOCK
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -75,6 +104,7 @@ class Source:
     sdk_tags: tuple[str, ...]
     url_overridden: bool = False
     ref_overridden: bool = False
+    url_from_env: bool = False  # E2B_RUNTIME_REPO was set: a mistyped override must not fall back
 
     @property
     def short_commit(self) -> str:
@@ -144,18 +174,18 @@ def read_pin(project: Project) -> str:
     except FileNotFoundError:
         raise CodegenError(
             Problem(
-                "spec/runtime-ref is missing",
+                f"{RUNTIME_REF} is missing",
                 remedy="restore it from git, or pin a commit with `nox -s bump -- <ref>`",
             )
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise CodegenError(Problem(f"cannot read spec/runtime-ref: {exc}")) from None
-    return check_commit(text.strip(), origin="spec/runtime-ref")
+        raise CodegenError(Problem(f"cannot read {RUNTIME_REF}: {exc}")) from None
+    return check_commit(text.strip(), origin=RUNTIME_REF)
 
 
 def load_source(project: Project, *, commit: str | None = None) -> Source:
     """Resolve the source from pyproject.toml, the pin (or `commit`) and the environment."""
-    pyproject = project.root / "pyproject.toml"
+    pyproject = project.pyproject
     try:
         table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["codegen"]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
@@ -171,7 +201,7 @@ def load_source(project: Project, *, commit: str | None = None) -> Source:
     branch = setting("runtime-branch", "main")
     if branch.startswith("-") or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) or ".." in branch:
         raise CodegenError(Problem(f"runtime-branch {branch!r} is not a plain branch name", where="pyproject.toml"))
-    spec_path = setting("spec-path", "spec/openapi.yml")
+    spec_path = setting("spec-path", SPEC)
     if spec_path.startswith(("/", "-")) or ".." in spec_path.split("/"):
         raise CodegenError(Problem(f"spec-path {spec_path!r} must be a relative path", where="pyproject.toml"))
     tags = table.get("sdk-tags")
@@ -198,6 +228,7 @@ def load_source(project: Project, *, commit: str | None = None) -> Source:
         sdk_tags=tuple(tags),
         url_overridden=env_url is not None and env_url != configured,
         ref_overridden=ref_overridden and commit != _pin_or_none(project),
+        url_from_env=env_url is not None,
     )
 
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegen.config import OPERATIONS
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import format_pointer
 from codegen.spec_document import SpecDocument, load_yaml
+from codegen.spec_operations import HTTP_METHODS, iter_operations
 
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 UPSTREAM_OPERATION_ID = "x-upstream-operation-id"
 REMEDY = (
     "an operation the SDK maps lands upstream first: bump spec/runtime-ref to a runtime commit "
@@ -51,7 +52,7 @@ def _snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-def load_operation_map(path: Path, *, display_path: str = "spec/operations.yml") -> tuple[MappedOperation, ...]:
+def load_operation_map(path: Path, *, display_path: str = OPERATIONS) -> tuple[MappedOperation, ...]:
     """Read the map; raise CodegenError naming every bad entry (nothing is generated)."""
     try:
         raw = path.read_bytes()
@@ -153,14 +154,9 @@ def name_operations(spec: dict[str, Any], operations: tuple[MappedOperation, ...
     change report can say that an upstream rename changes nothing in the SDK.
     """
     names = {(entry.method, entry.path): entry.name for entry in operations}
-    paths = spec.get("paths")
-    for path, item in paths.items() if isinstance(paths, dict) else ():
-        for method in HTTP_METHODS:
-            operation = item.get(method) if isinstance(item, dict) else None
-            if not isinstance(operation, dict):
-                continue
-            upstream = operation.pop("operationId", None)
-            if upstream is not None:
-                operation.setdefault(UPSTREAM_OPERATION_ID, upstream)
-            if (method, path) in names:
-                operation["operationId"] = names[(method, path)]
+    for path, method, operation in iter_operations(spec):
+        upstream = operation.pop("operationId", None)
+        if upstream is not None:
+            operation.setdefault(UPSTREAM_OPERATION_ID, upstream)
+        if (method, path) in names:
+            operation["operationId"] = names[(method, path)]

@@ -20,11 +20,11 @@ from typing import Any
 
 import jinja2
 
+from codegen.config import TEMPLATES
 from codegen.error_codes import constant_name, documented_error_codes
 from codegen.errors import CodegenError, Problem
 from codegen.python_source import PythonCode, identifier_filter, python_source_environment, template_line
-
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+from codegen.spec_operations import iter_operations
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,11 @@ def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
     The filtered spec's operationIds are this repository's names (spec/operations.yml).
     """
-    found: dict[str, dict[str, Any]] = {}
-    for path, item in spec.get("paths", {}).items():
-        for method in HTTP_METHODS:
-            op = item.get(method)
-            if isinstance(op, dict) and "operationId" in op:
-                found[op["operationId"]] = {**op, "method": method, "path": path}
-    return found
+    return {
+        op["operationId"]: {**op, "method": method, "path": path}
+        for path, method, op in iter_operations(spec)
+        if "operationId" in op
+    }
 
 
 def request_body_schema(spec: Mapping[str, Any], operation: Mapping[str, Any]) -> str | None:
@@ -112,7 +110,7 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
 
     def require_error_code(code: str) -> str:
         if code not in codes:
-            raise _Fail(f"names error code {code!r}, which spec/openapi.yml does not document")
+            raise _Fail(f"names error code {code!r}, which the spec does not document")
         return constant_name(code)
 
     def require_operation(operation_id: str) -> dict[str, Any]:
@@ -156,10 +154,10 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
         try:
             text = env.get_template(overlay.template).render(context)
         except _Fail as exc:
-            raise CodegenError(Problem(str(exc), where=f"templates/overlays/{overlay.template}")) from None
+            raise CodegenError(Problem(str(exc), where=f"{TEMPLATES}/overlays/{overlay.template}")) from None
         except jinja2.TemplateError as exc:
             line = getattr(exc, "lineno", None) or template_line(exc, overlay.template)
-            where = f"templates/overlays/{overlay.template}" + (f":{line}" if line else "")
+            where = f"{TEMPLATES}/overlays/{overlay.template}" + (f":{line}" if line else "")
             raise CodegenError(Problem(f"cannot render: {exc}", where=where)) from None
         rendered[overlay.output] = text.encode()
     return rendered

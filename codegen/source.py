@@ -21,10 +21,11 @@ import git
 from platformdirs import user_cache_dir
 
 from codegen.base_revision import Base
-from codegen.config import Project, Source
+from codegen.config import RUNTIME_REF, RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, Project, Source
 from codegen.errors import CodegenError, Problem
 from codegen.file_lock import held
 from codegen.lock import Lock, git_blob_id, read_lock
+from codegen.messages import Messages
 from codegen.tree import read_or_none
 
 CACHE_ENV = "E2B_CODEGEN_CACHE"
@@ -62,6 +63,10 @@ def git_url(url: str) -> str:
 
 class Unreachable(Exception):
     """The upstream could not be contacted (as opposed to: it answered no)."""
+
+
+class MissingRef(Exception):
+    """The upstream answered, without the ref asked for (a branch it does not have)."""
 
 
 class FetchFailed(CodegenError):
@@ -104,6 +109,8 @@ class UpstreamRepository:
                 )
         except git.GitCommandError as exc:
             reason = _git_reason(exc)
+            if _MISSING_REF.search(str(exc.stderr)):
+                raise MissingRef(reason) from None
             if _UNREACHABLE.search(str(exc.stderr)):
                 raise Unreachable(reason) from None
             # Anything else (a ref or config lock, a full disk, a corrupt cache) is not the
@@ -134,9 +141,22 @@ class UpstreamRepository:
         """Servers may refuse unadvertised commits; failure here is not 'unreachable'."""
         try:
             self.fetch(f"{commit}:refs/upstream/probe")
-        except (Unreachable, FetchFailed):
+        except (Unreachable, MissingRef, FetchFailed):
             return False
         return self.has_commit(commit)
+
+    def peel_commit(self, name: str) -> str | None:
+        """The commit `name` (a ref or an id) peels to, or None."""
+        try:
+            return str(self._git().rev_parse("--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}")).strip()
+        except git.GitCommandError:
+            return None
+
+    def object_type(self, name: str) -> str | None:
+        try:
+            return str(self._git().cat_file("-t", "--end-of-options", name)).strip()
+        except git.GitCommandError:
+            return None
 
     def is_ancestor(self, commit: str, ref: str) -> bool:
         try:
@@ -183,15 +203,16 @@ def _describe(entry: Any) -> str:
     return "a file"
 
 
-# What git says when the upstream could not be reached or did not have what was asked
-# (bump tells branches from tags that way), as opposed to git failing here.
+# What git says when the upstream answered but lacks the ref (bump tells branches
+# from tags that way; for the configured branch it is an error, never a fallback).
+_MISSING_REF = re.compile(r"couldn't find remote ref|not our ref", re.IGNORECASE)
+# What git says when the upstream could not be reached, as opposed to git failing here.
 _UNREACHABLE = re.compile(
     r"could not resolve host|could not read from remote repository|does not appear to be a git repository"
     r"|unable to access|failed to connect|couldn't connect|connection (refused|timed out|reset)"
     r"|network is unreachable|no route to host|temporary failure in name resolution|could not read username"
     r"|authentication failed|repository .*not found|permission denied|host key verification failed"
-    r"|ssh: connect to host|the remote end hung up unexpectedly|operation timed out"
-    r"|couldn't find remote ref|not our ref",
+    r"|ssh: connect to host|the remote end hung up unexpectedly|operation timed out",
     re.IGNORECASE,
 )
 
@@ -208,12 +229,26 @@ def _git_reason(exc: git.GitCommandError) -> str:
 def fetch_spec_at(source: Source) -> FetchedSpec:
     """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted)."""
     upstream = UpstreamRepository(source.url)
-    branch_ref = upstream.fetch_branch(source.branch)
+    try:
+        branch_ref = upstream.fetch_branch(source.branch)
+    except MissingRef:
+        raise CodegenError(
+            Problem(
+                f"the runtime repository {source.url} answered, but has no branch {source.branch!r}",
+                where="pyproject.toml [tool.codegen] runtime-branch",
+                remedy="fix runtime-branch (the branch every pin must be reachable from), "
+                + (
+                    f"or {RUNTIME_REPO_ENV} if it names the wrong repository"
+                    if source.url_from_env
+                    else "or runtime-repo"
+                ),
+            )
+        ) from None
     if not upstream.has_commit(source.commit) and not upstream.try_fetch_commit(source.commit):
         raise CodegenError(
             Problem(
                 f"commit {source.commit} does not exist in {source.url}",
-                where="spec/runtime-ref" if not source.ref_overridden else "E2B_RUNTIME_REF",
+                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
                 remedy="pin a commit of the runtime repository (`nox -s bump -- <ref>`)",
             )
         )
@@ -222,7 +257,7 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
             Problem(
                 f"commit {source.commit} exists upstream but is not reachable from "
                 f"{source.branch!r} (a fork's or an unmerged pull request's commit?)",
-                where="spec/runtime-ref" if not source.ref_overridden else "E2B_RUNTIME_REF",
+                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
                 remedy=f"merge the change into the runtime's {source.branch} first, then bump to the merged commit",
             )
         )
@@ -254,11 +289,11 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     data = read_or_none(project.spec)
     if data is None:
         what = "a directory" if project.spec.is_dir() else "missing"
-        raise CodegenError(Problem(f"{where} and spec/openapi.yml is {what}", remedy="restore it from git"))
+        raise CodegenError(Problem(f"{where} and {SPEC} is {what}", remedy="restore it from git"))
     if data.startswith(LFS_POINTER):
         raise CodegenError(
             Problem(
-                f"{where} and spec/openapi.yml is a Git LFS pointer, not the spec",
+                f"{where} and {SPEC} is a Git LFS pointer, not the spec",
                 remedy="restore the file itself from git (it is never stored in LFS)",
             )
         )
@@ -269,14 +304,12 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     elif lock.path != source.spec_path:
         mismatch = f"the lock records {lock.path}, not {source.spec_path}"
     elif lock.blob != blob_id:
-        mismatch = (
-            f"spec/openapi.yml (blob {blob_id[:12]}) differs from the lock (blob {lock.blob[:12]}): it was edited here"
-        )
+        mismatch = f"{SPEC} (blob {blob_id[:12]}) differs from the lock (blob {lock.blob[:12]}): it was edited here"
     if mismatch:
         raise CodegenError(
             Problem(
                 f"{where}, and the tracked copy cannot stand in for it: {mismatch}",
-                remedy="restore spec/openapi.yml from git, or run where the runtime "
+                remedy=f"restore {SPEC} from git, or run where the runtime "
                 "repository is reachable (E2B_RUNTIME_REPO may name a mirror or a checkout)",
             )
         )
@@ -284,7 +317,7 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
         data=data,
         blob_id=blob_id,
         origin="lock",
-        note=f"warning: {where}; using the tracked spec/openapi.yml, whose blob id matches the lock",
+        note=f"warning: {where}; using the tracked {SPEC}, whose blob id matches the lock",
     )
 
 
@@ -297,6 +330,26 @@ def obtain_spec(project: Project, source: Source, base: Base | None = None) -> F
     try:
         return fetch_spec_at(source)
     except Unreachable as exc:
+        if source.url_from_env:
+            # An explicit override that cannot be used is a mistake (a typo, a missing
+            # mirror), not a cue to fall back to what the tree holds.
+            raise CodegenError(
+                Problem(
+                    f"{source.url} cannot be reached: {exc}",
+                    where=RUNTIME_REPO_ENV,
+                    remedy=f"point {RUNTIME_REPO_ENV} at a reachable runtime repository (a mirror or a checkout), "
+                    "or unset it to use the configured upstream",
+                )
+            ) from None
+        if source.ref_overridden:
+            raise CodegenError(
+                Problem(
+                    f"{source.url} is unreachable ({exc}), so runtime@{source.short_commit} cannot be fetched; "
+                    "the tracked spec is the pin's, not this commit's",
+                    where=RUNTIME_REF_ENV,
+                    remedy=f"run where the runtime repository is reachable, or unset {RUNTIME_REF_ENV}",
+                )
+            ) from None
         if base is not None and base.touched:
             raise CodegenError(
                 Problem(
@@ -311,3 +364,16 @@ def obtain_spec(project: Project, source: Source, base: Base | None = None) -> F
         if base is None:
             return fetched
         return replace(fetched, note=f"{fetched.note}, unchanged since the base {base.short} ({base.described})")
+
+
+def fetch_spec(project: Project, source: Source, messages: Messages, base: Base | None = None) -> FetchedSpec:
+    """The source and fetch steps: what the environment changed, then the spec's bytes."""
+    for note in source.notes():
+        messages(note)
+    with messages.step("fetch") as used:
+        fetched = obtain_spec(project, source, base)
+        used(f"upstream {source.url}" if fetched.origin == "upstream" else f"the tracked {SPEC}, as locked")
+        used(f"runtime@{source.short_commit}")
+    if fetched.note:
+        messages(fetched.note)
+    return fetched

@@ -28,6 +28,7 @@ from ruamel.yaml.events import (
     NodeEvent,
 )
 
+from codegen.config import SPEC
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import Segments, format_pointer, parse_pointer, resolve_pointer
 
@@ -88,7 +89,7 @@ class SpecDocument:
         return self._tree.where(pointer)
 
 
-def load_spec(data: bytes, *, display_path: str = "spec/openapi.yml") -> SpecDocument:
+def load_spec(data: bytes, *, display_path: str = SPEC) -> SpecDocument:
     """Parse and validate the spec; raise CodegenError with every problem found."""
     tree = load_yaml(data, display_path=display_path)
     spec = _require_openapi3(tree)
@@ -132,6 +133,9 @@ def validate_openapi(
     try:
         for invalid in validator_cls(schema_path).iter_errors():
             pointer = format_pointer(invalid.absolute_path)
+            if not pointer and invalid.instance is not spec:
+                # The default-value check reports its errors at the root; name the default itself.
+                pointer = _default_pointer(spec, invalid.instance) or pointer
             problems.append(Problem(_first_line(invalid.message), where=where(pointer)))
             if len(problems) == MAX_PROBLEMS:
                 problems.append(Problem(f"stopped after {MAX_PROBLEMS} validation errors"))
@@ -150,6 +154,23 @@ def validate_openapi(
         elif not problems:
             problems.append(Problem(f"the validator failed: {type(error).__name__}: {_first_line(str(error))}"))
     return problems
+
+
+def _default_pointer(node: Any, value: Any, path: Segments = ()) -> str | None:
+    """The first `default` whose value is `value` (same type: YAML's `0` is not `false`)."""
+    if isinstance(node, dict):
+        for key, child in node.items():
+            if key == "default" and type(child) is type(value) and child == value:
+                return format_pointer((*path, key))
+            found = _default_pointer(child, value, (*path, key))
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            found = _default_pointer(item, value, (*path, str(index)))
+            if found is not None:
+                return found
+    return None
 
 
 def _refusal_in(error: BaseException) -> ExternalReferenceRefused | None:

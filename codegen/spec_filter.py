@@ -14,9 +14,9 @@ from typing import Any
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import format_pointer, parse_pointer, resolve_pointer
 from codegen.operation_map import MappedOperation, name_operations
+from codegen.spec_operations import HTTP_METHODS, iter_operations
 
 NOT_IMPLEMENTED = "x-not-implemented"
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace", "query")
 
 
 def filter_spec(
@@ -110,12 +110,7 @@ def _keep_used_tags(spec: dict[str, Any], wanted: set[str]) -> None:
 
 
 def _operations(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    paths = spec.get("paths")
-    for item in paths.values() if isinstance(paths, dict) else ():
-        for method in HTTP_METHODS:
-            operation = item.get(method) if isinstance(item, dict) else None
-            if isinstance(operation, dict):
-                yield operation
+    return (operation for _, _, operation in iter_operations(spec))
 
 
 # --- remove-unused-components -----------------------------------------------

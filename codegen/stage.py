@@ -1,4 +1,4 @@
-"""Assemble everything generated into one in-memory tree: path -> bytes.
+"""The generate, overlays, format and stamp steps: everything generated, in one in-memory tree.
 
 The staged tree holds the generated folders (client, overlays, wire models),
 the synced spec, its lock and the manifest.  `codegen` writes it over the
@@ -12,26 +12,30 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from codegen.config import Project, Source
-from codegen.generate import format_python, generate, write_filtered_spec
+from codegen.config import (
+    API_DIR,
+    CLIENT_DIR,
+    GENERATED_ROOTS,
+    LOCK,
+    MANIFEST,
+    SPEC,
+    TOOLCHAIN,
+    WIRE_DIR,
+    Project,
+    Source,
+)
+from codegen.generators import format_python, generate, write_filtered_spec
 from codegen.lock import Lock
+from codegen.messages import Messages
 from codegen.overlays import render_overlays
 
-API_DIR = "packages/python-sdk/e2b/api"
-CLIENT_DIR = f"{API_DIR}/client"
-WIRE_DIR = "packages/local-api/e2b_local_api/wire"
-# Folders the pipeline owns entirely: nothing hand-written may live in them.
-GENERATED_ROOTS = (API_DIR, WIRE_DIR)
-TOOLCHAIN = ("openapi-python-client", "datamodel-code-generator", "ruff")
-SPEC = "spec/openapi.yml"
-LOCK = "spec/openapi.lock.json"
-MANIFEST = "spec/generated-files.json"
+__all__ = ["API_DIR", "GENERATED_ROOTS", "WIRE_DIR", "Staged", "generate_tree", "stamp"]
 
 
 def header(commit: str) -> str:
@@ -74,44 +78,37 @@ def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
     return (json.dumps(data, indent=2) + "\n").encode()
 
 
-def read_manifest_paths(data: bytes) -> set[str]:
-    try:
-        files = json.loads(data)["files"]
-        return {p for p in files if isinstance(p, str)}
-    except (ValueError, KeyError, TypeError):
-        return set()
-
-
-def stage(
-    project: Project,
-    source: Source,
-    spec_bytes: bytes,
-    blob_id: str,
-    filtered: dict[str, Any],
-    step: Callable[[str], None] = lambda _: None,
-) -> Staged:
-    """Run the generators and overlays in a scratch folder; return the output in memory."""
+def generate_tree(project: Project, source: Source, filtered: dict[str, Any], messages: Messages) -> dict[str, bytes]:
+    """The generate, overlays and format steps, in a scratch folder: path -> bytes, unstamped."""
     scratch = Path(tempfile.mkdtemp(prefix="e2b-codegen-"))
     try:
         spec_path = write_filtered_spec(filtered, scratch)
-        step("generate the client (openapi-python-client) and the wire models (datamodel-code-generator)")
-        client, wire = generate(spec_path, scratch, project.templates / "client")
-        step("render the overlays (templates/overlays)")
-        tree = scratch / "tree"
-        for rel, text in render_overlays(project.templates / "overlays", filtered, commit=source.commit).items():
-            target = tree / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(text)
+        with messages.step("generate") as used:
+            client, wire = generate(spec_path, scratch, project.templates / "client")
+            used(" ∥ ".join(f"{name} {version(name)}" for name in TOOLCHAIN[:2]))
+        with messages.step("overlays") as used:
+            tree = scratch / "tree"
+            overlays = render_overlays(project.templates / "overlays", filtered, commit=source.commit)
+            for rel, text in overlays.items():
+                target = tree / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(text)
+            used(f"{len(overlays)} file(s) from {project.relative(project.templates)}/overlays")
         shutil.copytree(client, tree / CLIENT_DIR)
         (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
-        step("format (ruff) and stamp the headers")
-        format_python(tree)
-        generated = _collect(tree, ".")
+        with messages.step("format") as used:
+            format_python(tree)
+            used(f"ruff {version('ruff')}")
+        return {path.removeprefix("./"): data for path, data in _collect(tree, ".").items()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[str, bytes]) -> Staged:
+    """The header on every generated module, the lock and the manifest."""
     stamped = {
-        path.removeprefix("./"): (header(source.commit).encode() + data if path.endswith(".py") else data)
+        path: (header(source.commit).encode() + data if path.endswith(".py") else data)
         for path, data in generated.items()
     }
     lock = Lock(

@@ -9,29 +9,52 @@ Nothing here reads or writes through a symlink.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from codegen.config import (
+    CHANGELOG_DIR,
+    CONTRACT,
+    GENERATED_ROOTS,
+    LOCK,
+    MANIFEST,
+    OPERATIONS,
+    PYPROJECT,
+    RUNTIME_REF,
+    SPEC,
+    TEMPLATES,
+)
 from codegen.errors import CodegenError, Problem
-from codegen.stage import GENERATED_ROOTS, LOCK, MANIFEST, SPEC, Staged, read_manifest_paths
 from codegen.transaction import Content, leftovers, recover, remove_leftovers, swap_into_place
+
+if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compare a tree
+    from codegen.stage import Staged
 
 # What the pipeline reads or writes besides the generated folders.  None of it
 # may be, or lie under, a symlink: a pull request could otherwise point a path
 # at /proc/self/environ and have the check print it into the job log.
-PROTECTED_FILES = ("pyproject.toml", SPEC, "spec/runtime-ref", LOCK, MANIFEST, "spec/contract.yml")
-PROTECTED_FOLDERS = ("templates", *GENERATED_ROOTS)
-# Where a write puts its temporary siblings: beside every target it may swap
-# (the changelog folder is bump's, codegen/bump.py CHANGELOG_DIR).
+PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS)
+PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS)
+# Where a write puts its temporary siblings: beside every target it may swap.
 LEFTOVER_FOLDERS = (
     ".",
     "spec",
     *(root.rpartition("/")[0] for root in GENERATED_ROOTS),
-    "packages/python-sdk/changelog.d",
+    CHANGELOG_DIR,
 )
+
+
+def read_manifest_paths(data: bytes) -> set[str]:
+    try:
+        files = json.loads(data)["files"]
+        return {p for p in files if isinstance(p, str)}
+    except (ValueError, KeyError, TypeError):
+        return set()
 
 
 def find_symlinks(root: Path) -> list[str]:
@@ -205,11 +228,11 @@ def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
     """Before a run: settle what an interrupted write left; True when something was found."""
     said = recover(root)
     if said:
-        say(said)
+        say(f"warning: {said}")
     stray = leftovers(root, LEFTOVER_FOLDERS)
     if stray:
         remove_leftovers(root, stray)
-        say(f"removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
+        say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
     return bool(said or stray)
 
 

@@ -6,9 +6,9 @@ repository, and copied again per test.  The upstream is rebuilt once per
 session with `codegen.upstream_history` and copied per test; tests add real
 commits to their copy.
 
-A full generation takes seconds, so in-process runs share them: `stage` is
-memoized on everything it reads (commit, URL, branch, spec path, spec bytes,
-filtered spec, templates).  Tests that must exercise the generators for real
+A full generation takes seconds, so in-process runs share them: the
+generate, overlays and format steps (`generate_tree`) are memoized on
+everything they read (commit, filtered spec, templates).  Tests that must exercise the generators for real
 run `python -m codegen` in a subprocess, where the memo does not reach.
 """
 
@@ -33,8 +33,8 @@ from git import Actor, Repo
 import codegen.pipeline
 from codegen.cli import main as cli_main
 from codegen.config import Project
-from codegen.stage import Staged
-from codegen.stage import stage as real_stage
+from codegen.messages import Messages
+from codegen.stage import generate_tree as real_generate_tree
 from codegen.upstream_history import build_runtime_repo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,10 +205,9 @@ def upstream(pristine_upstream: Path, tmp_path: Path) -> Upstream:
     return copy_upstream(pristine_upstream, tmp_path / "runtime")
 
 
-# --- memoized stage -----------------------------------------------------------
+# --- memoized generation ---------------------------------------------------------
 
-_STAGED: dict[tuple[str, ...], Staged] = {}
-STAGE_RUNS: list[str] = []  # commit of each real (not memoized) generation, for the curious
+_GENERATED: dict[tuple[str, ...], dict[str, bytes]] = {}
 
 
 def _templates_digest(folder: Path) -> str:
@@ -220,33 +219,20 @@ def _templates_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def memo_stage(
-    project: Project,
-    source: Any,
-    spec_bytes: bytes,
-    blob_id: str,
-    filtered: dict[str, Any],
-    step: Callable[[str], None] = lambda _: None,
-) -> Staged:
+def memo_generate_tree(project: Project, source: Any, filtered: dict[str, Any], messages: Messages) -> dict[str, bytes]:
     key = (
         source.commit,
-        source.configured_url,
-        source.branch,
-        source.spec_path,
-        hashlib.sha256(spec_bytes).hexdigest(),
-        blob_id,
         hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
         _templates_digest(project.templates),
     )
-    if key not in _STAGED:
-        STAGE_RUNS.append(source.commit)
-        _STAGED[key] = real_stage(project, source, spec_bytes, blob_id, filtered, step=step)
-    return _STAGED[key]
+    if key not in _GENERATED:
+        _GENERATED[key] = real_generate_tree(project, source, filtered, messages)
+    return _GENERATED[key]
 
 
 @pytest.fixture(autouse=True)
-def _memoized_stage(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(codegen.pipeline, "stage", memo_stage)
+def _memoized_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codegen.pipeline, "generate_tree", memo_generate_tree)
 
 
 @pytest.fixture
@@ -254,18 +240,13 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Replace the generators with nothing, for tests that only look at reports or refusals."""
     calls: list[str] = []
 
-    def fake_stage(
-        project: Project,
-        source: Any,
-        spec_bytes: bytes,
-        blob_id: str,
-        filtered: dict[str, Any],
-        step: Callable[[str], None] = lambda _: None,
-    ) -> Staged:
+    def fake_generate_tree(
+        project: Project, source: Any, filtered: dict[str, Any], messages: Messages
+    ) -> dict[str, bytes]:
         calls.append(source.commit)
-        return Staged(spec=spec_bytes, lock=b"", generated={}, manifest=b"")
+        return {}
 
-    monkeypatch.setattr(codegen.pipeline, "stage", fake_stage)
+    monkeypatch.setattr(codegen.pipeline, "generate_tree", fake_generate_tree)
     return calls
 
 
@@ -399,7 +380,7 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
     commit_all(root, "snapshot of /work/main")
     cache = tmp_path_factory.mktemp("pristine-cache")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(codegen.pipeline, "stage", memo_stage)
+        mp.setattr(codegen.pipeline, "generate_tree", memo_generate_tree)
         result = run_in_process(
             root, "generate", env={"E2B_RUNTIME_REPO": str(pristine_upstream), "E2B_CODEGEN_CACHE": str(cache)}
         )
@@ -416,6 +397,33 @@ def project(pristine_project: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "project"
     shutil.copytree(pristine_project, dest, symlinks=True)
     return dest
+
+
+# The configured upstream made unreachable: the offline fallback is only for it
+# (an unusable E2B_RUNTIME_REPO is an error). Run with OFFLINE to unset the override.
+UNREACHABLE_URL = "/nonexistent/runtime"
+OFFLINE: dict[str, str | None] = {"E2B_RUNTIME_REPO": None}
+
+
+def configure_unreachable_upstream(root: Path, url: str = UNREACHABLE_URL) -> None:
+    """Point [tool.codegen] runtime-repo (and the lock, which records it) at `url`, committed."""
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text()
+    configured = 'runtime-repo = "https://github.com/e2b-dev/runtime.git"'
+    assert text.count(configured) == 1
+    pyproject.write_text(text.replace(configured, f"runtime-repo = {json.dumps(url)}"))
+    lock_path = root / "spec/openapi.lock.json"
+    lock = json.loads(lock_path.read_text())
+    lock["runtime"] = url
+    lock_path.write_text(json.dumps(lock, indent=2) + "\n")
+    commit_all(root, "the configured upstream is unreachable")
+
+
+@pytest.fixture
+def offline_project(project: Path) -> Path:
+    """A project whose configured upstream cannot be reached (run it with OFFLINE)."""
+    configure_unreachable_upstream(project)
+    return project
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from codegen.base_revision import find_base
 from codegen.config import Project
 from codegen.errors import CodegenError
 from codegen.lock import git_blob_id
-from tests.codegen.conftest import Result, change_description, commit_all, git_repo, unchanged
+from tests.codegen.conftest import OFFLINE, Result, change_description, commit_all, git_repo, unchanged
 
-OFFLINE = {"E2B_RUNTIME_REPO": "/nonexistent/runtime"}
+pytestmark = pytest.mark.usefixtures("offline_project")  # the configured upstream is unreachable
 
 
 def forge_on_a_branch(project: Path, run: Callable[..., Result]) -> None:
@@ -40,7 +40,7 @@ def test_a_forged_lock_offline_is_refused_naming_the_touched_files(
     with unchanged(project):
         result = run(project, "check", *args, **OFFLINE)
     assert result.code == 2, result.text
-    assert "generated files: clean" not in result.text
+    assert "codegen: clean" not in result.text
     assert "this change moves or touches the pin (spec/openapi.lock.json, spec/openapi.yml differ" in result.err
     assert "only the upstream can" in result.err and "E2B_RUNTIME_REPO may name a mirror" in result.err
 

@@ -105,7 +105,7 @@ def test_verdicts_dry_run(
     assert f"Semver: **{level}**" in result.out
     assert line in result.out
     assert "# API changes: " in result.out and getattr(chain, child)[:7] in result.out
-    assert "bump: --dry-run: nothing written" in result.out
+    assert "codegen: --dry-run: nothing written" in result.out
     assert no_generation == [getattr(chain, child)]
 
 
@@ -123,7 +123,7 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
 ) -> None:
     result = bump(project, chain.note)
     assert result.code == 0, result.text
-    assert f"bump: pinned runtime@{chain.note[:7]}" in result.out
+    assert f"codegen: pinned runtime@{chain.note[:7]}" in result.out
     assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
     assert (project / "spec/openapi.yml").read_text() == chain.upstream.spec_at(chain.note)
     lock = json.loads((project / "spec/openapi.lock.json").read_text())
@@ -155,7 +155,10 @@ def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bu
     pin(project, chain.op)
     result = bump(project, chain.note)
     assert result.code == 0, result.text
-    assert f"warning: {chain.note[:7]} is older than the current pin {chain.op[:7]}: this is a downgrade" in result.err
+    assert (
+        f"codegen: warning: {chain.note[:7]} is older than the current pin {chain.op[:7]}: this is a downgrade"
+        in result.err
+    )
     assert "- operation removed: `POST /sandboxes/{sandboxID}/refresh`" in result.out
     assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
 
@@ -165,7 +168,7 @@ def test_bump_to_the_current_pin_is_a_no_op(project: Path, bump: Callable[..., R
     with unchanged(project):
         result = bump(project, ref)
     assert result.code == 0, result.text
-    assert f"bump: spec/runtime-ref already pins {PIN}; nothing to do" in result.out
+    assert f"codegen: spec/runtime-ref already pins {PIN}; nothing to do" in result.out
 
 
 @pytest.mark.parametrize(("ref", "kind"), [("v1.2.0", "tag"), ("release", "branch"), ("abbrev", "commit")])
@@ -204,6 +207,13 @@ def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chai
     assert result.code == 2, result.text
     assert "contract miss: /components/schemas/SandboxPauseRequest/properties/force is missing" in result.err
     assert not any(p.name != "README.md" for p in (project / CHANGELOG).glob("*"))
+    # The report comes first, and the failure names the change in it that caused it.
+    assert "## Breaking (major)" in result.out and "property removed: `pauseSandbox request body .force`" in result.out
+    assert "; property removed by this commit (see the report: `pauseSandbox request body .force`)" in result.err
+    # The place is the fetched spec's, the remedy a bump's (not "bump to a commit that carries it").
+    assert f"codegen: error: runtime@{chain.nocontract[:7]}:spec/openapi.yml:" in result.err
+    assert f"runtime@{chain.nocontract[:7]} lacks what the SDK needs: pick a later commit" in result.err
+    assert "nox -s bump" not in result.err
 
 
 def test_an_upstream_operation_id_rename_is_not_an_sdk_change(
@@ -227,8 +237,23 @@ def test_a_mapped_operation_the_spec_lacks_is_refused(project: Path, chain: Chai
         "operation map miss: setSandboxTimeout is POST /sandboxes/{sandboxID}/timeout, which the spec does not have"
         in result.err
     )
-    assert "spec/openapi.yml:" in result.err and "(/paths/~1sandboxes~1{sandboxID}~1timeout/post)" in result.err
+    assert f"runtime@{chain.unmapped[:7]}:spec/openapi.yml:" in result.err
+    assert "(/paths/~1sandboxes~1{sandboxID}~1timeout/post)" in result.err
     assert "spec/operations.yml entry" in result.err
+    assert "operation removed: `setSandboxTimeout` (POST /sandboxes/{sandboxID}/timeout)" in result.out
+    assert "; operation removed by this commit (see the report: `setSandboxTimeout`)" in result.err
+
+
+def test_dry_run_to_a_commit_that_removes_a_mapped_operation_prints_the_report(
+    project: Path, chain: Chain, bump: Callable[..., Result]
+) -> None:
+    pin(project, chain.renamed)
+    with unchanged(project):
+        result = bump(project, chain.unmapped, "--dry-run")
+    assert result.code == 2, result.text
+    assert result.out.startswith(f"# API changes: runtime@{chain.renamed[:7]} -> runtime@{chain.unmapped[:7]}")
+    assert "Semver: **major**" in result.out
+    assert "operation removed by this commit" in result.err
 
 
 def moved_upstream(chain: Chain, dest: Path) -> tuple[Upstream, str]:

@@ -14,8 +14,10 @@ import pytest
 from codegen.check import DIFF_LINES_PER_FILE, DIFF_LINES_TOTAL, render_drift
 from codegen.tree import Drift
 from tests.codegen.conftest import (
+    OFFLINE,
     PIN,
     ROOT,
+    UNREACHABLE_URL,
     Result,
     Upstream,
     add_optional_property,
@@ -40,18 +42,18 @@ def check(run: Callable[..., Result], project: Path, **env: str | None) -> Resul
 def test_clean_tree_with_the_upstream_reachable(project: Path, run: Callable[..., Result]) -> None:
     result = check(run, project)
     assert result.code == 0, result.text
-    assert "generated files: clean" in result.out and f"runtime@{SHORT}" in result.out
-    assert f"spec/openapi.yml compared byte for byte with runtime@{SHORT}:spec/openapi.yml" in result.err
+    assert "codegen: clean: " in result.out and f"runtime@{SHORT}" in result.out
+    assert f"(spec/openapi.yml byte for byte with runtime@{SHORT}:spec/openapi.yml, " in result.err
 
 
-def test_clean_tree_with_the_upstream_unreachable(project: Path, run: Callable[..., Result]) -> None:
-    result = check(run, project, E2B_RUNTIME_REPO="/nonexistent/runtime")
+def test_clean_tree_with_the_upstream_unreachable(offline_project: Path, run: Callable[..., Result]) -> None:
+    result = check(run, offline_project, **OFFLINE)
     assert result.code == 0, result.text
-    assert "generated files: clean" in result.out
-    assert "compared by git blob id with the lock" in result.err
+    assert "codegen: clean: " in result.out
+    assert "(spec/openapi.yml by git blob id with the lock (" in result.err
     assert "the upstream being unreachable" in result.err
     warnings = [line for line in result.err.splitlines() if "warning:" in line]
-    assert len(warnings) == 1 and "/nonexistent/runtime is unreachable (" in warnings[0]
+    assert len(warnings) == 1 and f"{UNREACHABLE_URL} is unreachable (" in warnings[0]
 
 
 def test_hand_applied_hunks_then_bump_to_the_upstream_change(
@@ -180,7 +182,7 @@ def test_sigint_during_check_leaves_the_tree_unchanged(project: Path, env: dict[
     )
     assert proc.stderr is not None
     for line in proc.stderr:
-        if "generate the client" in line:
+        if line.startswith("codegen: filter "):  # the generators start next
             proc.send_signal(signal.SIGINT)
             break
     _, err = proc.communicate(timeout=120)

@@ -36,7 +36,7 @@ def test_no_verb_is_a_usage_error(tmp_path: Path) -> None:
 def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     result = run_in_process(tmp_path, "generate", env={"E2B_CODEGEN_CACHE": str(tmp_path / "cache")})
     assert result.code == 2
-    assert result.err.startswith("error: pyproject.toml: cannot read [tool.codegen]")
+    assert result.err.startswith("codegen: error: pyproject.toml: cannot read [tool.codegen]")
     assert "Traceback" not in result.err
 
 
@@ -48,13 +48,30 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
         main(["--debug", "--root", str(tmp_path), "generate"])
 
 
-def test_rebuild_runtime_prints_the_pinned_commit(tmp_path: Path) -> None:
-    result = run_subprocess(tmp_path, "rebuild-runtime", str(tmp_path / "runtime"), env={})
+def test_rebuild_runtime_prints_each_commit_and_refuses_a_used_folder(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    result = run_subprocess(tmp_path, "rebuild-runtime", str(runtime), env={})
     assert result.code == 0, result.text
-    lines = result.out.splitlines()
-    assert len(lines) == 2 and lines[-1].startswith(PIN)
-    again = run_in_process(tmp_path, "rebuild-runtime", str(tmp_path / "runtime"), env={})
-    assert again.code == 2 and "exists and is not an empty directory" in again.err
+    # The commits as git itself lists them, oldest first: the last is the pin.
+    listed = subprocess.run(
+        ["git", "log", "--reverse", "--format=%H  %s", "main"], cwd=runtime, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert listed[-1].startswith(f"{PIN}  ")
+    assert result.out.splitlines() == [f"codegen: rebuilt the runtime repository in {runtime}:"] + [
+        f"  {line}" for line in listed
+    ]
+
+    def everything() -> dict[Path, bytes]:  # .git included: nothing of the repository may change
+        return {path: path.read_bytes() for path in sorted(runtime.rglob("*")) if path.is_file()}
+
+    before = everything()
+    again = run_in_process(tmp_path, "rebuild-runtime", str(runtime), env={})
+    assert again.code == 2
+    assert again.err == (
+        f"codegen: error: {runtime} exists and is not an empty directory; "
+        "refusing to build the runtime repository there\n"
+    )
+    assert everything() == before
 
 
 def test_the_real_project_root_is_the_default() -> None:
@@ -83,7 +100,7 @@ def test_a_failed_write_is_a_message_exit_2_and_rolled_back(
     with unchanged(project):
         result = run(project, "generate")
     assert result.code == 2, result.text
-    assert "error: [Errno 28] No space left on device" in result.err
+    assert "codegen: error: [Errno 28] No space left on device" in result.err
 
 
 # --- interruptions, leftovers and the run lock, end to end -----------------------------------
@@ -109,8 +126,9 @@ def test_ctrl_c_during_the_write_finishes_it_and_says_so(
     result = run(project, "generate")
     monkeypatch.undo()
     assert result.code == 130, result.text
-    assert "interrupted: SIGINT arrived during the write, which finished first: the tree holds the new files" in (
-        result.err
+    assert (
+        "codegen: interrupted: SIGINT arrived during the write, which finished first: the tree holds the new files"
+        in (result.err)
     )
     assert "nothing was written" not in result.err
     assert run(project, "check").code == 0

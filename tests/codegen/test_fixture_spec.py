@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codegen.contract import check_contract
-from codegen.generate import generate, write_filtered_spec
+from codegen.generators import generate, write_filtered_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
 from tests.codegen.conftest import ROOT

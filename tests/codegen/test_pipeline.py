@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 from collections.abc import Callable
@@ -12,6 +13,7 @@ import pytest
 from codegen.config import Project as CodegenProject
 from codegen.config import load_source
 from codegen.errors import CodegenError
+from codegen.messages import Messages
 from codegen.pipeline import build
 from tests.codegen.conftest import (
     ROOT,
@@ -27,16 +29,13 @@ from tests.codegen.conftest import (
 )
 
 GENERATED_FILE = "packages/python-sdk/e2b/api/client/api/sandboxes/pause_sandbox.py"
-STEPS = (
-    "fetch spec/openapi.yml at runtime@",
-    "parse and validate the spec (OpenAPI 3)",
-    "check the contract (spec/contract.yml)",
-    "filter to the SDK's tags (sandboxes)",
-    "generate the client (openapi-python-client)",
-    "the wire models (datamodel-code-generator)",
-    "render the overlays (templates/overlays)",
-    "format (ruff) and stamp the headers",
-)
+# Every step's line, in order: its name, its duration, what it used.
+STEPS = ("fetch", "spec", "contract", "filter", "generate", "overlays", "format", "stamp")
+STEP_LINE = re.compile(r"codegen: (\S+) +\d+\.\d\d s \((.+)\)")
+
+
+def step_lines(err: str) -> list[tuple[str, str]]:
+    return [(m[1], m[2]) for line in err.splitlines() if (m := STEP_LINE.fullmatch(line))]
 
 
 def test_build_runs_every_step_in_order_and_writes_nothing(
@@ -46,12 +45,10 @@ def test_build_runs_every_step_in_order_and_writes_nothing(
         monkeypatch.setenv(key, value or "")
     said: list[str] = []
     with unchanged(project):
-        result = build(CodegenProject(project), load_source(CodegenProject(project)), said.append)
-    assert said[0].startswith("E2B_RUNTIME_REPO overrides the runtime repository")
-    at = 1
-    for step in STEPS[:4]:
-        assert said[at].startswith(step), (step, said)
-        at += 1
+        result = build(CodegenProject(project), load_source(CodegenProject(project)), Messages(err=said.append))
+    assert said[0] == f"codegen: E2B_RUNTIME_REPO overrides the runtime repository: {env['E2B_RUNTIME_REPO']}"
+    # generate, overlays and format are memoized in-process (conftest); the subprocess test sees them.
+    assert [name for name, _ in step_lines("\n".join(said))] == ["fetch", "spec", "contract", "filter", "stamp"]
     assert result.fetched.origin == "upstream"
     assert result.fetched.data == (project / "spec/openapi.yml").read_bytes()
     assert "/sandboxes/{sandboxID}/pause" in result.filtered["paths"]
@@ -70,8 +67,11 @@ def test_end_to_end_twice_is_byte_identical(project: Path, env: dict[str, str | 
     (project / "spec/openapi.lock.json").unlink()
     first = run_subprocess(project, "generate", env=env)
     assert first.code == 0, first.text
-    for step in STEPS:
-        assert step in first.err
+    steps = step_lines(first.err)
+    assert [name for name, _ in steps] == [*STEPS, "write"]
+    used = dict(steps)
+    assert re.fullmatch(r"openapi-python-client \S+ ∥ datamodel-code-generator \S+", used["generate"])
+    assert used["format"].startswith("ruff ") and used["write"] == "3 changed path(s)"
     assert "wrote 3 changed path(s)" in first.out
     assert git_status(project) == ""  # identical to the baseline, produced by another run
     hashes = tree_digest(project)
@@ -148,7 +148,7 @@ def test_generator_failure_shows_its_message(project: Path, run: Callable[..., R
     with unchanged(project):
         result = run(project, "generate")
     assert result.code == 2, result.text
-    assert "error: openapi-python-client failed (exit" in result.err
+    assert "codegen: error: openapi-python-client failed (exit" in result.err
     assert (
         "model.py.jinja" in result.err or "TemplateSyntaxError" in result.err or "Expected an expression" in result.err
     )
@@ -174,9 +174,10 @@ def test_generator_failure_from_a_spec_it_rejects(
         result = run(project, "generate", E2B_RUNTIME_REF=commit)
     assert result.code == 2, result.text
     assert "Unsupported content_type application/xml" in result.err
-    error = [line for line in result.err.splitlines() if not line.startswith("codegen: ")]
+    error = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
     assert error == [
-        "error: spec/openapi.yml (POST /sandboxes/{sandboxID}/timeout): openapi-python-client failed (exit 1): "
+        f"codegen: error: runtime@{commit[:7]}:spec/openapi.yml (POST /sandboxes/{{sandboxID}}/timeout): "
+        "openapi-python-client failed (exit 1): "
         "Cannot parse response for status code (Unsupported content_type application/xml), "
         "response will be omitted from generated client"
     ]
@@ -197,12 +198,12 @@ def test_sigint_during_generation_leaves_the_tree_unchanged(project: Path, env: 
     seen = []
     for line in proc.stderr:
         seen.append(line)
-        if "generate the client" in line:
+        if line.startswith("codegen: filter "):  # the generators start next
             proc.send_signal(signal.SIGINT)
             break
     _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0, "".join(seen) + err
-    assert "interrupted: nothing was written" in err
+    assert "codegen: interrupted: nothing was written" in err
     assert tree_digest(project) == before
     assert not list(project.rglob("*.codegen-new-*")) and not list(project.rglob("*.codegen-old-*"))
 
@@ -221,12 +222,12 @@ def test_sigterm_during_generation_leaves_the_tree_unchanged(project: Path, env:
     )
     assert proc.stderr is not None
     for line in proc.stderr:
-        if "generate the client" in line:
+        if line.startswith("codegen: filter "):  # the generators start next
             proc.send_signal(signal.SIGTERM)
             break
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
-    assert "interrupted: nothing was written" in err
+    assert "codegen: interrupted: nothing was written" in err
     assert tree_digest(project) == before
 
 
@@ -238,7 +239,7 @@ def test_build_never_writes_even_on_contract_failure(
     commit = upstream.commit_edit(drop_force)
     codegen_project = CodegenProject(project)
     with unchanged(project), pytest.raises(CodegenError):
-        build(codegen_project, load_source(codegen_project, commit=commit))
+        build(codegen_project, load_source(codegen_project, commit=commit), Messages(err=lambda _: None))
 
 
 # --- bad input from the operation map, the error codes and the contract's levels ------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 from git import Repo
 
+from codegen.bump import FRAGMENT_TYPES
 from tests.codegen.conftest import PIN, ROOT, Result, Upstream, run_in_process, unchanged
 
 FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
@@ -76,7 +78,7 @@ def test_codegen_at_the_fixture_commit_refuses_naming_each_pause_element(
             project, "generate", env=env_for(real_upstream, tmp_path / "cache", E2B_RUNTIME_REF=real_upstream.before)
         )
     assert result.code == 2, result.text
-    errors = [line for line in result.err.splitlines() if line.startswith("error: ")]
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
     for element in (
         "/components/schemas/SandboxPauseRequest/properties/force is missing",
         "/components/schemas/SandboxPauseResult/properties/forced is missing",
@@ -113,8 +115,11 @@ def test_bump_writes_pin_spec_lock_generated_files_and_fragment(
     assert (root / SPEC_PATH).read_bytes() == real_upstream.spec_after
     assert json.loads((root / "spec/openapi.lock.json").read_text())["commit"] == after
     assert json.loads((root / "spec/generated-files.json").read_text())["runtime-commit"] == after
-    # A towncrier fragment typed by the semver level (codegen/bump.py FRAGMENT_TYPES).
+    # A towncrier fragment named for the commit and typed by the report's semver level.
     (fragment,) = (root / CHANGELOG).glob(f"+runtime-{after[:12]}.*.md")
+    level = re.search(r"^Semver: \*\*(\w+)\*\*", result.out, re.MULTILINE)
+    assert level is not None, result.out
+    assert fragment.name == f"+runtime-{after[:12]}.{FRAGMENT_TYPES[level[1]]}.md"
     assert fragment.read_text() in result.out
     # The old pin is in another upstream: the old side is the locked spec, said in one line.
     assert f"runtime@{PIN[:7]} is not in {real_upstream.url}: the report's old side is the tracked" in result.err

@@ -13,7 +13,17 @@ from codegen.config import Project, load_source
 from codegen.errors import CodegenError
 from codegen.file_lock import held
 from codegen.source import UpstreamRepository, git_url, obtain_spec
-from tests.codegen.conftest import PERSON, PIN, Result, Upstream, add_optional_property, unchanged
+from tests.codegen.conftest import (
+    OFFLINE,
+    PERSON,
+    PIN,
+    UNREACHABLE_URL,
+    Result,
+    Upstream,
+    add_optional_property,
+    configure_unreachable_upstream,
+    unchanged,
+)
 
 EDITED = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
 
@@ -31,32 +41,65 @@ def refused(run: Callable[..., Result], project: Path, *args: str, **env: str | 
 # --- the offline fallback ------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", ["/nonexistent/path", "file:///nonexistent/runtime.git"])
-def test_unreachable_with_the_locked_spec_falls_back_with_one_warning(
-    project: Path, run: Callable[..., Result], url: str
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("/nonexistent/path", "'/nonexistent/path' does not appear to be a git repository"),
+        ("file:///nonexistent/runtime.git", "'/nonexistent/runtime.git' does not appear to be a git repository"),
+    ],
+)
+def test_the_configured_upstream_unreachable_falls_back_with_one_true_warning(
+    project: Path, run: Callable[..., Result], url: str, reason: str
 ) -> None:
+    configure_unreachable_upstream(project, url)
     with unchanged(project):
-        result = run(project, "generate", E2B_RUNTIME_REPO=url)
+        result = run(project, "generate", **OFFLINE)
     assert result.code == 0, result.text
     warnings = [line for line in result.err.splitlines() if "warning" in line]
     assert len(warnings) == 1, warnings
-    assert url in warnings[0] and "is unreachable (" in warnings[0]
+    assert f"{url} is unreachable ({reason})" in warnings[0]
     assert "using the tracked spec/openapi.yml, whose blob id matches the lock" in warnings[0]
     assert "nothing written" in result.out
 
 
-def test_unreachable_with_an_edited_spec_is_refused(project: Path, run: Callable[..., Result]) -> None:
-    spec = project / "spec/openapi.yml"
+@pytest.mark.parametrize("verb", ["generate", "check"])
+def test_an_unusable_runtime_repo_override_is_an_error_naming_the_variable(
+    project: Path, run: Callable[..., Result], verb: str
+) -> None:
+    """A mistyped E2B_RUNTIME_REPO is a mistake to report, never a cue to fall back ("clean")."""
+    result = refused(run, project, verb, E2B_RUNTIME_REPO="/nonexistent/path")
+    assert "codegen: error: E2B_RUNTIME_REPO: /nonexistent/path cannot be reached: " in result.err
+    assert "'/nonexistent/path' does not appear to be a git repository" in result.err
+    assert "point E2B_RUNTIME_REPO at a reachable runtime repository" in result.err
+    assert "clean" not in result.text and "tracked spec" not in result.text
+
+
+def test_an_upstream_without_the_configured_branch_is_an_error_naming_it(
+    project: Path, run: Callable[..., Result]
+) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('runtime-branch = "main"', 'runtime-branch = "trunk"'))
+    result = refused(run, project, "check")
+    assert "pyproject.toml [tool.codegen] runtime-branch: " in result.err
+    assert "answered, but has no branch 'trunk'" in result.err
+    assert "unreachable" not in result.text and "clean" not in result.text
+
+
+def test_unreachable_with_an_edited_spec_is_refused(offline_project: Path, run: Callable[..., Result]) -> None:
+    spec = offline_project / "spec/openapi.yml"
     spec.write_text(add_optional_property(spec.read_text()))
-    result = refused(run, project, E2B_RUNTIME_REPO="/nonexistent/path")
-    assert "/nonexistent/path is unreachable" in result.err
+    result = refused(run, offline_project, **OFFLINE)
+    assert f"{UNREACHABLE_URL} is unreachable" in result.err
     assert "the tracked copy cannot stand in for it" in result.err
     assert "differs from the lock" in result.err and "it was edited here" in result.err
 
 
-def test_unreachable_with_an_overridden_ref_is_refused(project: Path, run: Callable[..., Result], v100: str) -> None:
-    result = refused(run, project, E2B_RUNTIME_REPO="/nonexistent/path", E2B_RUNTIME_REF=v100)
-    assert f"the lock records runtime@{PIN[:7]}, not {v100[:7]}" in result.err
+def test_unreachable_with_an_overridden_ref_is_an_error_naming_the_variable(
+    offline_project: Path, run: Callable[..., Result], v100: str
+) -> None:
+    result = refused(run, offline_project, E2B_RUNTIME_REF=v100, **OFFLINE)
+    assert f"E2B_RUNTIME_REF: {UNREACHABLE_URL} is unreachable" in result.err
+    assert f"runtime@{v100[:7]} cannot be fetched" in result.err and "unset E2B_RUNTIME_REF" in result.err
 
 
 # --- bad pins and refs ------------------------------------------------------------
@@ -209,9 +252,9 @@ def test_obtain_spec_prefers_the_upstream(
     assert list(cache.glob("runtime-*.git"))  # the bare cache, outside the project
 
 
-def test_missing_lock_with_unreachable_upstream(project: Path, run: Callable[..., Result]) -> None:
-    (project / "spec/openapi.lock.json").unlink()
-    result = refused(run, project, E2B_RUNTIME_REPO="/nonexistent/path")
+def test_missing_lock_with_unreachable_upstream(offline_project: Path, run: Callable[..., Result]) -> None:
+    (offline_project / "spec/openapi.lock.json").unlink()
+    result = refused(run, offline_project, **OFFLINE)
     assert "the lock is missing" in result.err
 
 
@@ -273,8 +316,9 @@ def test_an_upstream_spec_that_is_not_a_file_is_named(
 
 @pytest.mark.parametrize("kind", ["directory", "lfs"])
 def test_an_offline_tracked_spec_that_is_not_the_spec_is_named(
-    project: Path, run: Callable[..., Result], kind: str
+    offline_project: Path, run: Callable[..., Result], kind: str
 ) -> None:
+    project = offline_project
     spec = project / "spec/openapi.yml"
     spec.unlink()
     if kind == "directory":
@@ -283,7 +327,7 @@ def test_an_offline_tracked_spec_that_is_not_the_spec_is_named(
     else:
         spec.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n")
         expected = "spec/openapi.yml is a Git LFS pointer, not the spec"
-    result = run(project, "generate", E2B_RUNTIME_REPO="/nonexistent/path")
+    result = run(project, "generate", **OFFLINE)
     assert result.code == 2 and expected in result.err, result.text
 
 
@@ -315,5 +359,5 @@ def test_a_git_failure_in_the_cache_is_not_unreachable_and_never_downgrades_the_
         result = run(project, "check")
     assert result.code == 2, result.text
     assert f"git fetch from {upstream.url} failed: cannot lock ref 'refs/upstream/heads/main'" in result.err
-    assert "unreachable" not in result.text and "generated files: clean" not in result.text
+    assert "unreachable" not in result.text and "codegen: clean" not in result.text
     assert "delete that cached repository" in result.err

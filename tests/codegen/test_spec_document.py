@@ -371,3 +371,19 @@ def test_a_schema_that_refers_to_itself_through_a_property_is_fine() -> None:
         '        child:\n          $ref: "#/components/schemas/Node"\n'
     )
     load_spec(text.replace("  schemas:\n", "  schemas:\n" + node, 1).encode())
+
+
+def test_a_bad_default_value_is_named_at_its_own_line() -> None:
+    """The validator reports default-value errors at the root; the problem names the default's node."""
+    spec = (ROOT / "spec/openapi.yml").read_text()
+    good = "          default: false\n"
+    line = spec[: spec.index(good)].count("\n") + 1
+    bad = spec.replace(good, '          default: "nope"\n', 1)
+    with pytest.raises(CodegenError) as caught:
+        load_spec(bad.encode(), display_path="runtime@abc1234:spec/openapi.yml")
+    (problem,) = caught.value.problems
+    assert problem.message == "'nope' is not of type 'boolean'"
+    assert (
+        problem.where
+        == f"runtime@abc1234:spec/openapi.yml:{line} (/components/schemas/NewSandbox/properties/autoPause/default)"
+    )

@@ -2,7 +2,7 @@
 
 The copy is the codegen tests' pristine project (regenerated from the rebuilt
 upstream and committed on `main`); the generated-files check that `release`
-runs reads that upstream, in process, with the codegen tests' memoized stage.
+runs reads that upstream, in process, with the codegen tests' memoized generation.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 from release.cli import main as release_main
 from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the codegen tests)
-    _memoized_stage,
+    _memoized_generation,
     commit_all,
     git_repo,
     pristine_project,

@@ -45,11 +45,17 @@ def test_the_required_check_runs_on_every_pull_request_and_merge_group() -> None
     assert on["pull_request"] is None  # every pull request, whatever its base branch
 
 
-def test_the_required_check_passes_the_base_revision() -> None:
+def test_the_required_check_passes_the_base_revision_and_never_answers_from_a_cache() -> None:
     job = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]
     checkout = job["steps"][0]
     assert checkout["with"]["fetch-depth"] == 0
-    assert job["steps"][-1]["run"] == 'python -m nox -s generated-files -- --base "$BASE"'
+    assert job["steps"][-1]["run"] == 'python -m nox -s generated-files -- --base "$BASE" --no-cache'
+
+
+def test_ci_runs_the_required_check_without_the_cache() -> None:
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    checks = [line for line in lines if "generated-files" in line and not line.startswith("#")]
+    assert checks == ["python3 -m nox -s generated-files -- --no-cache"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codegen.errors import CodegenError
-from codegen.generate import format_python, tool_failure
+from codegen.generators import format_python, tool_failure
 
 CLIENT_WARNING = """Generating /tmp/x/out
 Warning(s) encountered while generating. Client was generated, but some pieces may be missing

@@ -1,0 +1,23 @@
+"""The operations of an OpenAPI document: one set of HTTP methods, one way to walk them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+# The path item keys that hold an operation (OpenAPI 3.2 adds `query`).
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace", "query")
+
+
+def iter_operations(spec: Mapping[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(path, method, operation) for every operation under `paths`, in document order.
+
+    Anything that is not a mapping where one is expected is skipped: the spec
+    was validated, and a filtered spec is walked too.
+    """
+    paths = spec.get("paths")
+    for path, item in paths.items() if isinstance(paths, Mapping) else ():
+        for method in HTTP_METHODS:
+            operation = item.get(method) if isinstance(item, Mapping) else None
+            if isinstance(operation, dict):
+                yield path, method, operation

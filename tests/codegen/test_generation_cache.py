@@ -1,0 +1,240 @@
+"""The no-change check: a hit answers "clean" without generating; every drift still takes the full run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codegen.config import Project, load_source
+from codegen.generation_cache import FORMAT, generation_key
+from codegen.transaction import JOURNAL
+from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
+
+MODEL = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
+CLIENT = "packages/python-sdk/e2b/api/client"
+HIT = "codegen: cache "
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted((cache / "generations").glob("*.json"))
+
+
+@pytest.fixture
+def warm(project: Path, run: Callable[..., Result], cache: Path) -> Path:
+    """The project after a real generation on this machine: one recorded entry."""
+    result = run(project, "generate")
+    assert result.code == 0, result.text
+    assert len(entries(cache)) == 1
+    return project
+
+
+def hit(result: Result) -> bool:
+    line = [x for x in result.err.splitlines() if x.startswith(HIT)]
+    assert len(line) == 1, result.err
+    return "hit:" in line[0]
+
+
+def full_run(result: Result) -> bool:
+    return any(line.startswith("codegen: stamp ") for line in result.err.splitlines())
+
+
+def test_a_check_after_a_generation_is_clean_without_generating(warm: Path, run: Callable[..., Result]) -> None:
+    with unchanged(warm):
+        result = run(warm, "check")
+    assert result.code == 0, result.text
+    assert hit(result) and not full_run(result)
+    assert result.out.startswith("codegen: clean: ")
+
+
+def test_no_cache_forces_the_full_run(warm: Path, run: Callable[..., Result]) -> None:
+    result = run(warm, "check", "--no-cache")
+    assert result.code == 0, result.text
+    assert full_run(result) and HIT not in result.err
+
+
+def test_without_an_entry_the_check_runs_in_full_and_records_one(
+    project: Path, run: Callable[..., Result], cache: Path
+) -> None:
+    first = run(project, "check")
+    assert first.code == 0 and full_run(first) and not hit(first)
+    assert len(entries(cache)) == 1
+    assert hit(run(project, "check"))
+
+
+def test_a_failed_generation_records_nothing(project: Path, run: Callable[..., Result], cache: Path) -> None:
+    contract = project / "spec/contract.yml"
+    contract.write_text(contract.read_text() + "\n- pointer: /components/schemas/Nope\n  exists: true\n  why: test\n")
+    assert run(project, "check").code == 2
+    assert entries(cache) == []
+
+
+def _interrupted_write(project: Path) -> None:
+    api = project / "packages/python-sdk/e2b/api"
+    shutil.copytree(api, api.with_name(".api.codegen-old-0123abcd"))
+    (api / "error_codes.py").write_text("half-new\n")
+    journal = {
+        "state": "swapping",
+        "tag": "0123abcd",
+        "written": "2026-11-30 12:00:00Z",
+        "swaps": [{"target": "packages/python-sdk/e2b/api", "existed": True}],
+    }
+    (project / JOURNAL).write_text(json.dumps(journal))
+
+
+def _stale(project: Path) -> None:
+    (project / f"{CLIENT}/models/old_thing.py").write_text("class OldThing: ...\n")
+    manifest = project / "spec/generated-files.json"
+    data = json.loads(manifest.read_text())
+    data["files"][f"{CLIENT}/models/old_thing.py"] = "0" * 64
+    manifest.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _symlink(project: Path) -> None:
+    (project / "spec/openapi.lock.json").unlink()
+    (project / "spec/openapi.lock.json").symlink_to(project / "README.md")
+
+
+DRIFTS: dict[str, Callable[[Path], None]] = {
+    "changed": lambda p: (p / MODEL).write_text("edited\n"),
+    "missing": lambda p: (p / MODEL).unlink(),
+    "unexpected": lambda p: (p / f"{CLIENT}/extra.py").write_text("x = 1\n"),
+    "stale": _stale,
+    "symlink": _symlink,
+    "leftover": lambda p: (p / "spec/.openapi.lock.json.codegen-new-89abcdef").write_text("{}\n"),
+    "interrupted write": _interrupted_write,
+    "hand-edited spec": lambda p: (p / "spec/openapi.yml").write_text(
+        add_optional_property((p / "spec/openapi.yml").read_text())
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(DRIFTS))
+def test_every_drift_kind_is_caught_with_a_warm_cache(warm: Path, run: Callable[..., Result], kind: str) -> None:
+    DRIFTS[kind](warm)
+    cached = run(warm, "check")
+    assert cached.code == 1, cached.text
+    assert f"  {kind:16} " in cached.out
+    assert "hit:" not in cached.err
+    if kind != "interrupted write":  # the first check settled it: a second sees another tree
+        uncached = run(warm, "check", "--no-cache")
+        assert (uncached.code, uncached.out) == (cached.code, cached.out)
+
+
+def test_a_hand_edited_spec_offline_is_refused_with_a_warm_cache(project: Path, run: Callable[..., Result]) -> None:
+    configure_unreachable_upstream(project)
+    assert run(project, "generate", **OFFLINE).code == 0
+    assert hit(run(project, "check", **OFFLINE))
+    DRIFTS["hand-edited spec"](project)
+    result = run(project, "check", **OFFLINE)
+    assert result.code == 2, result.text
+    assert "touches the pin (spec/openapi.yml differ from the base" in result.err and "clean" not in result.text
+
+
+def test_a_change_to_the_pin_offline_is_refused_even_when_its_generation_was_recorded(
+    project: Path, run: Callable[..., Result]
+) -> None:
+    """The --base trust rule holds on a hit: a forged lock's own generation never vouches for it."""
+    from tests.codegen.test_base_revision import forge_on_a_branch
+
+    configure_unreachable_upstream(project)
+    forge_on_a_branch(project, run)  # generates offline: the forged inputs are recorded
+    result = run(project, "check", "--base", "main", **OFFLINE)
+    assert result.code == 2, result.text
+    assert "this change moves or touches the pin" in result.err and HIT not in result.err
+
+
+# --- what the key covers -----------------------------------------------------------
+
+
+def _key(project: Path, codegen_source: Path | None = None) -> str:
+    p = Project(project)
+    spec = p.spec.read_bytes()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("E2B_RUNTIME_REF", raising=False)
+        source = load_source(p)
+    if codegen_source is None:
+        return generation_key(p, source, spec)
+    return generation_key(p, source, spec, codegen_source=codegen_source)
+
+
+EDITS: dict[str, Callable[[Path], None]] = {
+    "template": lambda p: (p / "templates/overlays/error_codes.py.jinja").write_text(
+        (p / "templates/overlays/error_codes.py.jinja").read_text() + "\n"
+    ),
+    "overlay index": lambda p: (p / "templates/overlays/overlays.toml").write_text(
+        (p / "templates/overlays/overlays.toml").read_text() + "\n"
+    ),
+    "contract line": lambda p: (p / "spec/contract.yml").write_text(
+        (p / "spec/contract.yml").read_text().replace("why:", "why: (reworded)", 1)
+    ),
+    "operation map": lambda p: (p / "spec/operations.yml").write_text((p / "spec/operations.yml").read_text() + "\n"),
+    "lock pin": lambda p: (p / "requirements/codegen.txt").write_text(
+        (p / "requirements/codegen.txt").read_text().replace("==", "===", 1)
+    ),
+    "tool.codegen": lambda p: (p / "pyproject.toml").write_text(
+        (p / "pyproject.toml").read_text().replace('sdk-tags = ["sandboxes"]', 'sdk-tags = ["sandboxes", "x"]')
+    ),
+    "spec": lambda p: (p / "spec/openapi.yml").write_text((p / "spec/openapi.yml").read_text() + "\n"),
+}
+
+
+@pytest.mark.parametrize("what", list(EDITS))
+def test_a_changed_input_changes_the_key(project: Path, what: str) -> None:
+    before = _key(project)
+    EDITS[what](project)
+    assert _key(project) != before
+
+
+def test_a_changed_codegen_source_changes_the_key(project: Path, tmp_path: Path) -> None:
+    import codegen
+
+    copy = tmp_path / "codegen"
+    shutil.copytree(Path(codegen.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = _key(project, copy)
+    assert before == _key(project)  # the copy is the running source
+    (copy / "check.py").write_text((copy / "check.py").read_text() + "\n# changed\n")
+    assert _key(project, copy) != before
+
+
+def test_a_changed_lock_pin_misses_the_cache_and_runs_in_full(warm: Path, run: Callable[..., Result]) -> None:
+    EDITS["lock pin"](warm)
+    result = run(warm, "check")
+    assert result.code == 0 and full_run(result) and not hit(result), result.text
+
+
+# --- entries it ignores ---------------------------------------------------------------
+
+
+def _bad_digests(entry: dict[str, object], raw: bytes) -> bytes:
+    files = entry["files"]
+    assert isinstance(files, dict)
+    return json.dumps({**entry, "files": dict.fromkeys(files, "not-a-sha256")}).encode()
+
+
+CORRUPTIONS: dict[str, Callable[[dict[str, object], bytes], bytes]] = {
+    "garbage": lambda entry, raw: b"\x00\xffnot json",
+    "truncated": lambda entry, raw: raw[: len(raw) // 2],
+    "foreign version": lambda entry, raw: json.dumps({**entry, "format": "e2b-codegen-generation/0"}).encode(),
+    "another key": lambda entry, raw: json.dumps({**entry, "key": "0" * 64}).encode(),
+    "bad digest": _bad_digests,
+    "not a mapping": lambda entry, raw: b"[]",
+}
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_a_corrupt_entry_is_ignored_and_the_full_run_happens(
+    warm: Path, run: Callable[..., Result], cache: Path, corruption: str
+) -> None:
+    (path,) = entries(cache)
+    raw = path.read_bytes()
+    entry = json.loads(raw)
+    assert entry["format"] == FORMAT
+    path.write_bytes(CORRUPTIONS[corruption](entry, raw))
+    result = run(warm, "check")
+    assert result.code == 0, result.text
+    assert full_run(result) and not hit(result)
+    assert "(no generation of these inputs on this machine: the full run follows)" in result.err

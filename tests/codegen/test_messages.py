@@ -1,0 +1,94 @@
+"""One prefix for every message; one line per step with its duration and what it used; --quiet."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codegen.cli import parser
+from codegen.errors import Problem
+from codegen.messages import Messages
+from tests.codegen.conftest import Result
+
+STEP_LINE = re.compile(r"codegen: (?P<name>\S+) +(?P<seconds>\d+\.\d\d) s \((?P<used>.+)\)")
+
+
+def collect(quiet: bool = False) -> tuple[Messages, list[str], list[str]]:
+    err: list[str] = []
+    out: list[str] = []
+    return Messages(quiet=quiet, err=err.append, out=out.append), err, out
+
+
+def test_every_kind_of_message_has_the_one_prefix() -> None:
+    messages, err, out = collect()
+    messages("progress")
+    messages("warning: from a `say` callback")
+    messages.warning("direct")
+    messages.error(Problem("broken", where="spec/contract.yml:3", remedy="fix it"))
+    messages.interrupted("nothing was written")
+    messages.result("clean: all good\n  a detail line")
+    assert err == [
+        "codegen: progress",
+        "codegen: warning: from a `say` callback",
+        "codegen: warning: direct",
+        "codegen: error: spec/contract.yml:3: broken\n  -> fix it",
+        "codegen: interrupted: nothing was written",
+    ]
+    assert out == ["codegen: clean: all good", "  a detail line"]
+
+
+def test_a_step_says_its_duration_and_what_it_used_only_when_it_succeeds() -> None:
+    messages, err, _ = collect()
+    with messages.step("fetch") as used:
+        used("upstream /tmp/runtime")
+        used("runtime@54f8c7f")
+    with pytest.raises(RuntimeError), messages.step("generate"):
+        raise RuntimeError("the failure says more than a timing")
+    assert len(err) == 1
+    match = STEP_LINE.fullmatch(err[0])
+    assert match is not None, err
+    assert match["name"] == "fetch" and match["used"] == "upstream /tmp/runtime, runtime@54f8c7f"
+
+
+def test_quiet_keeps_only_problems_and_the_verdict() -> None:
+    messages, err, out = collect(quiet=True)
+    messages("progress")
+    with messages.step("fetch") as used:
+        used("x")
+    messages("warning: kept")
+    messages.error("kept too")
+    messages.result("clean: verdict")
+    assert err == ["codegen: warning: kept", "codegen: error: kept too"]
+    assert out == ["codegen: clean: verdict"]
+
+
+def test_a_generation_prints_every_step_in_order(project: Path, run: Callable[..., Result]) -> None:
+    result = run(project, "check", "--no-cache")
+    assert result.code == 0, result.text
+    steps = [m["name"] for line in result.err.splitlines() if (m := STEP_LINE.fullmatch(line))]
+    # generate, overlays and format are memoized in-process (conftest): a subprocess prints them too.
+    assert steps == ["fetch", "spec", "contract", "filter", "stamp", "compare"]
+    assert all(line.startswith("codegen: ") for line in result.text.splitlines() if not line.startswith("  "))
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_quiet_check_prints_the_verdict_alone(project: Path, run: Callable[..., Result], where: str) -> None:
+    args = ("--quiet", "check") if where == "before" else ("check", "--quiet")
+    result = run(project, *args)
+    assert result.code == 0, result.text
+    assert result.err == ""
+    assert result.out.startswith("codegen: clean: ") and result.out.count("\n") == 1
+
+
+@pytest.mark.parametrize("verb", ["generate", "check", "bump", "rebuild-runtime"])
+def test_every_verb_has_a_description_and_one_example(verb: str) -> None:
+    subparsers = parser()._subparsers
+    assert subparsers is not None
+    (action,) = subparsers._group_actions
+    sub = action.choices[verb]  # type: ignore[index]
+    text = sub.format_help()
+    assert sub.description and len(sub.description) > 80
+    assert text.count("example:") == 1 and f"python -m codegen {verb}" in text.split("example:")[1]
