@@ -231,7 +231,9 @@ def _event_problems(text: str, display_path: str) -> list[Problem]:
     problems: list[Problem] = []
     depth = documents = 0
     try:
-        for event in YAML(typ="rt").parse(text):
+        # The safe scanner: the same events and marks, without the round-trip
+        # scanner's comment gathering (about 40% of this pass on a large spec).
+        for event in YAML(typ="safe", pure=True).parse(text):
             where = f"{display_path}:{event.start_mark.line + 1}"
             if isinstance(event, DocumentStartEvent):
                 documents += 1
