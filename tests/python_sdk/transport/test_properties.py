@@ -121,6 +121,8 @@ def test_async_peek_decision(scenario: tuple[bytes, bool, list[object], dict[str
 
 @settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=10_000), st.sampled_from([None, "gzip", "deflate", "br"]), st.sampled_from(list(p.Stop)))
-def test_judge_never_raises(raw: bytes, encoding: str | None, stop: p.Stop) -> None:
-    verdict, decoded = p.judge(stop, raw, encoding, 64 * 1024)
-    assert (verdict is p.Verdict.REFUSAL) == (decoded is not None)
+def test_refusal_body_never_raises(raw: bytes, encoding: str | None, stop: p.Stop) -> None:
+    decoded = p.refusal_body(stop, raw, encoding, 64 * 1024)
+    if decoded is not None:
+        value = p.parse_json(decoded) if stop is p.Stop.EOF else p.parse_leading_object(decoded)
+        assert p.is_refusal_object(value)
