@@ -9,6 +9,7 @@ flavours decide alike is in `e2b._sandbox_logic`.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING
 
 from e2b import _sandbox_logic as logic
 from e2b._class_method_variant import deprecated_alias, sandbox_method
@@ -27,9 +28,11 @@ from e2b.api.client.api.sandboxes import (
 )
 from e2b.api.client.models import ListedSandbox, SandboxConnectRequest, SandboxDetail
 from e2b.api.client.models import Sandbox as WireSandbox
-from typing_extensions import Self, Unpack
 
-__all__ = ["AsyncSandboxPaginator", "AsyncSandbox"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["AsyncSandbox", "AsyncSandboxPaginator"]
 
 
 class AsyncSandboxPaginator(logic.PageCursor):
@@ -95,7 +98,7 @@ class AsyncSandbox:
         auto_pause: bool | None = None,
         allow_internet_access: bool | None = None,
         **opts: Unpack[ApiParams],
-    ) -> Self:
+    ) -> AsyncSandbox:
         """Create and start a sandbox from `template`.
 
         Args:
@@ -133,7 +136,7 @@ class AsyncSandbox:
         *,
         on_resume: logic.ResumeMode | None = None,
         **opts: Unpack[ApiParams],
-    ) -> Self:
+    ) -> AsyncSandbox:
         """Connect to the sandbox, resuming it first if it is paused; returns it.
 
         Args:
