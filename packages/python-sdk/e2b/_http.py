@@ -16,6 +16,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from typing import TypedDict
 
 import httpx
 
@@ -77,32 +78,34 @@ def _timeout(config: ConnectionConfig) -> httpx.Timeout:
     return httpx.Timeout(config.request_timeout, read=config.read_timeout)
 
 
-def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
-    inner = config.transport
-    # A module global is looked up per call, so a test's replacement takes effect.
-    sleep = retry_sleep
-    if inner is None:
-        # pyqwest is imported on the first call; it fixes its per-read idle
-        # timeout per transport, and each client here gets its own.
-        from e2b._transport import _factory
+class _PyqwestOptions(TypedDict):
+    read_timeout: float | None
+    connect_timeout: float | None
 
-        return _factory.default_transport(
-            sleep=sleep, read_timeout=config.read_timeout, connect_timeout=config.request_timeout
-        )
+
+def _pyqwest_options(config: ConnectionConfig) -> _PyqwestOptions:
+    # pyqwest fixes its per-read idle timeout per transport; each client here gets its own.
+    return {"read_timeout": config.read_timeout, "connect_timeout": config.request_timeout}
+
+
+def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
+    # A module global is looked up per call, so a test's replacement takes effect.
+    inner, sleep = config.transport, retry_sleep
+    if inner is None:
+        from e2b._transport import _factory  # pyqwest is imported on the first call
+
+        return _factory.default_transport(sleep=sleep, **_pyqwest_options(config))
     if not isinstance(inner, httpx.BaseTransport):
         raise TypeError("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
     return RetryableTransport(_Borrowed(inner), sleep=sleep)
 
 
 def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
-    inner = config.transport
-    sleep = async_retry_sleep
+    inner, sleep = config.transport, async_retry_sleep
     if inner is None:
         from e2b._transport import _factory
 
-        return _factory.default_async_transport(
-            sleep=sleep, read_timeout=config.read_timeout, connect_timeout=config.request_timeout
-        )
+        return _factory.default_async_transport(sleep=sleep, **_pyqwest_options(config))
     if not isinstance(inner, httpx.AsyncBaseTransport):
         raise TypeError("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
     return AsyncRetryableTransport(_AsyncBorrowed(inner), sleep=sleep)

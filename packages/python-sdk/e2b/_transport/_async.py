@@ -6,6 +6,7 @@ import asyncio
 import random as _random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 
 import httpx
 
@@ -170,31 +171,23 @@ async def _peek(inner: _Inner, state: PeekState, ctx: RequestContext) -> None:
         raise
 
 
+@dataclass(eq=False)
 class AsyncRetryableTransport(httpx.AsyncBaseTransport):
     """Retries busy responses of ``inner``; returns a refused pause at once."""
 
-    def __init__(
-        self,
-        inner: httpx.AsyncBaseTransport,
-        policy: RetryPolicy | None = None,
-        *,
-        clock: Clock = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        random: Random = _random.random,
-    ) -> None:
-        self.inner = inner
-        self.policy = policy or RetryPolicy()
-        self._clock = clock
-        self._sleep = sleep
-        self._random = random
+    inner: httpx.AsyncBaseTransport
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    clock: Clock = field(default=time.monotonic, kw_only=True)
+    sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, kw_only=True)
+    random: Random = field(default=_random.random, kw_only=True)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        started = self._clock()
+        started = self.clock()
         replayable = is_replayable(request)
         response = await self.inner.handle_async_request(request)
         if never_retried(response.status_code):
             return response
-        ctx = RequestContext.start(request, self.policy, self._clock, self._random, started, replayable)
+        ctx = RequestContext.start(request, self.policy, self.clock, self.random, started, replayable)
         attempt = 0
         while True:
             plan = ctx.plan(response, attempt)
@@ -214,7 +207,7 @@ class AsyncRetryableTransport(httpx.AsyncBaseTransport):
             if outcome.action is not Action.RETRY:
                 return ctx.final_response(outcome, response)
             ctx.announce_retry(response.status_code, outcome.sleep, attempt)
-            await self._sleep(outcome.sleep)
+            await self.sleep(outcome.sleep)
             attempt += 1
             response = await self.inner.handle_async_request(ctx.attempt_request(attempt))
 

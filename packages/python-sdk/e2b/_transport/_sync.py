@@ -5,6 +5,7 @@ from __future__ import annotations
 import random as _random
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import httpx
 
@@ -113,31 +114,23 @@ def _peek(inner: _Inner, state: PeekState, ctx: RequestContext) -> None:
         raise
 
 
+@dataclass(eq=False)
 class RetryableTransport(httpx.BaseTransport):
     """Retries busy responses of ``inner``; returns a refused pause at once."""
 
-    def __init__(
-        self,
-        inner: httpx.BaseTransport,
-        policy: RetryPolicy | None = None,
-        *,
-        clock: Clock = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        random: Random = _random.random,
-    ) -> None:
-        self.inner = inner
-        self.policy = policy or RetryPolicy()
-        self._clock = clock
-        self._sleep = sleep
-        self._random = random
+    inner: httpx.BaseTransport
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    clock: Clock = field(default=time.monotonic, kw_only=True)
+    sleep: Callable[[float], None] = field(default=time.sleep, kw_only=True)
+    random: Random = field(default=_random.random, kw_only=True)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        started = self._clock()
+        started = self.clock()
         replayable = is_replayable(request)
         response = self.inner.handle_request(request)
         if never_retried(response.status_code):
             return response
-        ctx = RequestContext.start(request, self.policy, self._clock, self._random, started, replayable)
+        ctx = RequestContext.start(request, self.policy, self.clock, self.random, started, replayable)
         attempt = 0
         while True:
             plan = ctx.plan(response, attempt)
@@ -157,7 +150,7 @@ class RetryableTransport(httpx.BaseTransport):
             if outcome.action is not Action.RETRY:
                 return ctx.final_response(outcome, response)
             ctx.announce_retry(response.status_code, outcome.sleep, attempt)
-            self._sleep(outcome.sleep)
+            self.sleep(outcome.sleep)
             attempt += 1
             response = self.inner.handle_request(ctx.attempt_request(attempt))
 
