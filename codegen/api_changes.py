@@ -5,25 +5,11 @@ nodes removed and only local `#/...` $refs.  The report classifies each change
 by the semver level the SDK release needs; `render_report` turns it into the
 Markdown that `nox -s bump` prints and keeps as a changelog fragment.
 
-Rules (side = where the data flows: parameters and request bodies are
-"request", response bodies are "response"):
-
-- major: operation removed or renamed (operationId) or moved (first tag),
-  parameter/property removed, type changed, model class renamed, request
-  parameter/property/body newly required (or added as required), request enum
-  value removed, request made non-nullable, 2xx response code or body removed,
-  documented error code removed, and three response-side rules that look
-  harmless in the spec but break SDK releases already installed: a new
-  response enum value, a response property that stops being required, and a
-  response property that becomes nullable.
-- minor: operation added or deprecated, optional parameter/property added,
-  response property added, request enum value added, response enum value
-  removed, request made optional or nullable, response code added, non-2xx
-  response code or body removed, error code added.
-- none: an upstream operationId rename (the SDK's names come from
-  spec/operations.yml; listed so the reviewer sees it).
-- patch: description/summary text (counted, not listed), a deprecation lifted,
-  a response property that becomes required or non-nullable.
+The rules are one table, `RULES`: (change, side) -> (level, why). The side is
+where the data flows: parameters and request bodies are "request", response
+bodies "response", and operations and error codes have none. `why` is said
+when the level is not what the spec suggests. The README's classification
+table is `rules_markdown()` (tests/test_readme.py keeps them equal).
 """
 
 from __future__ import annotations
@@ -48,6 +34,7 @@ from codegen.operation_map import UPSTREAM_OPERATION_ID
 
 __all__ = [
     "LEVELS",
+    "RULES",
     "WHY_ERROR_CODE_REMOVED",
     "WHY_ERROR_RESPONSE_REMOVED",
     "WHY_MODEL_RENAMED",
@@ -62,9 +49,8 @@ __all__ = [
     "Level",
     "compare_specs",
     "render_report",
+    "rules_markdown",
 ]
-
-Side = Literal["request", "response"]
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 # Formats that openapi-python-client maps to their own Python type; others
@@ -99,6 +85,71 @@ WHY_UPSTREAM_RENAME = (
 )
 WHY_OPERATION_MOVED = "the generated module lives under api/<first tag>/"
 WHY_MODEL_RENAMED = "openapi-python-client names the model class after the schema"
+
+Side = Literal["request", "response"] | None
+Rule = tuple[Level, str | None]
+
+# (change, side) -> (level, why). A change's variant, in parentheses, picks the
+# rule; the report shows the change without it.
+RULES: Mapping[tuple[str, Side], Rule] = MappingProxyType(
+    {
+        ("operation removed", None): ("major", None),
+        ("operation renamed", None): ("major", WHY_OPERATION_RENAMED),
+        ("operation moved", None): ("major", WHY_OPERATION_MOVED),
+        ("upstream operationId renamed", None): ("none", WHY_UPSTREAM_RENAME),
+        ("operation added", None): ("minor", None),
+        ("operation deprecated", None): ("minor", None),
+        ("operation no longer deprecated", None): ("patch", None),
+        ("parameter removed", "request"): ("major", None),
+        ("parameter added (required)", "request"): ("major", None),
+        ("parameter added (optional)", "request"): ("minor", None),
+        ("property removed", "request"): ("major", None),
+        ("property removed", "response"): ("major", None),
+        ("property added (required)", "request"): ("major", None),
+        ("property added (optional)", "request"): ("minor", None),
+        ("property added (required)", "response"): ("minor", None),
+        ("property added (optional)", "response"): ("minor", None),
+        ("type changed", "request"): ("major", None),
+        ("type changed", "response"): ("major", None),
+        ("model renamed", "request"): ("major", WHY_MODEL_RENAMED),
+        ("model renamed", "response"): ("major", WHY_MODEL_RENAMED),
+        ("made required", "request"): ("major", None),
+        ("made required", "response"): ("patch", None),
+        ("made optional", "request"): ("minor", None),
+        ("made optional", "response"): ("major", WHY_RESPONSE_MADE_OPTIONAL),
+        ("made nullable", "request"): ("minor", None),
+        ("made nullable", "response"): ("major", WHY_RESPONSE_MADE_NULLABLE),
+        ("made non-nullable", "request"): ("major", None),
+        ("made non-nullable", "response"): ("patch", None),
+        ("deprecated", "request"): ("minor", None),
+        ("deprecated", "response"): ("minor", None),
+        ("enum value added", "request"): ("minor", None),
+        ("enum value added", "response"): ("major", WHY_RESPONSE_ENUM_VALUE_ADDED),
+        ("enum value removed", "request"): ("major", None),
+        ("enum value removed", "response"): ("minor", WHY_RESPONSE_ENUM_VALUE_REMOVED),
+        ("request body added (required)", "request"): ("major", None),
+        ("request body added (optional)", "request"): ("minor", None),
+        ("request body removed", "request"): ("major", None),
+        ("request body made required", "request"): ("major", None),
+        ("request body made optional", "request"): ("minor", None),
+        ("response code added", "response"): ("minor", None),
+        ("response code removed (2xx)", "response"): ("major", None),
+        ("response code removed (other)", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
+        ("response body added", "response"): ("minor", None),
+        ("response body removed (2xx)", "response"): ("major", None),
+        ("response body removed (other)", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
+        ("error code added", None): ("minor", None),
+        ("error code removed", None): ("major", WHY_ERROR_CODE_REMOVED),
+    }
+)
+
+
+def rules_markdown() -> str:
+    """`RULES` as the README's Markdown table, one row per rule, in the table's order."""
+    lines = ["| change | side | level | why |", "| --- | --- | --- | --- |"]
+    for (change, side), (level, why) in RULES.items():
+        lines.append(f"| {change} | {side or ''} | {level} | {why or ''} |")
+    return "\n".join(lines) + "\n"
 
 
 def compare_specs(old: Mapping[str, Any], new: Mapping[str, Any]) -> ApiChangeReport:
@@ -248,7 +299,9 @@ class _Comparer:
         self.changes: list[ApiChange] = []
         self.error_code_texts = 0
 
-    def add(self, level: Level, kind: str, location: str, detail: str = "", why: str | None = None) -> None:
+    def add(self, change: str, side: Side, location: str, detail: str = "") -> None:
+        level, why = RULES[(change, side)]
+        kind = change.split(" (", 1)[0]
         self.changes.append(ApiChange(level, kind, location, detail, why))
 
     def _operations_of(
@@ -269,12 +322,12 @@ class _Comparer:
             if key not in new_ops:
                 path, _, op = old_ops[key]
                 name = op.get("operationId") or f"{method} {path}"
-                self.add("major", "operation removed", name, _endpoint(name, method, path))
+                self.add("operation removed", None, name, _endpoint(name, method, path))
                 continue
             path, new_item, new_op = new_ops[key]
             name = new_op.get("operationId") or f"{method} {path}"
             if key not in old_ops:
-                self.add("minor", "operation added", name, _endpoint(name, method, path))
+                self.add("operation added", None, name, _endpoint(name, method, path))
                 continue
             _, old_item, old_op = old_ops[key]
             self.operation(name, f"{method} {path}", (old_item, old_op), (new_item, new_op))
@@ -290,29 +343,18 @@ class _Comparer:
         old_id, new_id = old_op.get("operationId"), new_op.get("operationId")
         old_upstream, new_upstream = old_op.get(UPSTREAM_OPERATION_ID), new_op.get(UPSTREAM_OPERATION_ID)
         if old_upstream != new_upstream:
-            self.add(
-                "none",
-                "upstream operationId renamed",
-                name,
-                f"{old_upstream or '(none)'} -> {new_upstream or '(none)'}",
-                WHY_UPSTREAM_RENAME,
-            )
+            detail = f"{old_upstream or '(none)'} -> {new_upstream or '(none)'}"
+            self.add("upstream operationId renamed", None, name, detail)
         if old_id != new_id:
-            self.add(
-                "major",
-                "operation renamed",
-                name,
-                f"{old_id or '(none)'} -> {new_id or '(none)'}",
-                WHY_OPERATION_RENAMED,
-            )
+            self.add("operation renamed", None, name, f"{old_id or '(none)'} -> {new_id or '(none)'}")
         old_tag = (old_op.get("tags") or [None])[0]
         new_tag = (new_op.get("tags") or [None])[0]
         if old_tag != new_tag:
-            self.add("major", "operation moved", name, f"tag {old_tag} -> {new_tag}", WHY_OPERATION_MOVED)
+            self.add("operation moved", None, name, f"tag {old_tag} -> {new_tag}")
         if new_op.get("deprecated") and not old_op.get("deprecated"):
-            self.add("minor", "operation deprecated", name, endpoint)
+            self.add("operation deprecated", None, name, endpoint)
         elif old_op.get("deprecated") and not new_op.get("deprecated"):
-            self.add("patch", "operation no longer deprecated", name, endpoint)
+            self.add("operation no longer deprecated", None, name, endpoint)
         self.parameters(name, self._params(self.old, old_item, old_op), self._params(self.new, new_item, new_op))
         self.request_body(name, old_op.get("requestBody"), new_op.get("requestBody"))
         self.responses(name, _codes(old_op.get("responses")), _codes(new_op.get("responses")))
@@ -338,22 +380,20 @@ class _Comparer:
         for key in sorted(old.keys() | new.keys()):
             where = f"{op} {key[0]} parameter {key[1]}"
             if key not in new:
-                self.add("major", "parameter removed", where)
+                self.add("parameter removed", "request", where)
                 continue
             required = bool(new[key].get("required"))
             if key not in old:
-                if required:
-                    self.add("major", "parameter added", where, "required")
-                else:
-                    self.add("minor", "parameter added", where, "optional")
+                variant = "required" if required else "optional"
+                self.add(f"parameter added ({variant})", "request", where, variant)
                 continue
             was_required = bool(old[key].get("required"))
             if required and not was_required:
-                self.add("major", "made required", where)
+                self.add("made required", "request", where)
             elif was_required and not required:
-                self.add("minor", "made optional", where)
+                self.add("made optional", "request", where)
             if new[key].get("deprecated") and not old[key].get("deprecated"):
-                self.add("minor", "deprecated", where)
+                self.add("deprecated", "request", where)
             old_schema = old[key].get("schema", _media_schema(old[key].get("content"))[1])
             new_schema = new[key].get("schema", _media_schema(new[key].get("content"))[1])
             self.schema(old_schema, new_schema, where, "", "request", frozenset())
@@ -365,50 +405,42 @@ class _Comparer:
         old, _ = _resolve(self.old, old_raw)
         new, _ = _resolve(self.new, new_raw)
         if new_raw is None:
-            self.add("major", "request body removed", where)
+            self.add("request body removed", "request", where)
             return
         if old_raw is None:
-            if new.get("required"):
-                self.add("major", "request body added", where, "required")
-            else:
-                self.add("minor", "request body added", where, "optional")
+            variant = "required" if new.get("required") else "optional"
+            self.add(f"request body added ({variant})", "request", where, variant)
             return
         if new.get("required") and not old.get("required"):
-            self.add("major", "request body made required", where)
+            self.add("request body made required", "request", where)
         elif old.get("required") and not new.get("required"):
-            self.add("minor", "request body made optional", where)
+            self.add("request body made optional", "request", where)
         self.body(old.get("content"), new.get("content"), where, "request")
 
     def body(self, old_content: object, new_content: object, where: str, side: Side) -> None:
         old_type, old_schema = _media_schema(old_content)
         new_type, new_schema = _media_schema(new_content)
         if old_type != new_type:
-            self.add("major", "type changed", where, f"content {old_type} -> {new_type}")
+            self.add("type changed", side, where, f"content {old_type} -> {new_type}")
         elif old_schema is not None or new_schema is not None:
             self.schema(old_schema, new_schema, where, "", side, frozenset())
 
     def responses(self, op: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         for code in sorted(old.keys() | new.keys()):
             where = f"{op} {code} response"
-            success = code.startswith("2")
+            status = "2xx" if code.startswith("2") else "other"
             if code not in new:
-                if success:
-                    self.add("major", "response code removed", where)
-                else:
-                    self.add("minor", "response code removed", where, why=WHY_ERROR_RESPONSE_REMOVED)
+                self.add(f"response code removed ({status})", "response", where)
                 continue
             if code not in old:
-                self.add("minor", "response code added", where)
+                self.add("response code added", "response", where)
                 continue
             old_content = _resolve(self.old, old[code])[0].get("content")
             new_content = _resolve(self.new, new[code])[0].get("content")
             if old_content and not new_content:
-                if success:
-                    self.add("major", "response body removed", where)
-                else:
-                    self.add("minor", "response body removed", where, why=WHY_ERROR_RESPONSE_REMOVED)
+                self.add(f"response body removed ({status})", "response", where)
             elif new_content and not old_content:
-                self.add("minor", "response body added", where)
+                self.add("response body added", "response", where)
             elif old_content and new_content:
                 self.body(old_content, new_content, where, "response")
 
@@ -431,10 +463,10 @@ class _Comparer:
         where = _join(base, path)
         old_type, new_type = _type_of(old, self.old), _type_of(new, self.new)
         if old_type != new_type:
-            self.add("major", "type changed", where, f"{old_type} -> {new_type}")
+            self.add("type changed", side, where, f"{old_type} -> {new_type}")
             return
         if old_name and new_name and old_name != new_name:
-            self.add("major", "model renamed", where, f"{old_name} -> {new_name}", WHY_MODEL_RENAMED)
+            self.add("model renamed", side, where, f"{old_name} -> {new_name}")
         self.nullability(bool(old.get("nullable")), bool(new.get("nullable")), where, side)
         self.enum(_enum_values(old), _enum_values(new), where, side)
         old_props, new_props = _map(old.get("properties")), _map(new.get("properties"))
@@ -459,56 +491,39 @@ class _Comparer:
     ) -> None:
         was_required, is_required = prop in required[0], prop in required[1]
         if prop not in new:
-            self.add("major", "property removed", where)
+            self.add("property removed", side, where)
         elif prop not in old:
-            if side == "request" and is_required:
-                self.add("major", "property added", where, "required")
-            else:
-                self.add("minor", "property added", where, "required" if is_required else "optional")
+            variant = "required" if is_required else "optional"
+            self.add(f"property added ({variant})", side, where, variant)
         elif is_required and not was_required:
-            if side == "request":
-                self.add("major", "made required", where)
-            else:
-                self.add("patch", "made required", where)
+            self.add("made required", side, where)
         elif was_required and not is_required:
-            if side == "request":
-                self.add("minor", "made optional", where)
-            else:
-                self.add("major", "made optional", where, why=WHY_RESPONSE_MADE_OPTIONAL)
+            self.add("made optional", side, where)
         if prop in old and prop in new:
             old_schema, _ = _resolve(self.old, old[prop])
             new_schema, _ = _resolve(self.new, new[prop])
             if new_schema.get("deprecated") and not old_schema.get("deprecated"):
-                self.add("minor", "deprecated", where)
+                self.add("deprecated", side, where)
 
     def nullability(self, was: bool, now: bool, where: str, side: Side) -> None:
         if now and not was:
-            if side == "response":
-                self.add("major", "made nullable", where, why=WHY_RESPONSE_MADE_NULLABLE)
-            else:
-                self.add("minor", "made nullable", where)
+            self.add("made nullable", side, where)
         elif was and not now:
-            self.add("major" if side == "request" else "patch", "made non-nullable", where)
+            self.add("made non-nullable", side, where)
 
     def enum(self, old: Mapping[str, object], new: Mapping[str, object], where: str, side: Side) -> None:
         for value in sorted(new.keys() - old.keys()):
-            if side == "response":
-                self.add("major", "enum value added", where, value, WHY_RESPONSE_ENUM_VALUE_ADDED)
-            else:
-                self.add("minor", "enum value added", where, value)
+            self.add("enum value added", side, where, value)
         for value in sorted(old.keys() - new.keys()):
-            if side == "request":
-                self.add("major", "enum value removed", where, value)
-            else:
-                self.add("minor", "enum value removed", where, value, WHY_RESPONSE_ENUM_VALUE_REMOVED)
+            self.add("enum value removed", side, where, value)
 
     def error_codes(self) -> None:
         old, new = _error_codes(self.old), _error_codes(self.new)
         for code in sorted(old.keys() | new.keys()):
             if code not in new:
-                self.add("major", "error code removed", code, why=WHY_ERROR_CODE_REMOVED)
+                self.add("error code removed", None, code)
             elif code not in old:
-                self.add("minor", "error code added", code, _squash(new[code]))
+                self.add("error code added", None, code, _squash(new[code]))
             elif _squash(old[code]) != _squash(new[code]):
                 self.error_code_texts += 1
 

@@ -328,3 +328,12 @@ def test_the_exit_status_table_is_the_cli_s() -> None:
     assert [(int(status), meaning.replace("\\|", "|")) for status, meaning in rows] == [
         (int(status), meaning) for status, meaning in MEANINGS.items()
     ]
+
+
+def test_the_api_change_classification_table_is_codegens() -> None:
+    from codegen.api_changes import rules_markdown
+
+    table = rules_markdown()
+    assert table in README.read_text(encoding="utf-8"), (
+        "the README's classification table differs from codegen.api_changes.RULES: paste in rules_markdown()'s output"
+    )

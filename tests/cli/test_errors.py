@@ -139,7 +139,10 @@ def test_not_found_has_one_wording_whatever_the_api_said() -> None:
 def test_no_message_repeats_itself(error: SandboxException) -> None:
     converted = convert(error)
     assert converted.hint is not None
-    words = lambda text: {w.strip(".,:;()").lower() for w in text.split() if len(w) > 4}  # noqa: E731
+
+    def words(text: str) -> set[str]:
+        return {w.strip(".,:;()").lower() for w in text.split() if len(w) > 4}
+
     assert not words(converted.hint) & words(error.message), (converted.message, converted.hint)
 
 

@@ -10,7 +10,7 @@ import pytest
 from e2b import SandboxInfo
 from e2b_cli import output
 
-from tests.cli.conftest import SANDBOX_ID, FakeApi, Invoke, error, sandbox_json
+from tests.cli.conftest import SANDBOX_ID, Invoke, MockApi, error, sandbox_json
 
 ESC = "\x1b["
 PAUSE = f"/sandboxes/{SANDBOX_ID}/pause"
@@ -27,7 +27,7 @@ def _info() -> SandboxInfo:
 
 
 @pytest.fixture
-def scripted(api: FakeApi) -> FakeApi:
+def scripted(api: MockApi) -> MockApi:
     api.on("GET", "/v2/sandboxes", httpx.Response(200, json=[sandbox_json(), sandbox_json("b", state="paused")]))
     api.on("GET", f"/sandboxes/{SANDBOX_ID}", httpx.Response(200, json=sandbox_json()))
     api.on("POST", PAUSE, httpx.Response(200, json={"forced": True}))
@@ -44,20 +44,20 @@ CASES = [
 
 
 @pytest.mark.parametrize("args", CASES)
-def test_no_escapes_off_a_terminal(scripted: FakeApi, run: Invoke, args: list[str]) -> None:
+def test_no_escapes_off_a_terminal(scripted: MockApi, run: Invoke, args: list[str]) -> None:
     result = run(*args)
     assert ESC not in result.stdout
     assert ESC not in result.stderr
 
 
 @pytest.mark.parametrize("args", CASES)
-def test_no_color_wins_over_a_forced_terminal(scripted: FakeApi, run: Invoke, args: list[str]) -> None:
+def test_no_color_wins_over_a_forced_terminal(scripted: MockApi, run: Invoke, args: list[str]) -> None:
     result = run(*args, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert ESC not in result.stdout
     assert ESC not in result.stderr
 
 
-def test_colour_on_a_terminal(scripted: FakeApi, run: Invoke) -> None:
+def test_colour_on_a_terminal(scripted: MockApi, run: Invoke) -> None:
     # FORCE_COLOR makes rich treat CliRunner's stream as a terminal: the control for the tests above.
     result = run("sandbox", "pause", "nope", env={"FORCE_COLOR": "1"})
     assert ESC in result.stderr

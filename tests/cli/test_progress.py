@@ -9,17 +9,17 @@ import httpx
 from e2b_cli.errors import ExitStatus
 from e2b_cli.progress import RETRY_LOGGER
 
-from tests.cli.conftest import SANDBOX_ID, FakeApi, Invoke, error, sandbox_json
+from tests.cli.conftest import SANDBOX_ID, Invoke, MockApi, error, sandbox_json
 
 INFO = f"/sandboxes/{SANDBOX_ID}"
 ANNOUNCEMENT = re.compile(r"busy \(503\), retrying in \d+\.\d s \((\d)/3\)")
 
 
-def _busy_twice(api: FakeApi) -> None:
+def _busy_twice(api: MockApi) -> None:
     api.on("GET", INFO, error(503, "node busy"), error(503, "node busy"), httpx.Response(200, json=sandbox_json()))
 
 
-def test_each_retry_is_announced_on_stderr(api: FakeApi, run: Invoke) -> None:
+def test_each_retry_is_announced_on_stderr(api: MockApi, run: Invoke) -> None:
     _busy_twice(api)
     result = run("sandbox", "info", SANDBOX_ID)
     assert result.exit_code == ExitStatus.OK
@@ -29,7 +29,7 @@ def test_each_retry_is_announced_on_stderr(api: FakeApi, run: Invoke) -> None:
     assert SANDBOX_ID in result.stdout  # stdout stays the command's own
 
 
-def test_quiet_announces_nothing(api: FakeApi, run: Invoke) -> None:
+def test_quiet_announces_nothing(api: MockApi, run: Invoke) -> None:
     for flag in ("--quiet", "-q"):
         _busy_twice(api)
         result = run(flag, "sandbox", "info", SANDBOX_ID)
@@ -38,7 +38,7 @@ def test_quiet_announces_nothing(api: FakeApi, run: Invoke) -> None:
     assert len(api.requests) == 6  # the retries happened, silently
 
 
-def test_the_handler_leaves_with_the_command(api: FakeApi, run: Invoke) -> None:
+def test_the_handler_leaves_with_the_command(api: MockApi, run: Invoke) -> None:
     logger = logging.getLogger(RETRY_LOGGER)
     handlers, level = list(logger.handlers), logger.level
     _busy_twice(api)

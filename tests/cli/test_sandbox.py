@@ -10,7 +10,7 @@ import pytest
 from click.testing import Result
 from e2b_cli.errors import ExitStatus
 
-from tests.cli.conftest import API_KEY, SANDBOX_ID, FakeApi, Invoke, assert_clean_error, error, sandbox_json
+from tests.cli.conftest import API_KEY, SANDBOX_ID, Invoke, MockApi, assert_clean_error, error, sandbox_json
 
 PAUSE = f"/sandboxes/{SANDBOX_ID}/pause"
 INFO = f"/sandboxes/{SANDBOX_ID}"
@@ -34,7 +34,7 @@ IDS = [c[0][1] for c in COMMANDS]
 # --- pause ---------------------------------------------------------------------------
 
 
-def test_pause_default_omits_force(api: FakeApi, run: Invoke) -> None:
+def test_pause_default_omits_force(api: MockApi, run: Invoke) -> None:
     api.on("POST", PAUSE, httpx.Response(200, json={"forced": False}))
     result = run("sandbox", "pause", SANDBOX_ID)
     assert result.exit_code == ExitStatus.OK
@@ -46,7 +46,7 @@ def test_pause_default_omits_force(api: FakeApi, run: Invoke) -> None:
 
 
 @pytest.mark.parametrize("flag", ["--force", "-f"])
-def test_pause_force_sends_force_and_reports_forced(api: FakeApi, run: Invoke, flag: str) -> None:
+def test_pause_force_sends_force_and_reports_forced(api: MockApi, run: Invoke, flag: str) -> None:
     api.on("POST", PAUSE, httpx.Response(200, json={"forced": True}))
     result = run("sandbox", "pause", SANDBOX_ID, flag)
     assert result.exit_code == ExitStatus.OK
@@ -57,7 +57,7 @@ def test_pause_force_sends_force_and_reports_forced(api: FakeApi, run: Invoke, f
     assert f"e2b sandbox connect {SANDBOX_ID} --on-resume reboot" in lines[1]
 
 
-def test_pause_force_requested_but_not_forced(api: FakeApi, run: Invoke) -> None:
+def test_pause_force_requested_but_not_forced(api: MockApi, run: Invoke) -> None:
     # A forced request that joined a normal pause in flight: the API reports forced=false.
     api.on("POST", PAUSE, httpx.Response(200, json={"forced": False}))
     result = run("sandbox", "pause", "-f", SANDBOX_ID)
@@ -66,14 +66,14 @@ def test_pause_force_requested_but_not_forced(api: FakeApi, run: Invoke) -> None
     assert "did not report a forced snapshot" in result.stdout
 
 
-def test_pause_older_api_204(api: FakeApi, run: Invoke) -> None:
+def test_pause_older_api_204(api: MockApi, run: Invoke) -> None:
     api.on("POST", PAUSE, httpx.Response(204))
     result = run("sandbox", "pause", SANDBOX_ID)
     assert result.exit_code == ExitStatus.OK
     assert result.stdout == f"Paused sandbox {SANDBOX_ID}.\n"
 
 
-def test_pause_already_paused_is_success(api: FakeApi, run: Invoke) -> None:
+def test_pause_already_paused_is_success(api: MockApi, run: Invoke) -> None:
     api.on("POST", PAUSE, error(409, f"sandbox {SANDBOX_ID!r} is already paused", "sandbox_already_paused"))
     result = run("sandbox", "pause", SANDBOX_ID)
     assert result.exit_code == ExitStatus.OK
@@ -82,7 +82,7 @@ def test_pause_already_paused_is_success(api: FakeApi, run: Invoke) -> None:
 
 
 @pytest.mark.parametrize("force", [False, True])
-def test_pause_refused_prints_api_message_verbatim(api: FakeApi, run: Invoke, force: bool) -> None:
+def test_pause_refused_prints_api_message_verbatim(api: MockApi, run: Invoke, force: bool) -> None:
     api.on("POST", PAUSE, error(503, REFUSAL, "sandbox_pause_refused"))
     result = run("sandbox", "pause", SANDBOX_ID, *(["--force"] if force else []))
     assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
@@ -90,7 +90,7 @@ def test_pause_refused_prints_api_message_verbatim(api: FakeApi, run: Invoke, fo
     assert len(api.requests) == 1  # a refusal is never retried
 
 
-def test_pause_refused_long_message_stays_one_line(api: FakeApi, run: Invoke) -> None:
+def test_pause_refused_long_message_stays_one_line(api: MockApi, run: Invoke) -> None:
     message = "pause refused, the sandbox keeps running: " + "the node is very busy " * 20
     api.on("POST", PAUSE, error(503, message, "sandbox_pause_refused"))
     result = run("sandbox", "pause", SANDBOX_ID)
@@ -99,7 +99,7 @@ def test_pause_refused_long_message_stays_one_line(api: FakeApi, run: Invoke) ->
 
 
 @pytest.mark.parametrize(("forced", "paused_status"), [(True, 200), (False, 200), (False, 409)])
-def test_pause_json(api: FakeApi, run: Invoke, forced: bool, paused_status: int) -> None:
+def test_pause_json(api: MockApi, run: Invoke, forced: bool, paused_status: int) -> None:
     answer = (
         httpx.Response(200, json={"forced": forced})
         if paused_status == 200
@@ -120,7 +120,7 @@ def test_pause_usage_errors(run: Invoke) -> None:
 # --- list ----------------------------------------------------------------------------
 
 
-def test_list_table(api: FakeApi, run: Invoke) -> None:
+def test_list_table(api: MockApi, run: Invoke) -> None:
     api.on("GET", LIST, httpx.Response(200, json=[sandbox_json(), sandbox_json("sbx_other", state="paused")]))
     result = run("sandbox", "list")
     assert result.exit_code == ExitStatus.OK
@@ -131,7 +131,7 @@ def test_list_table(api: FakeApi, run: Invoke) -> None:
     assert "team=qa" in result.stdout
 
 
-def test_list_json_and_filters(api: FakeApi, run: Invoke) -> None:
+def test_list_json_and_filters(api: MockApi, run: Invoke) -> None:
     api.on("GET", LIST, httpx.Response(200, json=[sandbox_json()]))
     result = run("sandbox", "list", "--state", "running", "--state", "paused", "--limit", "5", "--json")
     assert result.exit_code == ExitStatus.OK
@@ -144,7 +144,7 @@ def test_list_json_and_filters(api: FakeApi, run: Invoke) -> None:
     assert "running" in params["state"] and "paused" in params["state"]
 
 
-def test_list_follows_pages_up_to_limit(api: FakeApi, run: Invoke) -> None:
+def test_list_follows_pages_up_to_limit(api: MockApi, run: Invoke) -> None:
     page1 = httpx.Response(200, json=[sandbox_json("a"), sandbox_json("b")], headers={"X-Next-Token": "t1"})
     page2 = httpx.Response(200, json=[sandbox_json("c"), sandbox_json("d")], headers={"X-Next-Token": "t2"})
     api.on("GET", LIST, page1, page2)
@@ -155,7 +155,7 @@ def test_list_follows_pages_up_to_limit(api: FakeApi, run: Invoke) -> None:
     assert api.requests[1].url.params["nextToken"] == "t1"
 
 
-def test_list_empty(api: FakeApi, run: Invoke) -> None:
+def test_list_empty(api: MockApi, run: Invoke) -> None:
     api.on("GET", LIST, httpx.Response(200, json=[]))
     assert run("sandbox", "list").stdout == "No sandboxes.\n"
     assert json.loads(run("sandbox", "list", "--json").stdout) == []
@@ -171,7 +171,7 @@ def test_list_usage_errors(run: Invoke, args: list[str]) -> None:
 # --- info ----------------------------------------------------------------------------
 
 
-def test_info_table_and_json(api: FakeApi, run: Invoke) -> None:
+def test_info_table_and_json(api: MockApi, run: Invoke) -> None:
     api.on("GET", INFO, httpx.Response(200, json=sandbox_json(alias="my-alias")))
     table = run("sandbox", "info", SANDBOX_ID)
     assert table.exit_code == ExitStatus.OK
@@ -189,7 +189,7 @@ def test_info_usage_error(run: Invoke) -> None:
 # --- kill ----------------------------------------------------------------------------
 
 
-def test_kill_several(api: FakeApi, run: Invoke) -> None:
+def test_kill_several(api: MockApi, run: Invoke) -> None:
     api.on("DELETE", "/sandboxes/a", httpx.Response(204))
     api.on("DELETE", "/sandboxes/b", httpx.Response(204))
     result = run("sandbox", "kill", "a", "b")
@@ -197,7 +197,7 @@ def test_kill_several(api: FakeApi, run: Invoke) -> None:
     assert result.stdout == "Killed sandbox a.\nKilled sandbox b.\n"
 
 
-def test_kill_unknown_tries_all_then_fails(api: FakeApi, run: Invoke) -> None:
+def test_kill_unknown_tries_all_then_fails(api: MockApi, run: Invoke) -> None:
     api.on("DELETE", "/sandboxes/a", error(404, "sandbox 'a' not found", "sandbox_not_found"))
     api.on("DELETE", "/sandboxes/b", httpx.Response(204))
     result = run("sandbox", "kill", "a", "b")
@@ -214,7 +214,7 @@ def test_kill_usage_error(run: Invoke) -> None:
 # --- connect -------------------------------------------------------------------------
 
 
-def test_connect_resume(api: FakeApi, run: Invoke) -> None:
+def test_connect_resume(api: MockApi, run: Invoke) -> None:
     api.on("POST", CONNECT, httpx.Response(201, json=sandbox_json()))
     result = run("sandbox", "connect", SANDBOX_ID)
     assert result.exit_code == ExitStatus.OK
@@ -222,7 +222,7 @@ def test_connect_resume(api: FakeApi, run: Invoke) -> None:
     assert api.bodies()[0] == {"timeout": 300}
 
 
-def test_connect_on_resume_reboot(api: FakeApi, run: Invoke) -> None:
+def test_connect_on_resume_reboot(api: MockApi, run: Invoke) -> None:
     api.on("POST", CONNECT, httpx.Response(201, json=sandbox_json()))
     result = run("sandbox", "connect", SANDBOX_ID, "--on-resume", "reboot", "--timeout", "60")
     assert result.exit_code == ExitStatus.OK
@@ -237,7 +237,7 @@ def test_connect_usage_error(run: Invoke) -> None:
 # --- timeout -------------------------------------------------------------------------
 
 
-def test_timeout(api: FakeApi, run: Invoke) -> None:
+def test_timeout(api: MockApi, run: Invoke) -> None:
     api.on("POST", TIMEOUT, httpx.Response(204))
     result = run("sandbox", "timeout", SANDBOX_ID, "3600")
     assert result.exit_code == ExitStatus.OK
@@ -254,7 +254,7 @@ def test_timeout_usage_errors(run: Invoke, args: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
-def test_not_found(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
+def test_not_found(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, error(404, f"sandbox {SANDBOX_ID!r} not found", "sandbox_not_found"))
     result = run(*args)
     assert_clean_error(result, ExitStatus.FAILED)
@@ -266,7 +266,7 @@ def test_not_found(api: FakeApi, run: Invoke, args: list[str], method: str, path
 
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
 def test_missing_api_key_is_a_usage_error(
-    api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch, args: list[str], method: str, path: str
+    api: MockApi, run: Invoke, monkeypatch: pytest.MonkeyPatch, args: list[str], method: str, path: str
 ) -> None:
     monkeypatch.delenv("E2B_API_KEY")
     result = run(*args)
@@ -279,7 +279,7 @@ def test_missing_api_key_is_a_usage_error(
 
 
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
-def test_invalid_api_key(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
+def test_invalid_api_key(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, error(401, "invalid API key in the X-API-Key header"))
     result = run(*args)
     assert_clean_error(result, ExitStatus.FAILED, lines=(2,))
@@ -288,7 +288,7 @@ def test_invalid_api_key(api: FakeApi, run: Invoke, args: list[str], method: str
 
 
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
-def test_network_failure(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
+def test_network_failure(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ConnectError("connection refused"))
     result = run(*args, "--api-url", "http://127.0.0.1:9")
     assert_clean_error(result, ExitStatus.NO_ANSWER, lines=(2,))
@@ -298,7 +298,7 @@ def test_network_failure(api: FakeApi, run: Invoke, args: list[str], method: str
 
 
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
-def test_timeout_failure(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
+def test_timeout_failure(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ReadTimeout("timed out"))
     result = run(*args, "--request-timeout", "5")
     assert_clean_error(result, ExitStatus.NO_ANSWER, lines=(2,))
@@ -320,7 +320,7 @@ def test_timeout_failure(api: FakeApi, run: Invoke, args: list[str], method: str
 )
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
 def test_other_api_errors(
-    api: FakeApi, run: Invoke, args: list[str], method: str, path: str, answer: httpx.Response, expected: str | None
+    api: MockApi, run: Invoke, args: list[str], method: str, path: str, answer: httpx.Response, expected: str | None
 ) -> None:
     api.on(method, path, answer)
     result = run("--quiet", *args)  # busy answers are retried first: test_progress says so
@@ -343,7 +343,7 @@ def test_help_has_an_example(run: Invoke, args: list[str], method: str, path: st
 CREATED = {"sandboxID": "sbx_new", "templateID": "base", "envdVersion": "0.2.0"}
 
 
-def test_create_prints_the_id_alone(api: FakeApi, run: Invoke) -> None:
+def test_create_prints_the_id_alone(api: MockApi, run: Invoke) -> None:
     api.on("POST", "/sandboxes", httpx.Response(201, json=CREATED))
     result = run("sandbox", "create")
     assert result.exit_code == ExitStatus.OK
@@ -351,7 +351,7 @@ def test_create_prints_the_id_alone(api: FakeApi, run: Invoke) -> None:
     assert api.bodies()[0]["templateID"] == "base" and api.bodies()[0]["timeout"] == 300
 
 
-def test_create_template_timeout_and_json(api: FakeApi, run: Invoke) -> None:
+def test_create_template_timeout_and_json(api: MockApi, run: Invoke) -> None:
     api.on("POST", "/sandboxes", httpx.Response(201, json={**CREATED, "templateID": "py"}))
     result = run("sandbox", "create", "py", "--timeout", "60", "--json")
     assert result.exit_code == ExitStatus.OK
@@ -360,7 +360,7 @@ def test_create_template_timeout_and_json(api: FakeApi, run: Invoke) -> None:
 
 
 @pytest.mark.parametrize("args", [["--timeout", "-1"], ["--timeout", "soon"], ["a", "b"]])
-def test_create_usage_errors(api: FakeApi, run: Invoke, args: list[str]) -> None:
+def test_create_usage_errors(api: MockApi, run: Invoke, args: list[str]) -> None:
     assert run("sandbox", "create", *args).exit_code == ExitStatus.USAGE
     assert api.requests == []
 
@@ -380,7 +380,7 @@ def _json_error(result: Result) -> dict[str, object]:
     return error
 
 
-def test_pause_json_refusal(api: FakeApi, run: Invoke) -> None:
+def test_pause_json_refusal(api: MockApi, run: Invoke) -> None:
     api.on("POST", PAUSE, error(503, REFUSAL, "sandbox_pause_refused"))
     result = run("sandbox", "pause", SANDBOX_ID, "--json")
     assert result.exit_code == ExitStatus.FAILED
@@ -388,7 +388,7 @@ def test_pause_json_refusal(api: FakeApi, run: Invoke) -> None:
 
 
 @pytest.mark.parametrize(("args", "method", "path"), JSON_COMMANDS, ids=[c[0][1] for c in JSON_COMMANDS])
-def test_json_failures(api: FakeApi, run: Invoke, args: list[str], method: str, path: str) -> None:
+def test_json_failures(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, error(404, "whatever the API says", "sandbox_not_found"))
     not_found = run(*args, "--json")
     assert not_found.exit_code == ExitStatus.FAILED
@@ -402,7 +402,7 @@ def test_json_failures(api: FakeApi, run: Invoke, args: list[str], method: str, 
 
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS[1:], ids=IDS[1:])  # all but list
 def test_not_found_reads_the_same_from_every_command(
-    api: FakeApi, run: Invoke, args: list[str], method: str, path: str
+    api: MockApi, run: Invoke, args: list[str], method: str, path: str
 ) -> None:
     api.on(method, path, error(404, "the API's own words", "sandbox_not_found"))
     result = run(*args)
@@ -411,7 +411,7 @@ def test_not_found_reads_the_same_from_every_command(
 
 @pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
 def test_a_web_page_instead_of_json_names_status_and_content_type(
-    api: FakeApi, run: Invoke, args: list[str], method: str, path: str
+    api: MockApi, run: Invoke, args: list[str], method: str, path: str
 ) -> None:
     page = httpx.Response(200, text="<html>Sign in to the proxy</html>", headers={"content-type": "text/html"})
     api.on(method, path, page)

@@ -9,17 +9,17 @@ import pytest
 from e2b_cli.errors import CliError, ExitStatus
 from e2b_cli.settings import CliState
 
-from tests.cli.conftest import API_KEY, SANDBOX_ID, FakeApi, Invoke
+from tests.cli.conftest import API_KEY, SANDBOX_ID, Invoke, MockApi
 
 PAUSE = f"/sandboxes/{SANDBOX_ID}/pause"
 
 
 @pytest.fixture(autouse=True)
-def pausable(api: FakeApi) -> None:
+def pausable(api: MockApi) -> None:
     api.on("POST", PAUSE, httpx.Response(200, json={"forced": False}))
 
 
-def test_environment_is_used(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_is_used(api: MockApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("E2B_API_URL", "http://127.0.0.1:4000")
     assert run("sandbox", "pause", SANDBOX_ID).exit_code == ExitStatus.OK
     request = api.requests[0]
@@ -27,7 +27,7 @@ def test_environment_is_used(api: FakeApi, run: Invoke, monkeypatch: pytest.Monk
     assert request.headers["X-API-Key"] == API_KEY
 
 
-def test_domain_derives_the_url(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_domain_derives_the_url(api: MockApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("E2B_DOMAIN", "example.test")
     run("sandbox", "pause", SANDBOX_ID)
     assert api.requests[0].url.host == "api.example.test"
@@ -35,7 +35,7 @@ def test_domain_derives_the_url(api: FakeApi, run: Invoke, monkeypatch: pytest.M
     assert api.requests[1].url.host == "api.other.test"
 
 
-def test_flags_beat_environment(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_flags_beat_environment(api: MockApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("E2B_API_URL", "http://127.0.0.1:4000")
     result = run("--api-key", "flag-key", "--api-url", "http://127.0.0.1:5000", "sandbox", "pause", SANDBOX_ID)
     assert result.exit_code == ExitStatus.OK
@@ -43,13 +43,13 @@ def test_flags_beat_environment(api: FakeApi, run: Invoke, monkeypatch: pytest.M
     assert api.requests[0].url.port == 5000
 
 
-def test_flags_after_the_command_beat_flags_before(api: FakeApi, run: Invoke) -> None:
+def test_flags_after_the_command_beat_flags_before(api: MockApi, run: Invoke) -> None:
     result = run("--api-key", "outer", "sandbox", "pause", SANDBOX_ID, "--api-key", "inner")
     assert result.exit_code == ExitStatus.OK
     assert api.requests[0].headers["X-API-Key"] == "inner"
 
 
-def test_key_flag_without_environment(api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_key_flag_without_environment(api: MockApi, run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("E2B_API_KEY")
     assert run("sandbox", "pause", SANDBOX_ID, "--api-key", "k").exit_code == ExitStatus.OK
 
@@ -81,7 +81,7 @@ def test_request_timeout_is_validated(run: Invoke) -> None:
 )
 @pytest.mark.parametrize("where", ["flag", "environment"])
 def test_a_malformed_api_url_is_a_usage_error(
-    api: FakeApi, run: Invoke, monkeypatch: pytest.MonkeyPatch, url: str, where: str
+    api: MockApi, run: Invoke, monkeypatch: pytest.MonkeyPatch, url: str, where: str
 ) -> None:
     if where == "flag":
         result = run("sandbox", "pause", SANDBOX_ID, "--api-url", url)
@@ -95,7 +95,7 @@ def test_a_malformed_api_url_is_a_usage_error(
     assert api.requests == []
 
 
-def test_a_malformed_api_url_with_json(api: FakeApi, run: Invoke) -> None:
+def test_a_malformed_api_url_with_json(api: MockApi, run: Invoke) -> None:
     result = run("sandbox", "pause", SANDBOX_ID, "--json", "--api-url", "ftp://x")
     assert result.exit_code == ExitStatus.USAGE
     assert result.stderr == ""

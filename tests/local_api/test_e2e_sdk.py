@@ -14,7 +14,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-import e2b._http
 import httpx
 import pytest
 from e2b import (
@@ -69,19 +68,6 @@ def sdk(request: pytest.FixtureRequest, live: LiveServer) -> Sdk:
             httpx.HTTPTransport(verify=False) if flavour == "sync" else httpx.AsyncHTTPTransport(verify=False)
         )
     return Sdk(Sandbox if flavour == "sync" else AsyncSandbox, opts)
-
-
-@pytest.fixture
-def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Retries without the real backoff: the server, not the clock, is under test."""
-    waited: list[float] = []
-
-    async def async_sleep(seconds: float) -> None:
-        waited.append(seconds)
-
-    monkeypatch.setattr(e2b._http, "retry_sleep", waited.append)
-    monkeypatch.setattr(e2b._http, "async_retry_sleep", async_sleep)
-    return waited
 
 
 # --- the pause contract -------------------------------------------------------
@@ -181,16 +167,16 @@ async def test_older_api_answers_204(sdk: Sdk, live: LiveServer) -> None:
     assert live.stats()["answered"]["pauseSandbox"] == {"204": 1}
 
 
-async def test_busy_503s_are_retried(sdk: Sdk, live: LiveServer, retry_sleeps: list[float]) -> None:
+async def test_busy_503s_are_retried(sdk: Sdk, live: LiveServer, sleeps: list[float]) -> None:
     sandbox_id = await sdk.create()
     live.fault("busy", count=2, operation="pauseSandbox")
     assert await sdk("pause", sandbox_id) == SandboxPauseResult(True, False)
     assert live.stats()["answered"]["pauseSandbox"] == {"200": 1, "503": 2}
-    assert len(retry_sleeps) == 2
+    assert len(sleeps) == 2
 
 
 async def test_trickled_refusal_is_still_answered_after_one_request(
-    sdk: Sdk, live: LiveServer, retry_sleeps: list[float]
+    sdk: Sdk, live: LiveServer, sleeps: list[float]
 ) -> None:
     sandbox_id = await sdk.create()
     live.flags(sandbox_id, agent_unresponsive=True)
@@ -198,7 +184,7 @@ async def test_trickled_refusal_is_still_answered_after_one_request(
     with pytest.raises(SandboxPauseRefusedException):
         await sdk("pause", sandbox_id)
     assert live.received("pauseSandbox") == 1
-    assert retry_sleeps == []
+    assert sleeps == []
 
 
 # --- the rest of the lifecycle -------------------------------------------------

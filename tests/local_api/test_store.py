@@ -72,7 +72,7 @@ async def test_requests_join_the_pause_in_flight() -> None:
         store.pause(sid, memory=True, force=True),
         store.connect(sid, 10, None),
     )
-    assert results[:2] == [False, False]
+    assert list(results[:2]) == [False, False]
     record, resumed = results[2]
     assert resumed and record.state is SandboxState.running
     assert (record.pauses, record.forced_pauses, record.resumes) == (1, 0, 1)

@@ -7,8 +7,16 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from e2b import AsyncSandbox, AuthenticationException, ConnectionConfig, Sandbox, TimeoutException
-from e2b._http import async_api_client, sync_api_client
+from e2b import (
+    AsyncSandbox,
+    AuthenticationException,
+    ConnectionConfig,
+    Sandbox,
+    SandboxException,
+    SandboxNotFoundException,
+    TimeoutException,
+)
+from e2b._http import async_api_client, checked, sync_api_client, sync_call
 from e2b._transport import AsyncRetryableTransport, RetryableTransport
 
 from .transport._server import TestServer
@@ -80,6 +88,38 @@ def test_headers_and_timeout_reach_the_httpx_client() -> None:
     assert (http.headers["X-Extra"], http.headers["X-API-Key"]) == ("1", "k")
     # The whole call's budget in every phase; a single read gets half of it.
     assert http.timeout == httpx.Timeout(7, read=3.5)
+
+
+def test_checked_refuses_a_non_json_success_answer() -> None:
+    page = httpx.Response(200, content=b"<html>login</html>", headers={"content-type": "text/html"})
+    with pytest.raises(SandboxException) as raised:
+        checked(page, {200})
+    assert raised.value.status_code == 200
+    assert str(raised.value).startswith("the API answered 200 with text/html, not JSON")
+    empty = httpx.Response(204)
+    assert checked(empty, {204}) is empty
+    ok = httpx.Response(200, json=[])
+    assert checked(ok, {200}) is ok
+
+
+def test_a_call_checks_the_status_before_anyone_reads_the_body() -> None:
+    config = ConnectionConfig(api_key="k", transport=httpx.MockTransport(lambda r: httpx.Response(404, json={})))
+    with pytest.raises(SandboxNotFoundException), sync_call(config, {200}) as client:
+        client.get_httpx_client().get("/sandboxes/x")
+    ok = ConnectionConfig(api_key="k", transport=httpx.MockTransport(lambda r: httpx.Response(200, json=[1])))
+    with sync_call(ok, {200}) as client:
+        assert client.get_httpx_client().get("/v2/sandboxes").json() == [1]
+
+
+def test_a_call_raises_timeouts_as_the_sdks() -> None:
+    def stall(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("stalled", request=request)
+
+    config = ConnectionConfig(api_key="k", transport=httpx.MockTransport(stall))
+    with pytest.raises(TimeoutException, match="no answer from the API in time: stalled") as raised:
+        with sync_call(config, {200}) as client:
+            client.get_httpx_client().get("/sandboxes/x")
+    assert isinstance(raised.value.__cause__, httpx.ReadTimeout)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,9 @@ import httpx
 import pytest
 from e2b import SandboxException, SandboxInfo, SandboxNotFoundException
 
-from .conftest import Flavour, MockApi
+from tests.mock_api import MockApi
+
+from .conftest import Flavour
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("sleeps")]
 

@@ -21,7 +21,9 @@ from e2b import (
     ServiceBusyException,
 )
 
-from .conftest import Flavour, MockApi
+from tests.mock_api import MockApi
+
+from .conftest import Flavour
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("sleeps")]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.codegen.conftest import PERSON
-from tests.release.conftest import CLI, SDK, Result, add_fragment, commit_all, git_repo
+from tests.codegen.conftest import PERSON, commit_all, git_repo
+from tests.release.conftest import CLI, SDK, Result, add_fragment
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Literal, cast
 
 import click
 from e2b import Sandbox, SandboxInfo, SandboxState
+from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE
 
 from e2b_cli import output
 from e2b_cli.errors import not_found
@@ -19,8 +20,6 @@ __all__ = ["sandbox"]
 
 # The API's page size is 1-100; --limit above that takes several pages.
 MAX_PAGE_SIZE = 100
-DEFAULT_SANDBOX_TIMEOUT = 300
-DEFAULT_TEMPLATE = "base"
 
 pass_state = click.make_pass_decorator(CliState, ensure=True)
 

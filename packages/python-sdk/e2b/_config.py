@@ -14,6 +14,9 @@ __all__ = ["ApiParams", "ConnectionConfig"]
 
 DEFAULT_DOMAIN = "e2b.app"
 DEFAULT_REQUEST_TIMEOUT = 30.0
+# What `Sandbox.create()` (and `e2b sandbox create`) starts when not told otherwise.
+DEFAULT_TEMPLATE = "base"
+DEFAULT_SANDBOX_TIMEOUT = 300
 # A read that waits longer than this share of the request timeout (for the
 # answer to begin, or for the next bytes of its body) ends the attempt, so a
 # stalled answer leaves the rest of the budget for a retry.

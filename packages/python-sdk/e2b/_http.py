@@ -3,21 +3,44 @@
 Every request goes through the retrying transport (`e2b._transport`): by
 default over pyqwest, or over a transport injected with the `transport`
 option, which the SDK wraps but never closes, since its owner may reuse it.
+
+`sync_call`/`async_call` give one SDK call its client: a status it does not
+expect is raised as the SDK's exception before the generated parser sees the
+body (that parser fails on a malformed error body), and a timeout is raised
+as `e2b.TimeoutException`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator, Collection, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import TypedDict
 
 import httpx
 
 from e2b._config import ConnectionConfig
-from e2b._exceptions import AuthenticationException
+from e2b._exceptions import (
+    AuthenticationException,
+    SandboxException,
+    TimeoutException,
+    handle_api_exception,
+    is_json_media_type,
+    not_json_message,
+)
 from e2b._transport import AsyncRetryableTransport, RetryableTransport
 from e2b.api.client.client import AuthenticatedClient
 
-__all__ = ["async_api_client", "async_retry_sleep", "retry_sleep", "sync_api_client"]
+__all__ = [
+    "async_api_client",
+    "async_call",
+    "async_retry_sleep",
+    "checked",
+    "retry_sleep",
+    "sync_api_client",
+    "sync_call",
+]
 
 
 def retry_sleep(seconds: float) -> None:
@@ -55,32 +78,34 @@ def _timeout(config: ConnectionConfig) -> httpx.Timeout:
     return httpx.Timeout(config.request_timeout, read=config.read_timeout)
 
 
-def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
-    inner = config.transport
-    # A module global is looked up per call, so a test's replacement takes effect.
-    sleep = retry_sleep
-    if inner is None:
-        # pyqwest is imported on the first call; it fixes its per-read idle
-        # timeout per transport, and each client here gets its own.
-        from e2b._transport import _factory
+class _PyqwestOptions(TypedDict):
+    read_timeout: float | None
+    connect_timeout: float | None
 
-        return _factory.default_transport(
-            sleep=sleep, read_timeout=config.read_timeout, connect_timeout=config.request_timeout
-        )
+
+def _pyqwest_options(config: ConnectionConfig) -> _PyqwestOptions:
+    # pyqwest fixes its per-read idle timeout per transport; each client here gets its own.
+    return {"read_timeout": config.read_timeout, "connect_timeout": config.request_timeout}
+
+
+def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
+    # A module global is looked up per call, so a test's replacement takes effect.
+    inner, sleep = config.transport, retry_sleep
+    if inner is None:
+        from e2b._transport import _factory  # pyqwest is imported on the first call
+
+        return _factory.default_transport(sleep=sleep, **_pyqwest_options(config))
     if not isinstance(inner, httpx.BaseTransport):
         raise TypeError("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
     return RetryableTransport(_Borrowed(inner), sleep=sleep)
 
 
 def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
-    inner = config.transport
-    sleep = async_retry_sleep
+    inner, sleep = config.transport, async_retry_sleep
     if inner is None:
         from e2b._transport import _factory
 
-        return _factory.default_async_transport(
-            sleep=sleep, read_timeout=config.read_timeout, connect_timeout=config.request_timeout
-        )
+        return _factory.default_async_transport(sleep=sleep, **_pyqwest_options(config))
     if not isinstance(inner, httpx.AsyncBaseTransport):
         raise TypeError("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
     return AsyncRetryableTransport(_AsyncBorrowed(inner), sleep=sleep)
@@ -94,37 +119,87 @@ def _headers(config: ConnectionConfig) -> dict[str, str]:
 
 def _generated_client(config: ConnectionConfig) -> AuthenticatedClient:
     # raise_on_unexpected_status stays off: the SDK checks the status itself
-    # (e2b._exceptions) before the generated parser sees a body.
-    return AuthenticatedClient(
-        base_url=config.api_url,
-        token=config.api_key or "",
-        prefix="",
-        auth_header_name="X-API-Key",
-        raise_on_unexpected_status=False,
-    )
+    # (`checked`) before the generated parser sees a body.
+    return AuthenticatedClient(base_url=config.api_url, token=config.api_key or "")
 
 
-def sync_api_client(config: ConnectionConfig) -> AuthenticatedClient:
-    """A generated client over a fresh `httpx.Client`; close it after the call."""
-    client = _generated_client(config)
-    return client.set_httpx_client(
+def sync_api_client(config: ConnectionConfig, expected: Collection[int] | None = None) -> AuthenticatedClient:
+    """A generated client over a fresh `httpx.Client`; close it after the call.
+
+    With `expected`, every response is `checked` against it.
+    """
+
+    def check(response: httpx.Response) -> None:
+        response.read()  # hooks run before httpx reads the body
+        checked(response, expected or ())
+
+    return _generated_client(config).set_httpx_client(
         httpx.Client(
             base_url=config.api_url,
             headers=_headers(config),
             timeout=_timeout(config),
             transport=_sync_transport(config),
+            event_hooks={} if expected is None else {"response": [check]},
         )
     )
 
 
-def async_api_client(config: ConnectionConfig) -> AuthenticatedClient:
-    """A generated client over a fresh `httpx.AsyncClient`; close it after the call."""
-    client = _generated_client(config)
-    return client.set_async_httpx_client(
+def async_api_client(config: ConnectionConfig, expected: Collection[int] | None = None) -> AuthenticatedClient:
+    """A generated client over a fresh `httpx.AsyncClient`; close it after the call.
+
+    With `expected`, every response is `checked` against it.
+    """
+
+    async def check(response: httpx.Response) -> None:
+        await response.aread()
+        checked(response, expected or ())
+
+    return _generated_client(config).set_async_httpx_client(
         httpx.AsyncClient(
             base_url=config.api_url,
             headers=_headers(config),
             timeout=_timeout(config),
             transport=_async_transport(config),
+            event_hooks={} if expected is None else {"response": [check]},
         )
     )
+
+
+def checked(response: httpx.Response, expected: Collection[int]) -> httpx.Response:
+    """The response if its status is one the call site handles, else its exception.
+
+    The generated parser assumes every documented error body is a well-formed
+    `Error` and fails on anything else, so it only ever sees these statuses.
+    """
+    if response.status_code not in expected:
+        raise handle_api_exception(response)
+    content_type = response.headers.get("content-type")
+    if response.content and not is_json_media_type(content_type):
+        # A proxy, captive portal or wrong URL answering with a web page: say
+        # so, instead of letting the JSON parser fail on it.
+        raise SandboxException(not_json_message(response.status_code, content_type), status_code=response.status_code)
+    return response
+
+
+def _timeout_exception(error: httpx.TimeoutException) -> TimeoutException:
+    return TimeoutException(f"no answer from the API in time: {error}")
+
+
+@contextmanager
+def sync_call(config: ConnectionConfig, expected: Collection[int]) -> Iterator[AuthenticatedClient]:
+    """The client for one call whose answer must have one of the `expected` statuses."""
+    try:
+        with sync_api_client(config, expected) as client:
+            yield client
+    except httpx.TimeoutException as error:
+        raise _timeout_exception(error) from error
+
+
+@asynccontextmanager
+async def async_call(config: ConnectionConfig, expected: Collection[int]) -> AsyncIterator[AuthenticatedClient]:
+    """The client for one call whose answer must have one of the `expected` statuses."""
+    try:
+        async with async_api_client(config, expected) as client:
+            yield client
+    except httpx.TimeoutException as error:
+        raise _timeout_exception(error) from error

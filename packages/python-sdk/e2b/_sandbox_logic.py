@@ -1,4 +1,4 @@
-"""The sandbox calls' flavour-free half: request bodies, status checks, result mapping.
+"""The sandbox calls' flavour-free half: request bodies, expected statuses, result mapping.
 
 The sync and async `Sandbox` classes are rendered from one template
 (templates/overlays/sandbox.py.jinja) and do only I/O; every decision they
@@ -7,21 +7,13 @@ share lives here, written once.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlencode
 
-import httpx
-
-from e2b._exceptions import (
-    SandboxException,
-    TimeoutException,
-    handle_api_exception,
-    is_json_media_type,
-    not_json_message,
-)
+from e2b._config import ConnectionConfig
+from e2b._exceptions import SandboxException
 from e2b._results import SandboxInfo, SandboxPauseResult
 
 # Only schemas every upstream shape names alike (the contract pins the pause
@@ -44,8 +36,6 @@ from e2b.api.client.types import UNSET, Unset
 T = TypeVar("T")
 ResumeMode = Literal["memory", "reboot"]
 
-DEFAULT_TEMPLATE = "base"
-DEFAULT_SANDBOX_TIMEOUT = 300
 NEXT_TOKEN_HEADER = "X-Next-Token"
 
 CREATE_STATUSES = frozenset({201})
@@ -59,26 +49,6 @@ KILL_STATUSES = frozenset({204})
 PAUSE_STATUSES = frozenset({200, 204, 409})
 
 BETA_PAUSE_WARNING = "beta_pause() is deprecated; call pause(), which takes the same arguments"
-
-
-def checked(response: httpx.Response, expected: Collection[int]) -> httpx.Response:
-    """The response if its status is one the call site handles, else its exception.
-
-    The generated parser assumes every documented error body is a well-formed
-    `Error` and fails on anything else, so it only ever sees these statuses.
-    """
-    if response.status_code not in expected:
-        raise handle_api_exception(response)
-    content_type = response.headers.get("content-type")
-    if response.content and not is_json_media_type(content_type):
-        # A proxy, captive portal or wrong URL answering with a web page: say
-        # so, instead of letting the JSON parser fail on it.
-        raise SandboxException(not_json_message(response.status_code, content_type), status_code=response.status_code)
-    return response
-
-
-def timeout_exception(error: httpx.TimeoutException) -> SandboxException:
-    return TimeoutException(f"no answer from the API in time: {error}")
 
 
 def _or_unset(value: T | None) -> T | Unset:
@@ -98,15 +68,10 @@ def pause_result(status: int, parsed: object) -> SandboxPauseResult:
     return SandboxPauseResult(paused=True, forced=False)
 
 
-def warn_beta_pause() -> None:
-    # stacklevel 3: past this helper and beta_pause, onto the caller's line.
-    warnings.warn(BETA_PAUSE_WARNING, DeprecationWarning, stacklevel=3)
-
-
 def new_sandbox(
-    *,
     template: str,
     timeout: int,
+    *,
     metadata: Mapping[str, str] | None,
     envs: Mapping[str, str] | None,
     auto_pause: bool | None,
@@ -161,9 +126,11 @@ def list_states(state: Collection[str] | None) -> list[WireState] | Unset:
 
 
 class PageCursor:
-    """Where a listing stands: whether there is a next page and its token."""
+    """Where a listing stands: its filters and settings, whether there is a next page and its token."""
 
-    def __init__(self) -> None:
+    def __init__(self, query: ListQuery, config: ConnectionConfig) -> None:
+        self._query = query
+        self._config = config
         self.has_next = True
         self.next_token: str | None = None
 
@@ -211,17 +178,3 @@ class ListQuery:
             "next_token": _or_unset(next_token),
             "limit": _or_unset(self.limit),
         }
-
-
-def unexploded(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Request keywords with array query parameters comma-joined.
-
-    The spec declares `state` as `style: form, explode: false`
-    (`state=running,paused`), but openapi-python-client 0.29 ignores `explode`
-    and repeats the parameter, of which the API reads only the first.
-    """
-    params = kwargs.get("params")
-    if isinstance(params, dict):
-        joined = {k: ",".join(map(str, v)) if isinstance(v, list) else v for k, v in params.items()}
-        return {**kwargs, "params": joined}
-    return kwargs

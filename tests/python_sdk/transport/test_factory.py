@@ -37,4 +37,15 @@ async def test_default_async_transport_wraps_pyqwest() -> None:
     assert isinstance(transport.inner, AsyncPyqwestTransport)
     assert transport.policy.retries == 0
     async with httpx.AsyncClient(transport=transport):
-        pass  # closing the client closes the owned pyqwest transport
+        pass
+    # Closing the client closed the pyqwest transport the factory made.
+    with pytest.raises(RuntimeError, match="closed transport"):
+        await transport.handle_async_request(httpx.Request("GET", "http://127.0.0.1:9/"))
+
+
+def test_closing_the_client_closes_the_owned_pyqwest_transport() -> None:
+    transport = default_transport(retries=0)
+    with httpx.Client(transport=transport):
+        pass
+    with pytest.raises(RuntimeError, match="closed transport"):
+        transport.handle_request(httpx.Request("GET", "http://127.0.0.1:9/"))

@@ -16,15 +16,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from e2b._transport._async import AsyncRetryableTransport
-from e2b._transport._policy import PEEK_CAP, RETRYABLE_STATUSES, RetryPolicy
+from e2b._transport._policy import RetryPolicy
 from e2b._transport._sync import RetryableTransport
 
 if TYPE_CHECKING:
     from e2b._transport._factory import default_async_transport, default_transport
 
 __all__ = [
-    "PEEK_CAP",
-    "RETRYABLE_STATUSES",
     "AsyncRetryableTransport",
     "RetryPolicy",
     "RetryableTransport",

@@ -1,4 +1,4 @@
-"""Asyncio flavour: the I/O loops around the shared decisions in ``_core``."""
+"""Asyncio flavour: reading, closing and sleeping around the decisions in ``_policy``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,21 @@ import asyncio
 import random as _random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 
 import httpx
 
-from e2b._transport import _core
-from e2b._transport._policy import RetryPolicy, never_retried
+from e2b._transport._policy import (
+    Action,
+    Clock,
+    PeekState,
+    Random,
+    RequestContext,
+    RetryPolicy,
+    is_replayable,
+    never_retried,
+    replayed_response,
+)
 
 # Closes still running after their caller was cancelled; a strong reference
 # keeps them from being garbage-collected half-way.
@@ -58,7 +68,7 @@ class _Inner:
             self._iterator = stream.__aiter__()
         return self._iterator
 
-    async def read(self, ctx: _core.RequestContext) -> bytes:
+    async def read(self, ctx: RequestContext) -> bytes:
         """One chunk, bounded by the read timeout and the deadline.
 
         Raises StopAsyncIteration at the end of the body.
@@ -118,7 +128,7 @@ class _Inner:
 class _ReplayStream(httpx.AsyncByteStream):
     """What the peek read, then the rest of the inner stream, within the deadline."""
 
-    def __init__(self, chunks: list[bytes], inner: _Inner, ctx: _core.RequestContext) -> None:
+    def __init__(self, chunks: list[bytes], inner: _Inner, ctx: RequestContext) -> None:
         self._chunks = chunks
         self._inner = inner
         self._ctx = ctx
@@ -144,7 +154,7 @@ class _ReplayStream(httpx.AsyncByteStream):
         await self._inner.aclose()
 
 
-async def _peek(inner: _Inner, state: _core.PeekState, ctx: _core.RequestContext) -> None:
+async def _peek(inner: _Inner, state: PeekState, ctx: RequestContext) -> None:
     try:
         while state.wants_more(ctx.clock()):
             try:
@@ -161,60 +171,43 @@ async def _peek(inner: _Inner, state: _core.PeekState, ctx: _core.RequestContext
         raise
 
 
+@dataclass(eq=False)
 class AsyncRetryableTransport(httpx.AsyncBaseTransport):
     """Retries busy responses of ``inner``; returns a refused pause at once."""
 
-    def __init__(
-        self,
-        inner: httpx.AsyncBaseTransport,
-        policy: RetryPolicy | None = None,
-        *,
-        clock: _core.Clock = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        random: _core.Random = _random.random,
-    ) -> None:
-        self.inner = inner
-        self.policy = policy or RetryPolicy()
-        self._clock = clock
-        self._sleep = sleep
-        self._random = random
+    inner: httpx.AsyncBaseTransport
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    clock: Clock = field(default=time.monotonic, kw_only=True)
+    sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, kw_only=True)
+    random: Random = field(default=_random.random, kw_only=True)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        started = self._clock()
-        replayable = _core.is_replayable(request)
+        started = self.clock()
+        replayable = is_replayable(request)
         response = await self.inner.handle_async_request(request)
         if never_retried(response.status_code):
             return response
-        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started, replayable)
+        ctx = RequestContext.start(request, self.policy, self.clock, self.random, started, replayable)
         attempt = 0
         while True:
             plan = ctx.plan(response, attempt)
             if plan is None:
                 return response
             inner = _Inner(response, self.policy.close_timeout)
-            if not plan.peek:
-                outcome = ctx.without_peek(plan)
-                if outcome.action is _core.Action.RETURN:
-                    return response
-            else:
-                state = ctx.new_peek(plan)
+            state = ctx.new_peek(plan) if plan.peek else None
+            if state is not None:
                 await _peek(inner, state, ctx)
-                outcome = ctx.after_peek(plan, state, response)
-                if outcome.action is _core.Action.PARTIAL:
-                    return _core.replayed_response(response, request, _ReplayStream(state.chunks, inner, ctx))
-                if outcome.action is not _core.Action.RETRY:
-                    await inner.aclose()
-                if outcome.action is _core.Action.REFUSAL:
-                    assert outcome.decoded is not None
-                    return _core.refusal_response(response, request, outcome.decoded)
-                if outcome.action is _core.Action.COMPLETE:
-                    return _core.replayed_response(response, request, httpx.ByteStream(state.raw))
-                if outcome.action is _core.Action.RAISE:
-                    assert state.error is not None
-                    raise state.error
+            outcome = ctx.decide(plan, state, response)
+            if outcome.action is Action.RETURN:
+                return response
+            if outcome.action is Action.PARTIAL:
+                assert state is not None
+                return replayed_response(response, request, _ReplayStream(state.chunks, inner, ctx))
             await inner.aclose()
+            if outcome.action is not Action.RETRY:
+                return ctx.final_response(outcome, response)
             ctx.announce_retry(response.status_code, outcome.sleep, attempt)
-            await self._sleep(outcome.sleep)
+            await self.sleep(outcome.sleep)
             attempt += 1
             response = await self.inner.handle_async_request(ctx.attempt_request(attempt))
 

@@ -14,8 +14,7 @@ import pyqwest
 from pyqwest.httpx import AsyncPyqwestTransport, PyqwestTransport
 
 from e2b._transport._async import AsyncRetryableTransport
-from e2b._transport._core import Clock, Random
-from e2b._transport._policy import RetryPolicy, operation_timeout
+from e2b._transport._policy import Clock, Random, RetryPolicy, operation_timeout
 from e2b._transport._sync import RetryableTransport
 
 

@@ -1,18 +1,24 @@
-"""Retry rules for the SDK's HTTP transports, as pure functions.
+"""Every decision of the retrying transports, free of I/O.
 
-Everything here is free of I/O and of real time: the clock value, the random
-draw and the response metadata are passed in, so the sync and async
-transports share one set of rules and the rules can be table-tested.
+The sync and async transports (`_sync`, `_async`) differ only in how they
+read, close and sleep. What they decide (whether to retry, after how long,
+whether to peek at a 503 body and for how long, what to hand the caller)
+lives here, once: the clock, the random draw and the response metadata are
+passed in, so both flavours make the same decisions and the rules can be
+table-tested.
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import logging
 import math
 import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import httpx
 
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
@@ -303,32 +309,20 @@ class Stop(enum.Enum):
     ERROR = "error"
 
 
-class Verdict(enum.Enum):
-    REFUSAL = "refusal"
-    COMPLETE = "complete"  # whole body read, not a refusal
-    PARTIAL = "partial"  # the rest is still on the wire
-    FAILED = "failed"  # the read raised
+def refusal_body(stop: Stop, raw: bytes, content_encoding: str | None, decoded_cap: int) -> bytes | None:
+    """The decoded body when what a peek read is a pause refusal, else None.
 
-
-def judge(
-    stop: Stop,
-    raw: bytes,
-    content_encoding: str | None,
-    decoded_cap: int,
-) -> tuple[Verdict, bytes | None]:
-    """Decide what a peek found; returns the decoded body of a refusal."""
-    if stop is Stop.ERROR:
-        return Verdict.FAILED, None
-    if stop is Stop.CAP:
-        return Verdict.PARTIAL, None
+    A body cut off by the cap is never one (a refusal is small); one cut off
+    by the budget is when a whole refusal object leads it.
+    """
+    if stop is Stop.ERROR or stop is Stop.CAP:
+        return None
     complete = stop is Stop.EOF
     decoded = decode_bounded(raw, content_encoding, decoded_cap, complete=complete)
     if decoded is None:
-        return (Verdict.COMPLETE if complete else Verdict.PARTIAL), None
+        return None
     value = parse_json(decoded) if complete else parse_leading_object(decoded)
-    if is_refusal_object(value):
-        return Verdict.REFUSAL, decoded
-    return (Verdict.COMPLETE if complete else Verdict.PARTIAL), None
+    return decoded if is_refusal_object(value) else None
 
 
 def rebuilt_headers(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -338,3 +332,259 @@ def rebuilt_headers(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def plain_extensions(extensions: Mapping[str, object]) -> dict[str, object]:
     """Extensions safe to outlive the inner response (no streams, callbacks)."""
     return {k: v for k, v in extensions.items() if isinstance(v, _PLAIN_EXTENSION_TYPES)}
+
+
+Clock = Callable[[], float]
+Random = Callable[[], float]
+
+# One INFO record per re-send, so that an application (the CLI does) can say
+# why a call is taking its time. Documented name: the README's "Retries".
+RETRY_LOG = logging.getLogger("e2b.retries")
+_REASONS = {429: "rate limited", 502: "bad gateway", 503: "busy", 504: "gateway timeout"}
+
+
+class Action(enum.Enum):
+    RETURN = "return"  # hand the response over untouched
+    RETRY = "retry"
+    REFUSAL = "refusal"  # a rebuilt refusal, at once
+    COMPLETE = "complete"  # the whole body was read: replay it
+    PARTIAL = "partial"  # replay what was read, then stream the rest
+    RAISE = "raise"  # the peek's read failed on the last attempt
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to do with one retryable response, fixed before any body I/O."""
+
+    delay: float
+    may_retry: bool
+    peek: bool
+    started: float  # clock reading the delay counts from
+
+
+@dataclass
+class PeekState:
+    """The bytes a peek has read and why it stopped; I/O loops feed it."""
+
+    cap: int
+    budget_end: float
+    chunks: list[bytes] = field(default_factory=list)
+    size: int = 0
+    stop: Stop | None = None
+    error: Exception | None = None
+
+    def wants_more(self, now: float) -> bool:
+        # The budget is checked only before a wait begins, so a chunk whose
+        # wait started inside the budget is always kept.
+        if self.stop is not None:
+            return False
+        if self.size > self.cap:
+            self.stop = Stop.CAP
+        elif now >= self.budget_end:
+            self.stop = Stop.BUDGET
+        return self.stop is None
+
+    def add(self, chunk: bytes) -> None:
+        if chunk:
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+
+    def eof(self) -> None:
+        self.stop = Stop.EOF
+
+    def fail(self, error: Exception) -> None:
+        self.stop = Stop.ERROR
+        self.error = error
+
+    @property
+    def raw(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a transport does next, and what it needs to do it."""
+
+    action: Action
+    sleep: float = 0.0
+    body: bytes | None = None  # REFUSAL: the decoded refusal; COMPLETE: the whole body
+    error: Exception | None = None  # RAISE: the failed read
+
+
+@dataclass
+class RequestContext:
+    """Per-request constants: deadline, read timeout, replayability."""
+
+    request: httpx.Request
+    policy: RetryPolicy
+    clock: Clock
+    random: Random
+    deadline: float | None
+    read_timeout: float | None
+    replayable: bool
+
+    @classmethod
+    def start(
+        cls,
+        request: httpx.Request,
+        policy: RetryPolicy,
+        clock: Clock,
+        random: Random,
+        started: float,
+        replayable: bool,
+    ) -> RequestContext:
+        total = overall_timeout(request.extensions)
+        return cls(
+            request=request,
+            policy=policy,
+            clock=clock,
+            random=random,
+            deadline=None if total is None else started + total,
+            read_timeout=read_timeout(request.extensions),
+            replayable=replayable,
+        )
+
+    def attempt_request(self, attempt: int) -> httpx.Request:
+        """The request for this attempt, its timeouts cut to the time left.
+
+        Inner transports start their timeouts afresh per request; without
+        this a re-send could outlive the overall deadline by a full timeout.
+        """
+        if attempt == 0 or self.deadline is None:
+            return self.request
+        timeout = self.request.extensions.get("timeout")
+        clamped = clamp_timeout(timeout, self.deadline - self.clock())
+        if clamped is None:
+            return self.request
+        request = self.request
+        return httpx.Request(
+            request.method,
+            request.url,
+            headers=request.headers,
+            stream=request.stream,
+            extensions={**request.extensions, "timeout": clamped},
+        )
+
+    def plan(self, response: httpx.Response, attempt: int) -> Plan | None:
+        """None when the response is not retryable at all."""
+        headers = response.headers
+        should_retry = parse_should_retry(headers.get("should-retry"))
+        status = response.status_code
+        if not is_retryable(status, should_retry):
+            return None
+        now = self.clock()
+        retry_after = parse_retry_after(headers.get("retry-after"))
+        delay = retry_delay(self.policy, attempt, retry_after, self.random())
+        may_retry = (
+            self.replayable
+            and attempt < self.policy.retries
+            and (retry_after is None or retry_after <= self.policy.max_retry_after)
+            and retry_fits(now, delay, self.deadline)
+        )
+        peek = should_peek(
+            status,
+            headers.get("content-type"),
+            headers.get("content-length"),
+            self.policy.peek_cap,
+        )
+        return Plan(delay=delay, may_retry=may_retry, peek=peek, started=now)
+
+    def new_peek(self, plan: Plan) -> PeekState:
+        budget = peek_budget(self.policy, plan.delay, plan.started, self.deadline)
+        return PeekState(cap=self.policy.peek_cap, budget_end=plan.started + budget)
+
+    def read_bound(self) -> float | None:
+        return read_bound(self.read_timeout, self.clock(), self.deadline)
+
+    def decide(self, plan: Plan, state: PeekState | None, response: httpx.Response) -> Outcome:
+        """What to do with a retryable response once its peek, if any, has stopped."""
+        if state is None:
+            return Outcome(Action.RETRY, sleep=plan.delay) if plan.may_retry else Outcome(Action.RETURN)
+        assert state.stop is not None
+        encoding = response.headers.get("content-encoding")
+        refusal = refusal_body(state.stop, state.raw, encoding, self.policy.decoded_cap)
+        if refusal is not None:
+            # Also when the budget ran out after a complete refusal object: a
+            # refusal is an answer, and a stalled tail must not make it a timeout.
+            return Outcome(Action.REFUSAL, body=refusal)
+        now = self.clock()
+        # Time spent peeking is part of the wait, not added to it.
+        remaining = max(plan.started + plan.delay - now, 0.0)
+        if plan.may_retry and retry_fits(now, remaining, self.deadline):
+            return Outcome(Action.RETRY, sleep=remaining)
+        if state.stop is Stop.EOF:
+            return Outcome(Action.COMPLETE, body=state.raw)
+        if state.stop is Stop.ERROR:
+            return Outcome(Action.RAISE, error=state.error)
+        return Outcome(Action.PARTIAL)
+
+    def final_response(self, outcome: Outcome, response: httpx.Response) -> httpx.Response:
+        """The caller's response for a REFUSAL or COMPLETE outcome, built from bytes
+        already read (the inner response is closed); RAISE raises the failed read."""
+        if outcome.error is not None:
+            raise outcome.error
+        assert outcome.body is not None
+        if outcome.action is Action.REFUSAL:
+            return refusal_response(response, self.request, outcome.body)
+        return replayed_response(response, self.request, httpx.ByteStream(outcome.body))
+
+    def announce_retry(self, status: int, sleep: float, attempt: int) -> None:
+        """Log the coming re-send ``attempt + 1`` of ``policy.retries``."""
+        if not RETRY_LOG.isEnabledFor(logging.INFO):
+            return
+        RETRY_LOG.info(
+            "%s (%d), retrying in %.1f s (%d/%d)",
+            _REASONS.get(status, "status"),
+            status,
+            sleep,
+            attempt + 1,
+            self.policy.retries,
+            extra={
+                "status_code": status,
+                "retry_in": sleep,
+                "attempt": attempt + 1,
+                "retries": self.policy.retries,
+                "method": self.request.method,
+                "url": str(self.request.url),
+            },
+        )
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and self.clock() >= self.deadline
+
+    def read_timeout_error(self) -> httpx.ReadTimeout:
+        return httpx.ReadTimeout("request deadline passed while reading a 503 body", request=self.request)
+
+
+def is_replayable(request: httpx.Request) -> bool:
+    """Only an in-memory body can be sent twice; a generator is drained by
+    the first attempt and would resend nothing. Asked before that attempt:
+    some transports buffer the body into the request as they send it.
+    """
+    return isinstance(request.stream, httpx.ByteStream)
+
+
+def refusal_response(response: httpx.Response, request: httpx.Request, decoded: bytes) -> httpx.Response:
+    """The refusal as plain bytes; the stream must stay unread for the caller."""
+    return httpx.Response(
+        status_code=response.status_code,
+        headers=rebuilt_headers(response.headers.multi_items()),
+        stream=httpx.ByteStream(decoded),
+        extensions=plain_extensions(response.extensions),
+        request=request,
+    )
+
+
+def replayed_response(
+    response: httpx.Response,
+    request: httpx.Request,
+    stream: httpx.SyncByteStream | httpx.AsyncByteStream,
+) -> httpx.Response:
+    """The same response with a stream that replays what the peek consumed."""
+    return httpx.Response(
+        status_code=response.status_code,
+        headers=response.headers,
+        stream=stream,
+        extensions=dict(response.extensions),
+        request=request,
+    )

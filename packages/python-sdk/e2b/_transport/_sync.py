@@ -1,15 +1,25 @@
-"""Blocking flavour: the I/O loops around the shared decisions in ``_core``."""
+"""Blocking flavour: reading, closing and sleeping around the decisions in ``_policy``."""
 
 from __future__ import annotations
 
 import random as _random
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import httpx
 
-from e2b._transport import _core
-from e2b._transport._policy import RetryPolicy, never_retried
+from e2b._transport._policy import (
+    Action,
+    Clock,
+    PeekState,
+    Random,
+    RequestContext,
+    RetryPolicy,
+    is_replayable,
+    never_retried,
+    replayed_response,
+)
 
 
 class _Inner:
@@ -27,7 +37,7 @@ class _Inner:
             self._iterator = iter(stream)
         return self._iterator
 
-    def read(self, ctx: _core.RequestContext) -> bytes:
+    def read(self, ctx: RequestContext) -> bytes:
         """One chunk; the inner transport bounds the wait.
 
         A blocking read cannot be interrupted from here. httpx bounds each
@@ -62,7 +72,7 @@ class _Inner:
 class _ReplayStream(httpx.SyncByteStream):
     """What the peek read, then the rest of the inner stream, within the deadline."""
 
-    def __init__(self, chunks: list[bytes], inner: _Inner, ctx: _core.RequestContext) -> None:
+    def __init__(self, chunks: list[bytes], inner: _Inner, ctx: RequestContext) -> None:
         self._chunks = chunks
         self._inner = inner
         self._ctx = ctx
@@ -87,7 +97,7 @@ class _ReplayStream(httpx.SyncByteStream):
         self._inner.close()
 
 
-def _peek(inner: _Inner, state: _core.PeekState, ctx: _core.RequestContext) -> None:
+def _peek(inner: _Inner, state: PeekState, ctx: RequestContext) -> None:
     try:
         while state.wants_more(ctx.clock()):
             try:
@@ -104,59 +114,43 @@ def _peek(inner: _Inner, state: _core.PeekState, ctx: _core.RequestContext) -> N
         raise
 
 
+@dataclass(eq=False)
 class RetryableTransport(httpx.BaseTransport):
     """Retries busy responses of ``inner``; returns a refused pause at once."""
 
-    def __init__(
-        self,
-        inner: httpx.BaseTransport,
-        policy: RetryPolicy | None = None,
-        *,
-        clock: _core.Clock = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        random: _core.Random = _random.random,
-    ) -> None:
-        self.inner = inner
-        self.policy = policy or RetryPolicy()
-        self._clock = clock
-        self._sleep = sleep
-        self._random = random
+    inner: httpx.BaseTransport
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    clock: Clock = field(default=time.monotonic, kw_only=True)
+    sleep: Callable[[float], None] = field(default=time.sleep, kw_only=True)
+    random: Random = field(default=_random.random, kw_only=True)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        started = self._clock()
-        replayable = _core.is_replayable(request)
+        started = self.clock()
+        replayable = is_replayable(request)
         response = self.inner.handle_request(request)
         if never_retried(response.status_code):
             return response
-        ctx = _core.RequestContext.start(request, self.policy, self._clock, self._random, started, replayable)
+        ctx = RequestContext.start(request, self.policy, self.clock, self.random, started, replayable)
         attempt = 0
         while True:
             plan = ctx.plan(response, attempt)
             if plan is None:
                 return response
-            if not plan.peek:
-                outcome = ctx.without_peek(plan)
-                if outcome.action is _core.Action.RETURN:
-                    return response
-                response.close()
-            else:
-                inner = _Inner(response)
-                state = ctx.new_peek(plan)
+            inner = _Inner(response)
+            state = ctx.new_peek(plan) if plan.peek else None
+            if state is not None:
                 _peek(inner, state, ctx)
-                outcome = ctx.after_peek(plan, state, response)
-                if outcome.action is _core.Action.PARTIAL:
-                    return _core.replayed_response(response, request, _ReplayStream(state.chunks, inner, ctx))
-                inner.close()
-                if outcome.action is _core.Action.REFUSAL:
-                    assert outcome.decoded is not None
-                    return _core.refusal_response(response, request, outcome.decoded)
-                if outcome.action is _core.Action.COMPLETE:
-                    return _core.replayed_response(response, request, httpx.ByteStream(state.raw))
-                if outcome.action is _core.Action.RAISE:
-                    assert state.error is not None
-                    raise state.error
+            outcome = ctx.decide(plan, state, response)
+            if outcome.action is Action.RETURN:
+                return response
+            if outcome.action is Action.PARTIAL:
+                assert state is not None
+                return replayed_response(response, request, _ReplayStream(state.chunks, inner, ctx))
+            inner.close()
+            if outcome.action is not Action.RETRY:
+                return ctx.final_response(outcome, response)
             ctx.announce_retry(response.status_code, outcome.sleep, attempt)
-            self._sleep(outcome.sleep)
+            self.sleep(outcome.sleep)
             attempt += 1
             response = self.inner.handle_request(ctx.attempt_request(attempt))
 

@@ -9,14 +9,13 @@ flavours decide alike is in `e2b._sandbox_logic`.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
-import httpx
 from e2b import _sandbox_logic as logic
-from e2b._class_method_variant import class_method_variant
-from e2b._config import ApiParams, ConnectionConfig
+from e2b._class_method_variant import deprecated_alias, sandbox_method
+from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE, ApiParams, ConnectionConfig
 from e2b._exceptions import SandboxNotFoundException
-from e2b._http import sync_api_client as _api_client
+from e2b._http import sync_call as _call
 from e2b._results import SandboxInfo, SandboxPauseResult, SandboxState
 from e2b.api.client.api.sandboxes import (
     connect_sandbox,
@@ -27,91 +26,13 @@ from e2b.api.client.api.sandboxes import (
     pause_sandbox,
     set_sandbox_timeout,
 )
-from e2b.api.client.client import AuthenticatedClient
-from e2b.api.client.models import (
-    ListedSandbox,
-    NewSandbox,
-    SandboxConnectRequest,
-    SandboxDetail,
-    SandboxPauseRequest,
-)
+from e2b.api.client.models import ListedSandbox, SandboxConnectRequest, SandboxDetail
 from e2b.api.client.models import Sandbox as WireSandbox
-from typing_extensions import Self, Unpack
 
-__all__ = ["SandboxPaginator", "Sandbox"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-
-# The generated *_detailed functions parse every documented status and fail on
-# a malformed error body, so the status is checked first (logic.checked) and
-# only then is the response handed to the generated parser (_build_response).
-def _send(
-    client: AuthenticatedClient, kwargs: dict[str, Any], expected: Collection[int]
-) -> httpx.Response:
-    try:
-        response = client.get_httpx_client().request(**kwargs)
-    except httpx.TimeoutException as error:
-        raise logic.timeout_exception(error) from error
-    return logic.checked(response, expected)
-
-
-def _create(config: ConnectionConfig, body: NewSandbox) -> WireSandbox:
-    with _api_client(config) as client:
-        kwargs = create_sandbox._get_kwargs(body=body)
-        response = _send(client, kwargs, logic.CREATE_STATUSES)
-        parsed = create_sandbox._build_response(client=client, response=response).parsed
-    return logic.parsed_as(parsed, WireSandbox)
-
-
-def _connect(config: ConnectionConfig, sandbox_id: str, body: dict[str, Any]) -> WireSandbox:
-    with _api_client(config) as client:
-        kwargs = connect_sandbox._get_kwargs(sandbox_id, body=SandboxConnectRequest.from_dict(body))
-        response = _send(client, kwargs, logic.CONNECT_STATUSES)
-        parsed = connect_sandbox._build_response(client=client, response=response).parsed
-    return logic.parsed_as(parsed, WireSandbox)
-
-
-def _get_info(config: ConnectionConfig, sandbox_id: str) -> SandboxInfo:
-    with _api_client(config) as client:
-        kwargs = get_sandbox._get_kwargs(sandbox_id)
-        response = _send(client, kwargs, logic.GET_STATUSES)
-        parsed = get_sandbox._build_response(client=client, response=response).parsed
-    return logic.sandbox_info(logic.parsed_as(parsed, SandboxDetail))
-
-
-def _kill(config: ConnectionConfig, sandbox_id: str) -> bool:
-    with _api_client(config) as client:
-        try:
-            _send(client, kill_sandbox._get_kwargs(sandbox_id), logic.KILL_STATUSES)
-        except SandboxNotFoundException:
-            return False
-    return True
-
-
-def _set_timeout(config: ConnectionConfig, sandbox_id: str, timeout: int) -> None:
-    with _api_client(config) as client:
-        kwargs = set_sandbox_timeout._get_kwargs(sandbox_id, body=logic.timeout_request(timeout))
-        _send(client, kwargs, logic.TIMEOUT_STATUSES)
-
-
-def _pause(
-    config: ConnectionConfig, sandbox_id: str, body: SandboxPauseRequest
-) -> SandboxPauseResult:
-    with _api_client(config) as client:
-        kwargs = pause_sandbox._get_kwargs(sandbox_id, body=body)
-        response = _send(client, kwargs, logic.PAUSE_STATUSES)
-        parsed = pause_sandbox._build_response(client=client, response=response).parsed
-    return logic.pause_result(response.status_code, parsed)
-
-
-def _list_page(
-    config: ConnectionConfig, query: logic.ListQuery, next_token: str | None
-) -> tuple[list[SandboxInfo], Mapping[str, str]]:
-    with _api_client(config) as client:
-        kwargs = logic.unexploded(list_sandboxes._get_kwargs(**query.params(next_token)))
-        response = _send(client, kwargs, logic.LIST_STATUSES)
-        parsed = list_sandboxes._build_response(client=client, response=response).parsed
-    items = logic.parsed_list(parsed, ListedSandbox)
-    return [logic.sandbox_info(item) for item in items], response.headers
+__all__ = ["Sandbox", "SandboxPaginator"]
 
 
 class SandboxPaginator(logic.PageCursor):
@@ -121,11 +42,6 @@ class SandboxPaginator(logic.PageCursor):
     returned in its `X-Next-Token` header (None on the last page).
     """
 
-    def __init__(self, query: logic.ListQuery, config: ConnectionConfig) -> None:
-        super().__init__()
-        self._query = query
-        self._config = config
-
     def next_items(self) -> list[SandboxInfo]:
         """The next page of sandboxes.
 
@@ -133,9 +49,13 @@ class SandboxPaginator(logic.PageCursor):
             SandboxException: there is no next page (`has_next` is False).
         """
         self.ensure_more()
-        items, headers = _list_page(self._config, self._query, self.next_token)
-        self.advance(headers)
-        return items
+        with _call(self._config, logic.LIST_STATUSES) as client:
+            params = self._query.params(self.next_token)
+            response = list_sandboxes.sync_detailed(client=client, **params)
+        self.advance(response.headers)
+        return [
+            logic.sandbox_info(item) for item in logic.parsed_list(response.parsed, ListedSandbox)
+        ]
 
 
 class Sandbox:
@@ -164,30 +84,21 @@ class Sandbox:
     def __repr__(self) -> str:
         return f"Sandbox(sandbox_id={self.sandbox_id!r})"
 
-    @classmethod
-    def _from_wire(cls, wire: WireSandbox, config: ConnectionConfig) -> Self:
-        return cls(
-            wire.sandbox_id,
-            template_id=wire.template_id,
-            envd_version=wire.envd_version,
-            connection_config=config,
-        )
-
     def _opts(self, opts: ApiParams) -> ConnectionConfig:
         return self.connection_config.merged(**opts)
 
     @classmethod
     def create(
         cls,
-        template: str = logic.DEFAULT_TEMPLATE,
-        timeout: int = logic.DEFAULT_SANDBOX_TIMEOUT,
+        template: str = DEFAULT_TEMPLATE,
+        timeout: int = DEFAULT_SANDBOX_TIMEOUT,
         *,
         metadata: Mapping[str, str] | None = None,
         envs: Mapping[str, str] | None = None,
         auto_pause: bool | None = None,
         allow_internet_access: bool | None = None,
         **opts: Unpack[ApiParams],
-    ) -> Self:
+    ) -> Sandbox:
         """Create and start a sandbox from `template`.
 
         Args:
@@ -201,47 +112,32 @@ class Sandbox:
         """
         config = ConnectionConfig(**opts)
         body = logic.new_sandbox(
-            template=template,
-            timeout=timeout,
+            template,
+            timeout,
             metadata=metadata,
             envs=envs,
             auto_pause=auto_pause,
             allow_internet_access=allow_internet_access,
         )
-        return cls._from_wire(_create(config, body), config)
+        with _call(config, logic.CREATE_STATUSES) as client:
+            response = create_sandbox.sync_detailed(client=client, body=body)
+        wire = logic.parsed_as(response.parsed, WireSandbox)
+        return cls(
+            wire.sandbox_id,
+            template_id=wire.template_id,
+            envd_version=wire.envd_version,
+            connection_config=config,
+        )
 
-    @staticmethod
-    def _cls_connect(
-        sandbox_id: str,
-        timeout: int = logic.DEFAULT_SANDBOX_TIMEOUT,
-        *,
-        on_resume: logic.ResumeMode | None = None,
-        **opts: Unpack[ApiParams],
-    ) -> Sandbox:
-        """Connect to the sandbox `sandbox_id`, resuming it first if it is paused.
-
-        Args:
-            sandbox_id: the sandbox.
-            timeout: seconds from now until it expires; a later deadline is kept.
-            on_resume: how a paused sandbox resumes. "memory" (the API's default)
-                continues its processes; "reboot" cold-boots it from the
-                snapshot's disk state, which recovers a sandbox whose forced
-                snapshot's memory does not resume.
-            **opts: connection settings (`ApiParams`).
-        """
-        config = ConnectionConfig(**opts)
-        body = logic.connect_body(timeout=timeout, on_resume=on_resume)
-        return Sandbox._from_wire(_connect(config, sandbox_id, body), config)
-
-    @class_method_variant(_cls_connect)
+    @sandbox_method
     def connect(
         self,
-        timeout: int = logic.DEFAULT_SANDBOX_TIMEOUT,
+        timeout: int = DEFAULT_SANDBOX_TIMEOUT,
         *,
         on_resume: logic.ResumeMode | None = None,
         **opts: Unpack[ApiParams],
     ) -> Sandbox:
-        """Connect to this sandbox, resuming it first if it is paused; returns it.
+        """Connect to the sandbox, resuming it first if it is paused; returns it.
 
         Args:
             timeout: seconds from now until it expires; a later deadline is kept.
@@ -251,248 +147,88 @@ class Sandbox:
                 snapshot's memory does not resume.
             **opts: connection settings (`ApiParams`).
         """
-        body = logic.connect_body(timeout=timeout, on_resume=on_resume)
-        wire = _connect(self._opts(opts), self.sandbox_id, body)
-        self.envd_version = wire.envd_version
+        body = SandboxConnectRequest.from_dict(
+            logic.connect_body(timeout=timeout, on_resume=on_resume)
+        )
+        with _call(self._opts(opts), logic.CONNECT_STATUSES) as client:
+            response = connect_sandbox.sync_detailed(self.sandbox_id, client=client, body=body)
+        wire = logic.parsed_as(response.parsed, WireSandbox)
+        self.template_id, self.envd_version = wire.template_id, wire.envd_version
         return self
 
-    @staticmethod
-    def _cls_kill(sandbox_id: str, **opts: Unpack[ApiParams]) -> bool:
-        """Kill the sandbox `sandbox_id` and discard it, snapshot included.
+    @sandbox_method
+    def kill(self, **opts: Unpack[ApiParams]) -> bool:
+        """Kill the sandbox and discard it, snapshot included.
 
         Returns:
             True if it was killed, False if there was no such sandbox.
         """
-        return _kill(ConnectionConfig(**opts), sandbox_id)
+        with _call(self._opts(opts), logic.KILL_STATUSES) as client:
+            try:
+                kill_sandbox.sync_detailed(self.sandbox_id, client=client)
+            except SandboxNotFoundException:
+                return False
+        return True
 
-    @class_method_variant(_cls_kill)
-    def kill(self, **opts: Unpack[ApiParams]) -> bool:
-        """Kill this sandbox and discard it, snapshot included.
-
-        Returns:
-            True if it was killed, False if it no longer existed.
-        """
-        return _kill(self._opts(opts), self.sandbox_id)
-
-    @staticmethod
-    def _cls_get_info(sandbox_id: str, **opts: Unpack[ApiParams]) -> SandboxInfo:
-        """What the API reports about the sandbox `sandbox_id`.
-
-        Raises:
-            SandboxNotFoundException: no such sandbox.
-        """
-        return _get_info(ConnectionConfig(**opts), sandbox_id)
-
-    @class_method_variant(_cls_get_info)
+    @sandbox_method
     def get_info(self, **opts: Unpack[ApiParams]) -> SandboxInfo:
-        """What the API reports about this sandbox.
+        """What the API reports about the sandbox.
 
         Raises:
-            SandboxNotFoundException: it no longer exists.
+            SandboxNotFoundException: no such sandbox.
         """
-        return _get_info(self._opts(opts), self.sandbox_id)
+        with _call(self._opts(opts), logic.GET_STATUSES) as client:
+            response = get_sandbox.sync_detailed(self.sandbox_id, client=client)
+        return logic.sandbox_info(logic.parsed_as(response.parsed, SandboxDetail))
 
-    @staticmethod
-    def _cls_set_timeout(sandbox_id: str, timeout: int, **opts: Unpack[ApiParams]) -> None:
-        """Make the sandbox `sandbox_id` expire `timeout` seconds from now.
-
-        Each call replaces the previous deadline, shorter or longer.
-        """
-        _set_timeout(ConnectionConfig(**opts), sandbox_id, timeout)
-
-    @class_method_variant(_cls_set_timeout)
+    @sandbox_method
     def set_timeout(self, timeout: int, **opts: Unpack[ApiParams]) -> None:
-        """Make this sandbox expire `timeout` seconds from now.
+        """Make the sandbox expire `timeout` seconds from now.
 
         Each call replaces the previous deadline, shorter or longer.
         """
-        _set_timeout(self._opts(opts), self.sandbox_id, timeout)
+        with _call(self._opts(opts), logic.TIMEOUT_STATUSES) as client:
+            body = logic.timeout_request(timeout)
+            set_sandbox_timeout.sync_detailed(self.sandbox_id, client=client, body=body)
 
-    @staticmethod
-    def _cls_pause(
-        sandbox_id: str,
-        *,
-        force: bool | None = None,
-        memory: bool | None = None,
-        **opts: Unpack[ApiParams],
-    ) -> SandboxPauseResult:
-        """Pause the sandbox `sandbox_id`: snapshot it and stop it; `connect()` resumes it.
-
-        Args:
-            force: skip the guest-agent health check that a normal pause runs
-                first, so that a sandbox whose agent does not answer can still
-                be paused. None (the default) sends nothing and the API does not
-                force; True and False are sent as given. A forced snapshot's
-                memory may not resume: `connect(on_resume="reboot")` then
-                cold-boots the sandbox from the snapshot's disk state. Only
-                valid with a memory snapshot.
-            memory: the snapshot kind. True snapshots memory and filesystem, so
-                processes continue on resume; False snapshots the filesystem
-                only and resuming cold-boots from disk. None (the default) sends
-                nothing and the API takes a memory snapshot.
-            **opts: connection settings (`ApiParams`), e.g. `request_timeout`.
-
-        Returns:
-            SandboxPauseResult: `paused` is False when the sandbox was already
-            paused. `forced` is what the API did, not the option passed: a
-            forced request that joined a normal pause in flight reports False.
-            The result is always truthy; read `.paused`.
-
-        Raises:
-            SandboxPauseRefusedException: the API refused and the sandbox keeps
-                running. There are several reasons, and the message, the API's
-                own, names which: the guest agent did not answer the health
-                check (pass `force=True`), the node is too busy to take the
-                snapshot, or a forced pause could not be pinned to the
-                sandbox's node (retry later). Raised after exactly one request:
-                a refusal is never retried. It is a `ServiceBusyException`.
-            InvalidArgumentException: e.g. `force=True` with `memory=False`.
-            SandboxNotFoundException: no such sandbox.
-
-        """
-        body = logic.pause_request(force=force, memory=memory)
-        return _pause(ConnectionConfig(**opts), sandbox_id, body)
-
-    @class_method_variant(_cls_pause)
+    @sandbox_method
     def pause(
-        self,
-        *,
-        force: bool | None = None,
-        memory: bool | None = None,
-        **opts: Unpack[ApiParams],
+        self, *, force: bool | None = None, memory: bool | None = None, **opts: Unpack[ApiParams]
     ) -> SandboxPauseResult:
-        """Pause this sandbox: snapshot it and stop it; `connect()` resumes it.
+        """Pause the sandbox: snapshot it and stop it; `connect()` resumes it.
+
+        Options left at None are not sent, so the API's defaults apply (no force, a memory snapshot).
 
         Args:
-            force: skip the guest-agent health check that a normal pause runs
-                first, so that a sandbox whose agent does not answer can still
-                be paused. None (the default) sends nothing and the API does not
-                force; True and False are sent as given. A forced snapshot's
-                memory may not resume: `connect(on_resume="reboot")` then
-                cold-boots the sandbox from the snapshot's disk state. Only
-                valid with a memory snapshot.
-            memory: the snapshot kind. True snapshots memory and filesystem, so
-                processes continue on resume; False snapshots the filesystem
-                only and resuming cold-boots from disk. None (the default) sends
-                nothing and the API takes a memory snapshot.
+            force: skip the guest-agent health check a normal pause runs first, so
+                that a sandbox whose agent does not answer can still be paused.
+                Only with a memory snapshot. A forced snapshot's memory may not
+                resume: `connect(on_resume="reboot")` then cold-boots the sandbox
+                from the snapshot's disk state.
+            memory: True snapshots memory and filesystem (processes continue on
+                resume); False the filesystem only (resuming cold-boots from disk).
             **opts: connection settings (`ApiParams`), e.g. `request_timeout`.
 
         Returns:
             SandboxPauseResult: `paused` is False when the sandbox was already
-            paused. `forced` is what the API did, not the option passed: a
-            forced request that joined a normal pause in flight reports False.
-            The result is always truthy; read `.paused`.
+            paused; `forced` is what the API did (a forced request that joined a
+            normal pause in flight reports False). Always truthy: read `.paused`.
 
         Raises:
-            SandboxPauseRefusedException: the API refused and the sandbox keeps
-                running. There are several reasons, and the message, the API's
-                own, names which: the guest agent did not answer the health
-                check (pass `force=True`), the node is too busy to take the
-                snapshot, or a forced pause could not be pinned to the
-                sandbox's node (retry later). Raised after exactly one request:
-                a refusal is never retried. It is a `ServiceBusyException`.
+            SandboxPauseRefusedException: the API refused after exactly one request
+                (a refusal is never retried); the sandbox keeps running. The API's
+                message names why: the guest agent did not answer (pass
+                `force=True`), the node is too busy, or a forced pause could not
+                be pinned to the sandbox's node (retry later). A `ServiceBusyException`.
             InvalidArgumentException: e.g. `force=True` with `memory=False`.
             SandboxNotFoundException: no such sandbox.
-
         """
-        body = logic.pause_request(force=force, memory=memory)
-        return _pause(self._opts(opts), self.sandbox_id, body)
+        with _call(self._opts(opts), logic.PAUSE_STATUSES) as client:
+            body = logic.pause_request(force=force, memory=memory)
+            response = pause_sandbox.sync_detailed(self.sandbox_id, client=client, body=body)
+        return logic.pause_result(response.status_code, response.parsed)
 
-    @staticmethod
-    def _cls_beta_pause(
-        sandbox_id: str,
-        *,
-        force: bool | None = None,
-        memory: bool | None = None,
-        **opts: Unpack[ApiParams],
-    ) -> SandboxPauseResult:
-        """Deprecated: use `Sandbox.pause(sandbox_id, ...)`, which this calls.
-
-        Warns with a DeprecationWarning and returns what `pause()` returns.
-
-        Args:
-            force: skip the guest-agent health check that a normal pause runs
-                first, so that a sandbox whose agent does not answer can still
-                be paused. None (the default) sends nothing and the API does not
-                force; True and False are sent as given. A forced snapshot's
-                memory may not resume: `connect(on_resume="reboot")` then
-                cold-boots the sandbox from the snapshot's disk state. Only
-                valid with a memory snapshot.
-            memory: the snapshot kind. True snapshots memory and filesystem, so
-                processes continue on resume; False snapshots the filesystem
-                only and resuming cold-boots from disk. None (the default) sends
-                nothing and the API takes a memory snapshot.
-            **opts: connection settings (`ApiParams`), e.g. `request_timeout`.
-
-        Returns:
-            SandboxPauseResult: `paused` is False when the sandbox was already
-            paused. `forced` is what the API did, not the option passed: a
-            forced request that joined a normal pause in flight reports False.
-            The result is always truthy; read `.paused`.
-
-        Raises:
-            SandboxPauseRefusedException: the API refused and the sandbox keeps
-                running. There are several reasons, and the message, the API's
-                own, names which: the guest agent did not answer the health
-                check (pass `force=True`), the node is too busy to take the
-                snapshot, or a forced pause could not be pinned to the
-                sandbox's node (retry later). Raised after exactly one request:
-                a refusal is never retried. It is a `ServiceBusyException`.
-            InvalidArgumentException: e.g. `force=True` with `memory=False`.
-            SandboxNotFoundException: no such sandbox.
-
-        """
-        logic.warn_beta_pause()
-        body = logic.pause_request(force=force, memory=memory)
-        return _pause(ConnectionConfig(**opts), sandbox_id, body)
-
-    @class_method_variant(_cls_beta_pause)
-    def beta_pause(
-        self,
-        *,
-        force: bool | None = None,
-        memory: bool | None = None,
-        **opts: Unpack[ApiParams],
-    ) -> SandboxPauseResult:
-        """Deprecated: use `pause()`, which this calls.
-
-        Warns with a DeprecationWarning and returns what `pause()` returns.
-
-        Args:
-            force: skip the guest-agent health check that a normal pause runs
-                first, so that a sandbox whose agent does not answer can still
-                be paused. None (the default) sends nothing and the API does not
-                force; True and False are sent as given. A forced snapshot's
-                memory may not resume: `connect(on_resume="reboot")` then
-                cold-boots the sandbox from the snapshot's disk state. Only
-                valid with a memory snapshot.
-            memory: the snapshot kind. True snapshots memory and filesystem, so
-                processes continue on resume; False snapshots the filesystem
-                only and resuming cold-boots from disk. None (the default) sends
-                nothing and the API takes a memory snapshot.
-            **opts: connection settings (`ApiParams`), e.g. `request_timeout`.
-
-        Returns:
-            SandboxPauseResult: `paused` is False when the sandbox was already
-            paused. `forced` is what the API did, not the option passed: a
-            forced request that joined a normal pause in flight reports False.
-            The result is always truthy; read `.paused`.
-
-        Raises:
-            SandboxPauseRefusedException: the API refused and the sandbox keeps
-                running. There are several reasons, and the message, the API's
-                own, names which: the guest agent did not answer the health
-                check (pass `force=True`), the node is too busy to take the
-                snapshot, or a forced pause could not be pinned to the
-                sandbox's node (retry later). Raised after exactly one request:
-                a refusal is never retried. It is a `ServiceBusyException`.
-            InvalidArgumentException: e.g. `force=True` with `memory=False`.
-            SandboxNotFoundException: no such sandbox.
-
-        """
-        logic.warn_beta_pause()
-        body = logic.pause_request(force=force, memory=memory)
-        return _pause(self._opts(opts), self.sandbox_id, body)
+    beta_pause = deprecated_alias(pause, logic.BETA_PAUSE_WARNING)
 
     # Last in the class body: below it, `list` would name this method, not the builtin.
     @staticmethod

@@ -30,7 +30,9 @@ def _get_kwargs(
             state_item = state_item_data.value
             json_state.append(state_item)
 
-    params["state"] = json_state
+    params["state"] = (
+        json_state if isinstance(json_state, Unset) else ",".join(map(str, json_state))
+    )
 
     params["metadata"] = metadata
 
