@@ -224,9 +224,9 @@ def test_decode_bounded(raw: bytes, encoding: str | None, complete: bool, expect
         (Stop.EOF, b"[" * 5000, None, False, Action.COMPLETE, Action.RETRY),
         (Stop.EOF, b"[" * 4000 + b"]" * 4000, None, False, Action.COMPLETE, Action.RETRY),
         (Stop.EOF, b"\xff", None, False, Action.COMPLETE, Action.RETRY),
-        # A refusal cut off by the budget is handed on whole, never retried.
-        (Stop.BUDGET, REFUSAL + b" \n", None, True, Action.PARTIAL, Action.PARTIAL),
-        (Stop.BUDGET, b"  " + REFUSAL, None, True, Action.PARTIAL, Action.PARTIAL),
+        # A complete refusal object cut off by the budget is answered at once, never retried.
+        (Stop.BUDGET, REFUSAL + b" \n", None, True, Action.REFUSAL, Action.REFUSAL),
+        (Stop.BUDGET, b"  " + REFUSAL, None, True, Action.REFUSAL, Action.REFUSAL),
         (Stop.BUDGET, REFUSAL + b"{", None, False, Action.PARTIAL, Action.RETRY),
         (Stop.BUDGET, REFUSAL[:-1], None, False, Action.PARTIAL, Action.RETRY),
         (Stop.BUDGET, b'{"a":' * 2000, None, False, Action.PARTIAL, Action.RETRY),
