@@ -80,11 +80,9 @@ def _check(is_async: bool, scenario: tuple[bytes, bool, list[object], dict[str, 
 
     response = asyncio.run(run_async()) if is_async else run_sync()
     assert all(s.closes == 1 for s in h.streams)
-    refused = (
-        len(h.requests) == 1
-        and "content-encoding" not in response.headers
-        and p.is_refusal_object(p.parse_json(response.content))
-    )
+    # Stalls may cut the first peeks short before the object is complete, so a
+    # refusal can be recognised on a later attempt as well as on the first.
+    refused = "content-encoding" not in response.headers and p.is_refusal_object(p.parse_json(response.content))
     if refused and response.content != body:
         # Rebuilt from a budget-cut read: the complete refusal object that had
         # arrived; what had not arrived yet is not waited for.
@@ -100,7 +98,6 @@ def _check(is_async: bool, scenario: tuple[bytes, bool, list[object], dict[str, 
     elif len(h.requests) != retries + 1:
         # Stalls cut the peek short: only a refusal (read whole in time, or a
         # complete refusal object when the budget ran out) may end the retries early.
-        assert len(h.requests) == 1
         assert refused
 
 
