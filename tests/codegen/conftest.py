@@ -294,6 +294,32 @@ def codegen_command(root: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "codegen", "--root", str(root), *args]
 
 
+def start_subprocess(root: Path, *args: str, env: dict[str, str | None]) -> subprocess.Popen[str]:
+    """`python -m codegen ARGS` running in the background, its output piped."""
+    return subprocess.Popen(
+        codegen_command(root, *args),
+        cwd=ROOT,
+        env=subprocess_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def signal_when_generating(root: Path, verb: str, sig: int, *, env: dict[str, str | None]) -> Result:
+    """Run `python -m codegen VERB` and send `sig` as the generators start; its result."""
+    proc = start_subprocess(root, verb, env=env)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("codegen: filter "):  # the generators start next
+            proc.send_signal(sig)
+            break
+    out, err = proc.communicate(timeout=120)
+    return Result(proc.returncode, out, "".join(seen) + err)
+
+
 def run_subprocess(root: Path, *args: str, env: dict[str, str | None], timeout: float = 300) -> Result:
     done = subprocess.run(
         codegen_command(root, *args),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,14 +15,12 @@ from codegen.tree import Drift
 from tests.codegen.conftest import (
     OFFLINE,
     PIN,
-    ROOT,
     UNREACHABLE_URL,
     Result,
     Upstream,
     add_optional_property,
-    codegen_command,
     git_status,
-    subprocess_env,
+    signal_when_generating,
     tree_digest,
     unchanged,
 )
@@ -172,22 +169,9 @@ def test_render_drift_caps_unit() -> None:
 def test_sigint_during_check_leaves_the_tree_unchanged(project: Path, env: dict[str, str | None]) -> None:
     (project / MODEL).write_text("edited\n")
     before = tree_digest(project)
-    proc = subprocess.Popen(
-        codegen_command(project, "check"),
-        cwd=ROOT,
-        env=subprocess_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.startswith("codegen: filter "):  # the generators start next
-            proc.send_signal(signal.SIGINT)
-            break
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert "interrupted" in err
+    result = signal_when_generating(project, "check", signal.SIGINT, env=env)
+    assert result.code == 130, result.err
+    assert "interrupted" in result.err
     assert tree_digest(project) == before
     assert git_status(project) == f" M {MODEL}"
 

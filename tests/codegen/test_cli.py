@@ -19,11 +19,10 @@ from tests.codegen.conftest import (
     PIN,
     ROOT,
     Result,
-    codegen_command,
     git_status,
     run_in_process,
     run_subprocess,
-    subprocess_env,
+    start_subprocess,
     unchanged,
 )
 
@@ -200,14 +199,7 @@ def test_a_second_run_on_the_tree_waits_then_gives_up_naming_the_holder(
 def test_a_second_run_waits_for_the_first_and_then_runs(project: Path, env: dict[str, str | None]) -> None:
     (project / MODEL).write_text("edited\n")
     with held(project / RUN_LOCK, "test"):
-        proc = subprocess.Popen(
-            codegen_command(project, "generate"),
-            cwd=ROOT,
-            env=subprocess_env(env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = start_subprocess(project, "generate", env=env)
         assert proc.stderr is not None
         for line in proc.stderr:
             if "waiting for the working tree" in line:
@@ -220,17 +212,7 @@ def test_a_second_run_waits_for_the_first_and_then_runs(project: Path, env: dict
 
 def test_two_concurrent_runs_on_one_tree_both_succeed(project: Path, env: dict[str, str | None]) -> None:
     (project / MODEL).write_text("edited\n")
-    procs = [
-        subprocess.Popen(
-            codegen_command(project, "generate"),
-            cwd=ROOT,
-            env=subprocess_env(env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    procs = [start_subprocess(project, "generate", env=env) for _ in range(2)]
     results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
     assert [code for code, _, _ in results] == [0, 0], results
     assert "Traceback" not in "".join(err for _, _, err in results)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,14 +15,12 @@ from codegen.errors import CodegenError
 from codegen.messages import Messages
 from codegen.pipeline import build
 from tests.codegen.conftest import (
-    ROOT,
     Result,
     Upstream,
-    codegen_command,
     drop_force,
     git_status,
     run_subprocess,
-    subprocess_env,
+    signal_when_generating,
     tree_digest,
     unchanged,
 )
@@ -186,24 +183,9 @@ def test_generator_failure_from_a_spec_it_rejects(
 def test_sigint_during_generation_leaves_the_tree_unchanged(project: Path, env: dict[str, str | None]) -> None:
     (project / GENERATED_FILE).write_text("edited\n")  # the run would write, if it finished
     before = tree_digest(project)
-    proc = subprocess.Popen(
-        codegen_command(project, "generate"),
-        cwd=ROOT,
-        env=subprocess_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if line.startswith("codegen: filter "):  # the generators start next
-            proc.send_signal(signal.SIGINT)
-            break
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode != 0, "".join(seen) + err
-    assert "codegen: interrupted: nothing was written" in err
+    result = signal_when_generating(project, "generate", signal.SIGINT, env=env)
+    assert result.code != 0, result.err
+    assert "codegen: interrupted: nothing was written" in result.err
     assert tree_digest(project) == before
     assert not list(project.rglob("*.codegen-new-*")) and not list(project.rglob("*.codegen-old-*"))
 
@@ -212,22 +194,9 @@ def test_sigterm_during_generation_leaves_the_tree_unchanged(project: Path, env:
     """What a CI runner sends on cancel: handled like Ctrl-C (clean-up runs), exit 143."""
     (project / GENERATED_FILE).write_text("edited\n")
     before = tree_digest(project)
-    proc = subprocess.Popen(
-        codegen_command(project, "generate"),
-        cwd=ROOT,
-        env=subprocess_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.startswith("codegen: filter "):  # the generators start next
-            proc.send_signal(signal.SIGTERM)
-            break
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 143, err
-    assert "codegen: interrupted: nothing was written" in err
+    result = signal_when_generating(project, "generate", signal.SIGTERM, env=env)
+    assert result.code == 143, result.err
+    assert "codegen: interrupted: nothing was written" in result.err
     assert tree_digest(project) == before
 
 
