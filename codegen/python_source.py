@@ -103,6 +103,8 @@ def identifier_filter(make_name: Callable[[str], str]) -> Callable[[object], Pyt
 def _finalize(value: object) -> object:
     if isinstance(value, PythonCode) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
+    if isinstance(value, jinja2.Undefined):
+        str(value)  # StrictUndefined raises its own error: "'name' is undefined"
     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
     raise UnescapedText(f"renders {shown} as it is: pass spec text through `| py` (a Python literal) or a name filter")
 

@@ -1,6 +1,6 @@
 """Shared fixtures for the codegen tests: a rebuilt upstream, a pristine project copy, runners.
 
-Nothing here touches /work/main itself: the project is copied once per session
+Nothing here touches the project tree itself: the project is copied once per session
 (tracked plus untracked-but-not-ignored files), committed in its own git
 repository, and copied again per test.  The upstream is rebuilt once per
 session with `codegen.upstream_history` and copied per test; tests add real
@@ -394,7 +394,7 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream: Path) -> Path:
-    """The project as it is in /work/main, regenerated once from the rebuilt upstream, committed."""
+    """The project as it is in this checkout, regenerated once from the rebuilt upstream, committed."""
     root = tmp_path_factory.mktemp("pristine") / "project"
     for rel in project_files():
         source = ROOT / rel
@@ -403,7 +403,7 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
             shutil.copy2(source, root / rel)
     repo = Repo.init(root, initial_branch="main")
     repo.git.update_environment(**_GIT_ENV)
-    commit_all(root, "snapshot of /work/main")
+    commit_all(root, "snapshot of the project")
     cache = tmp_path_factory.mktemp("pristine-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(codegen.pipeline, "generate_tree", memo_generate_tree)
@@ -412,7 +412,7 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
         )
     assert result.code == 0, result.text
     if git_status(root):
-        # Colleagues' work in progress in /work/main; the tests need a consistent baseline.
+        # Uncommitted work in this checkout; the tests need a consistent baseline.
         commit_all(root, "regenerate")
     return root
 

@@ -1,4 +1,4 @@
-"""The real-world spec in /work/shared/fixtures: the generators accept it, the contract does not."""
+"""The real-world spec in ../shared/fixtures (beside the project): the generators accept it, the contract does not."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ def test_a_template_names_operations_error_codes_and_request_models_from_the_spe
 
 def test_an_unknown_error_code_fails_naming_it_and_the_template(tmp_path: Path) -> None:
     message, where = failure(overlays(tmp_path, '{{ require_error_code("sandbox_vanished") }}\n'))
-    assert message == "names error code 'sandbox_vanished', which spec/openapi.yml does not document"
+    assert message == "names error code 'sandbox_vanished', which the spec does not document"
     assert where == "templates/overlays/t.py.jinja"
 
 
@@ -108,6 +108,9 @@ def test_a_bad_flavour_is_refused_before_anything_renders(tmp_path: Path) -> Non
             3,
             "cannot render: 'no_such_name' is undefined",
             id="undefined",
+        ),
+        pytest.param(
+            "X = 1\nY = {{ no_such_name }}\n", 2, "cannot render: 'no_such_name' is undefined", id="undefined-output"
         ),
         pytest.param('{{ require_operation("pauseSandbox").path }}\n', 1, "cannot render: renders", id="unescaped"),
     ],
