@@ -24,7 +24,7 @@ from codegen.messages import Messages, Say
 from codegen.operation_map import REMEDY as OPERATION_MAP_REMEDY
 from codegen.operation_map import load_operation_map
 from codegen.pipeline import build, parse_spec
-from codegen.source import MissingRef, Unreachable, UpstreamRepository, fetch_spec
+from codegen.source import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
 from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
@@ -192,16 +192,7 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
 def _fetch_refs(upstream: UpstreamRepository, current: Source, ref: str) -> str:
     """The configured branch, the tags, and `ref` if it is another branch; the branch's local ref."""
     try:
-        try:
-            branch_ref = upstream.fetch_branch(current.branch)
-        except MissingRef:
-            raise CodegenError(
-                Problem(
-                    f"the runtime repository {current.url} answered, but has no branch {current.branch!r}",
-                    where="pyproject.toml [tool.codegen] runtime-branch",
-                    remedy="fix runtime-branch, or the repository the URL names",
-                )
-            ) from None
+        branch_ref = fetch_configured_branch(upstream, current)
         upstream.fetch_tags()
         if not _HEX.fullmatch(ref) and ref != current.branch:
             try:

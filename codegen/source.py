@@ -226,11 +226,10 @@ def _git_reason(exc: git.GitCommandError) -> str:
     return reason.removeprefix("fatal: ").removeprefix("error: ")
 
 
-def fetch_spec_at(source: Source) -> FetchedSpec:
-    """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted)."""
-    upstream = UpstreamRepository(source.url)
+def fetch_configured_branch(upstream: UpstreamRepository, source: Source) -> str:
+    """Fetch the configured branch; its local ref. An upstream without it is an error naming the branch."""
     try:
-        branch_ref = upstream.fetch_branch(source.branch)
+        return upstream.fetch_branch(source.branch)
     except MissingRef:
         raise CodegenError(
             Problem(
@@ -244,6 +243,12 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
                 ),
             )
         ) from None
+
+
+def fetch_spec_at(source: Source) -> FetchedSpec:
+    """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted)."""
+    upstream = UpstreamRepository(source.url)
+    branch_ref = fetch_configured_branch(upstream, source)
     if not upstream.has_commit(source.commit) and not upstream.try_fetch_commit(source.commit):
         raise CodegenError(
             Problem(
