@@ -4,7 +4,7 @@ from importlib.util import find_spec
 # The pipeline's own dependencies (requirements/codegen.in). Checked before
 # anything imports them, so that running outside the codegen environment is
 # one line saying how to get it, not a traceback halfway through a verb.
-REQUIRED = ("git", "jinja2", "openapi_spec_validator", "platformdirs", "ruamel.yaml")
+REQUIRED = ("git", "jinja2", "openapi_spec_validator", "platformdirs", "yaml")
 
 missing = [name for name in REQUIRED if find_spec(name.partition(".")[0]) is None or find_spec(name) is None]
 if missing:

@@ -15,7 +15,8 @@ from typing import Any
 from codegen.error_codes import CODE, codes_in_schema
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
-from codegen.spec_document import SpecDocument, YamlTree, load_yaml
+from codegen.plain_yaml import YamlTree, load_yaml
+from codegen.spec_document import SpecDocument
 
 REMEDY = (
     "the contract lands upstream first: bump spec/runtime-ref to a runtime commit "

@@ -85,8 +85,11 @@ class Messages:
         used = Used()
         started = time.perf_counter()
         yield used
-        elapsed = time.perf_counter() - started
-        detail = f" ({', '.join(used.parts)})" if used.parts else ""
+        self.step_done(name, time.perf_counter() - started, *used.parts)
+
+    def step_done(self, name: str, elapsed: float, *used: str) -> None:
+        """The line of a step timed elsewhere (one that ran in the background)."""
+        detail = f" ({', '.join(used)})" if used else ""
         self(f"{name:9} {elapsed:5.2f} s{detail}")
 
 

@@ -21,7 +21,8 @@ from typing import Any
 from codegen.config import OPERATIONS
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import format_pointer
-from codegen.spec_document import SpecDocument, load_yaml
+from codegen.plain_yaml import load_yaml
+from codegen.spec_document import SpecDocument
 from codegen.spec_operations import HTTP_METHODS, iter_operations
 
 UPSTREAM_OPERATION_ID = "x-upstream-operation-id"

@@ -1,5 +1,9 @@
 """The pipeline, step by step: source, fetch, spec, contract, filter, generate, overlays, format, stamp.
 
+The spec's validation runs in a thread beside contract, filter, generate,
+overlays and format (`validated_alongside`), and its verdict is taken before
+anything is stamped.
+
 Every verb runs `build` and differs only in what it does with the result:
 `generate` writes the staged output over the tree (codegen/tree.py), `check`
 compares it with the tree (codegen/check.py), `bump` builds at a new commit
@@ -11,19 +15,24 @@ skip it.  Each step prints its duration and what it used (codegen/messages.py).
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from importlib.metadata import version
 from typing import Any
 
 from codegen.base_revision import Base
 from codegen.config import CONTRACT, OPERATIONS, SPEC, Project, Source
 from codegen.contract import check_contract
 from codegen.error_codes import error_code_problems
-from codegen.errors import CodegenError
+from codegen.errors import CodegenError, Problem
 from codegen.generation_cache import generation_key, record
 from codegen.messages import Messages
 from codegen.operation_map import MappedOperation, check_operation_map, load_operation_map
 from codegen.source import FetchedSpec, fetch_spec
-from codegen.spec_document import SpecDocument, load_spec
+from codegen.spec_document import SpecDocument, load_spec, read_spec, validation_problems
 from codegen.spec_filter import filter_spec
 from codegen.stage import Staged, generate_tree, stamp
 
@@ -43,11 +52,55 @@ def spec_display(source: Source, fetched: FetchedSpec) -> str:
     return SPEC if fetched.origin == "lock" else f"runtime@{source.short_commit}:{source.spec_path}"
 
 
-def parse_spec(source: Source, fetched: FetchedSpec, messages: Messages) -> SpecDocument:
+def parse_spec(source: Source, fetched: FetchedSpec, messages: Messages, *, validate: bool = True) -> SpecDocument:
+    """The spec step; `validate=False` leaves the validator to `validated_alongside`."""
     with messages.step("spec") as used:
-        document = load_spec(fetched.data, display_path=spec_display(source, fetched))
+        read = load_spec if validate else read_spec
+        document = read(fetched.data, display_path=spec_display(source, fetched))
         used(f"{document.display_path}, {len(fetched.data):,} bytes, OpenAPI {document.data.get('openapi')}")
     return document
+
+
+@contextmanager
+def validated_alongside(document: SpecDocument, messages: Messages) -> Iterator[None]:
+    """Validate the spec in a thread while the block runs; an invalid spec's problems come first.
+
+    openapi-spec-validator is pure Python: on the runtime's 4,000-line spec it
+    costs about 2 s with its imports, while the generators are subprocesses,
+    so the two share the machine instead of taking turns.  When the spec is
+    invalid, its problems replace whatever the block failed with: they are
+    the cause.  Nothing after the block (stamp, cache record, write) runs on
+    an unvalidated spec.
+    """
+    verdict: list[Problem] = []
+    timing: list[float] = []
+
+    def validate() -> None:
+        started = time.perf_counter()
+        try:
+            verdict.extend(validation_problems(document))
+        except Exception as error:  # the verdict must say something whatever happened
+            verdict.append(Problem(f"the validator failed: {type(error).__name__}: {error}"))
+        timing.append(time.perf_counter() - started)
+
+    worker = threading.Thread(target=validate, name="codegen-validate", daemon=True)
+    worker.start()
+    try:
+        yield
+    except Exception:
+        worker.join()
+        if verdict:
+            raise CodegenError(*verdict) from None
+        raise
+    worker.join()
+    if verdict:
+        raise CodegenError(*verdict)
+    messages.step_done(
+        "validate",
+        timing[0],
+        f"openapi-spec-validator {version('openapi-spec-validator')}",
+        "alongside contract to format",
+    )
 
 
 def check_requirements(
@@ -81,25 +134,28 @@ def build(
     """Every step; `base` makes the offline fallback trust only the base's lock."""
     if fetched is None:
         fetched = fetch_spec(project, source, messages, base)
+    validation: AbstractContextManager[None] = nullcontext()  # a document handed in is validated
     if document is None:
-        document = parse_spec(source, fetched, messages)
-    operations, warnings = check_requirements(project, source, document, messages)
-    with messages.step("filter") as used:
-        filtered = filter_spec(document.data, tags=source.sdk_tags, operations=operations)
-        used(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
-    try:
-        generated = generate_tree(project, source, filtered, messages)
-    except CodegenError as exc:
-        # A generator names the operation in the filtered spec: say which spec that came from.
-        display = spec_display(source, fetched)
-        raise CodegenError(
-            *(
-                replace(p, where=display + p.where.removeprefix(SPEC))
-                if p.where and p.where.startswith(f"{SPEC} (")
-                else p
-                for p in exc.problems
-            )
-        ) from None
+        document = parse_spec(source, fetched, messages, validate=False)
+        validation = validated_alongside(document, messages)
+    with validation:
+        operations, warnings = check_requirements(project, source, document, messages)
+        with messages.step("filter") as used:
+            filtered = filter_spec(document.data, tags=source.sdk_tags, operations=operations)
+            used(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
+        try:
+            generated = generate_tree(project, source, filtered, messages)
+        except CodegenError as exc:
+            # A generator names the operation in the filtered spec: say which spec that came from.
+            display = spec_display(source, fetched)
+            raise CodegenError(
+                *(
+                    replace(p, where=display + p.where.removeprefix(SPEC))
+                    if p.where and p.where.startswith(f"{SPEC} (")
+                    else p
+                    for p in exc.problems
+                )
+            ) from None
     with messages.step("stamp") as used:
         staged = stamp(source, fetched.data, fetched.blob_id, generated)
         used(f"{len(staged.generated)} generated file(s), the lock and the manifest")

@@ -1,47 +1,23 @@
-"""Turn the spec's bytes into plain data, refusing anything that could hurt us.
+"""Turn the spec's bytes into a validated OpenAPI document, refusing anything that could hurt us.
 
 The spec comes from another repository, so it is treated as untrusted input:
 every refusal below happens before the expensive or dangerous step it guards
-(size before parsing, anchors and depth before building nodes, non-local
-`$ref`s before the validator, which would otherwise read files and fetch URLs).
+(size, anchors and depth while reading, in `plain_yaml`; non-local `$ref`s
+before the validator, which would otherwise read files and fetch URLs).
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 from urllib.parse import unquote
 
-from jsonschema_path import SchemaPath
-from openapi_spec_validator.shortcuts import get_validator_cls
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.events import (
-    AliasEvent,
-    CollectionEndEvent,
-    CollectionStartEvent,
-    DocumentStartEvent,
-    Event,
-    NodeEvent,
-)
-
 from codegen.config import SPEC
 from codegen.errors import CodegenError, Problem
-from codegen.json_pointer import Segments, format_pointer, parse_pointer, resolve_pointer
+from codegen.json_pointer import Segments, format_pointer, resolve_pointer
+from codegen.plain_yaml import MAX_PROBLEMS, YamlTree, load_yaml
 
-MAX_SPEC_BYTES = 5 * 1024 * 1024
-# Real specs nest a dozen levels; 64 leaves room while keeping every later
-# recursive walk (conversion, validator, filter) far from Python's stack limit.
-MAX_DEPTH = 64
-# Past this many, more messages bury the first ones rather than help.
-MAX_PROBLEMS = 20
-
-# Explicit tags beyond the plain JSON types would smuggle in Python-level
-# types (sets, binary, ordered maps) that no later stage expects.
-_ALLOWED_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq"))
 # Keys whose string value the validator's resolver dereferences.  `$id`
 # changes the base URI, so even a "#/..." ref under it would resolve remotely.
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -49,33 +25,8 @@ _BASE_URI_KEYS = ("$id",)
 
 
 @dataclass(frozen=True)
-class YamlTree:
-    """Plain data from a YAML file, plus where each node was written."""
-
-    data: Any
-    display_path: str
-    lines: Mapping[Segments, int] = field(repr=False)
-
-    def line_of(self, pointer: str | Segments) -> int | None:
-        """1-based line of the node, or of its nearest existing ancestor."""
-        segments = parse_pointer(pointer) if isinstance(pointer, str) else pointer
-        for end in range(len(segments), -1, -1):
-            line = self.lines.get(segments[:end])
-            if line is not None:
-                return line
-        return None
-
-    def where(self, pointer: str | Segments) -> str:
-        """Where a problem is: `spec/openapi.yml:LINE (pointer)`."""
-        text = pointer if isinstance(pointer, str) else format_pointer(pointer)
-        line = self.line_of(pointer)
-        place = f"{self.display_path}:{line}" if line is not None else self.display_path
-        return f"{place} ({text or '/'})"
-
-
-@dataclass(frozen=True)
 class SpecDocument:
-    """A parsed, validated OpenAPI 3 spec that only refers to itself."""
+    """A parsed OpenAPI 3 spec that only refers to itself (validated, unless it came from `read_spec`)."""
 
     raw: bytes = field(repr=False)
     data: dict[str, Any] = field(repr=False)
@@ -91,37 +42,37 @@ class SpecDocument:
 
 def load_spec(data: bytes, *, display_path: str = SPEC) -> SpecDocument:
     """Parse and validate the spec; raise CodegenError with every problem found."""
+    document = read_spec(data, display_path=display_path)
+    _raise_if(validation_problems(document))
+    return document
+
+
+def read_spec(data: bytes, *, display_path: str = SPEC) -> SpecDocument:
+    """`load_spec` up to the validator: plain data, OpenAPI 3, every reference local and present.
+
+    What is left, `validation_problems`, can then run on the document safely,
+    and at any time: the pipeline runs it alongside the generators.
+    """
     tree = load_yaml(data, display_path=display_path)
     spec = _require_openapi3(tree)
     _raise_if(_reference_problems(tree))
-    _raise_if(validate_openapi(spec, where=tree.where))
     return SpecDocument(raw=data, data=spec, display_path=display_path, _tree=tree)
 
 
-def load_yaml(data: bytes, *, display_path: str, max_bytes: int = MAX_SPEC_BYTES) -> YamlTree:
-    """Parse one YAML document of plain data; no anchors, tags, or deep nesting."""
-    if len(data) > max_bytes:
-        _fail(
-            Problem(
-                f"is {len(data):,} bytes, over the {max_bytes:,}-byte cap",
-                where=display_path,
-                remedy="a spec this large is not one we expect; check what the source fetched",
-            )
-        )
-    text = _decode(data, display_path)
-    _raise_if(_event_problems(text, display_path))
-    root = _compose(text, display_path)
-    lines: dict[Segments, int] = {}
-    problems: list[Problem] = []
-    plain = _to_plain(root, (), _node_line(root, fallback=1), lines, problems, display_path)
-    _raise_if(problems)
-    return YamlTree(data=plain, display_path=display_path, lines=lines)
+def validation_problems(document: SpecDocument) -> list[Problem]:
+    """What openapi-spec-validator finds in a document from `read_spec`."""
+    return validate_openapi(document.data, where=document.where)
 
 
 def validate_openapi(
     spec: Mapping[str, Any], *, where: Callable[[str], str] = lambda pointer: pointer or "/"
 ) -> list[Problem]:
     """OpenAPI 3 validation that can never read a file or open a connection."""
+    # Imported here: the validator's dependencies take a second or more to
+    # import, and only a run that validates needs them.
+    from jsonschema_path import SchemaPath
+    from openapi_spec_validator.shortcuts import get_validator_cls
+
     try:
         validator_cls = get_validator_cls(spec)
     except Exception as error:  # the library's "which version?" errors have no common base
@@ -205,159 +156,6 @@ class _RefuseEveryScheme(Mapping[str, Callable[[str], NoReturn]]):
 
 def _refuse(uri: str) -> NoReturn:
     raise ExternalReferenceRefused(f"refused to fetch {uri!r}: only local '#/...' references")
-
-
-def _decode(data: bytes, display_path: str) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        _fail(
-            Problem(
-                f"is not UTF-8 (byte {error.start}: {error.reason})",
-                where=f"{display_path}:{line}",
-            )
-        )
-    return text.removeprefix("\ufeff")
-
-
-def _event_problems(text: str, display_path: str) -> list[Problem]:
-    """Refuse anchors, aliases, odd tags and deep nesting from the event stream.
-
-    Events are produced by an iterative state machine and never expand an
-    alias, so this pass costs the same for a billion-laughs document as for
-    any other of its size, and cannot hit the recursion limit.
-    """
-    problems: list[Problem] = []
-    depth = documents = 0
-    try:
-        # The safe scanner: the same events and marks, without the round-trip
-        # scanner's comment gathering (about 40% of this pass on a large spec).
-        for event in YAML(typ="safe", pure=True).parse(text):
-            where = f"{display_path}:{event.start_mark.line + 1}"
-            if isinstance(event, DocumentStartEvent):
-                documents += 1
-                if documents == 2:
-                    problems.append(Problem("holds more than one YAML document", where=where))
-            problems.extend(_node_event_problems(event, where))
-            if isinstance(event, CollectionStartEvent):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    # Stop here: the rest of a hostile document is not worth reading.
-                    problems.append(Problem(f"nests deeper than {MAX_DEPTH} levels", where=where))
-                    break
-            elif isinstance(event, CollectionEndEvent):
-                depth -= 1
-            if len(problems) >= MAX_PROBLEMS:
-                break
-    except MarkedYAMLError as error:
-        problems.append(_yaml_error_problem(error, display_path))
-    except (YAMLError, RecursionError) as error:
-        problems.append(Problem(f"is not valid YAML: {error}", where=display_path))
-    return problems
-
-
-def _node_event_problems(event: Event, where: str) -> list[Problem]:
-    if isinstance(event, AliasEvent):
-        return [Problem(f"uses the YAML alias *{event.anchor}; aliases are refused", where=where)]
-    if not isinstance(event, NodeEvent):
-        return []
-    problems = []
-    if event.anchor is not None:
-        problems.append(Problem(f"defines the YAML anchor &{event.anchor}; anchors are refused", where=where))
-    tag = getattr(event, "tag", None)
-    if tag is not None and tag not in _ALLOWED_TAGS:
-        problems.append(Problem(f"uses the YAML tag {tag}; only plain JSON types are allowed", where=where))
-    return problems
-
-
-def _compose(text: str, display_path: str) -> Any:
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
-    try:
-        return yaml.load(text)
-    except MarkedYAMLError as error:
-        _fail(_yaml_error_problem(error, display_path))
-    except YAMLError as error:
-        _fail(Problem(f"is not valid YAML: {error}", where=display_path))
-
-
-def _yaml_error_problem(error: MarkedYAMLError, display_path: str) -> Problem:
-    # ruamel puts the offending spot in problem_mark and sometimes only context_mark.
-    mark = error.problem_mark or error.context_mark
-    where = f"{display_path}:{mark.line + 1}" if mark is not None else display_path
-    summary = " ".join(part for part in (error.context, error.problem) if part)
-    return Problem(f"is not valid YAML: {summary or error}", where=where)
-
-
-def _to_plain(
-    node: Any,
-    path: Segments,
-    line: int,
-    lines: dict[Segments, int],
-    problems: list[Problem],
-    display_path: str,
-) -> Any:
-    """Copy ruamel's nodes into dicts/lists/scalars, noting each node's line."""
-    lines[path] = line
-    if isinstance(node, CommentedMap):
-        return _map_to_plain(node, path, lines, problems, display_path)
-    if isinstance(node, CommentedSeq):
-        return [
-            _to_plain(item, (*path, str(index)), node.lc.item(index)[0] + 1, lines, problems, display_path)
-            for index, item in enumerate(node)
-        ]
-    return _scalar_to_plain(node, line, problems, display_path)
-
-
-def _map_to_plain(
-    node: CommentedMap,
-    path: Segments,
-    lines: dict[Segments, int],
-    problems: list[Problem],
-    display_path: str,
-) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in node.items():
-        key_line = node.lc.key(key)[0] + 1
-        name = _key_text(key)
-        if name is None or name in result:
-            why = "is not a string" if name is None else "repeats an earlier key once read as text"
-            problems.append(Problem(f"mapping key {key!r} {why}", where=f"{display_path}:{key_line}"))
-            continue
-        result[name] = _to_plain(value, (*path, name), key_line, lines, problems, display_path)
-    return result
-
-
-def _key_text(key: object) -> str | None:
-    # Bare status codes (`200:`) load as ints; JSON and OpenAPI see them as text.
-    if isinstance(key, str):
-        return str(key)
-    if isinstance(key, int) and not isinstance(key, bool):
-        return str(int(key))
-    return None
-
-
-def _scalar_to_plain(node: Any, line: int, problems: list[Problem], display_path: str) -> Any:
-    # Order matters: bool is an int, and ruamel's scalar types subclass the builtins.
-    if node is None or isinstance(node, bool):
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, datetime.date):
-        # JSON has no dates; an unquoted date is text to every OpenAPI consumer.
-        return node.isoformat()
-    problems.append(Problem(f"holds a {type(node).__name__}, not plain data", where=f"{display_path}:{line}"))
-    return None
-
-
-def _node_line(node: Any, *, fallback: int) -> int:
-    lc = getattr(node, "lc", None)
-    return lc.line + 1 if lc is not None and lc.line is not None else fallback
 
 
 def _require_openapi3(tree: YamlTree) -> dict[str, Any]:

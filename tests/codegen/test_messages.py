@@ -70,7 +70,7 @@ def test_a_generation_prints_every_step_in_order(project: Path, run: Callable[..
     assert result.code == 0, result.text
     steps = [m["name"] for line in result.err.splitlines() if (m := STEP_LINE.fullmatch(line))]
     # generate, overlays and format are memoized in-process (conftest): a subprocess prints them too.
-    assert steps == ["fetch", "spec", "contract", "filter", "stamp", "compare"]
+    assert steps == ["fetch", "spec", "contract", "filter", "validate", "stamp", "compare"]
     assert all(line.startswith("codegen: ") for line in result.text.splitlines() if not line.startswith("  "))
 
 

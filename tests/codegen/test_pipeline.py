@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import re
 import signal
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 
+from codegen import pipeline
 from codegen.config import Project as CodegenProject
 from codegen.config import load_source
-from codegen.errors import CodegenError
+from codegen.errors import CodegenError, Problem
 from codegen.messages import Messages
 from codegen.pipeline import build
+from codegen.spec_document import SpecDocument
 from tests.codegen.conftest import (
     Result,
     Upstream,
     drop_force,
     git_status,
+    replace_once,
     run_subprocess,
     signal_when_generating,
     tree_digest,
@@ -27,7 +32,7 @@ from tests.codegen.conftest import (
 
 GENERATED_FILE = "packages/python-sdk/e2b/api/client/api/sandboxes/pause_sandbox.py"
 # Every step's line, in order: its name, its duration, what it used.
-STEPS = ("fetch", "spec", "contract", "filter", "generate", "overlays", "format", "stamp")
+STEPS = ("fetch", "spec", "contract", "filter", "generate", "overlays", "format", "validate", "stamp")
 STEP_LINE = re.compile(r"codegen: (\S+) +\d+\.\d\d s \((.+)\)")
 
 
@@ -45,7 +50,14 @@ def test_build_runs_every_step_in_order_and_writes_nothing(
         result = build(CodegenProject(project), load_source(CodegenProject(project)), Messages(err=said.append))
     assert said[0] == f"codegen: E2B_RUNTIME_REPO overrides the runtime repository: {env['E2B_RUNTIME_REPO']}"
     # generate, overlays and format are memoized in-process (conftest); the subprocess test sees them.
-    assert [name for name, _ in step_lines("\n".join(said))] == ["fetch", "spec", "contract", "filter", "stamp"]
+    assert [name for name, _ in step_lines("\n".join(said))] == [
+        "fetch",
+        "spec",
+        "contract",
+        "filter",
+        "validate",
+        "stamp",
+    ]
     assert result.fetched.origin == "upstream"
     assert result.fetched.data == (project / "spec/openapi.yml").read_bytes()
     assert "/sandboxes/{sandboxID}/pause" in result.filtered["paths"]
@@ -119,6 +131,90 @@ def test_older_v1_0_0_via_env_ref_is_refused_by_the_contract(
         assert f"contract miss: {pointer}" in result.err, pointer
     # At level warning: reported beside the misses, not one of them.
     assert "contract warning: /paths/~1sandboxes~1{sandboxID}~1pause/post/responses/503 is missing" in result.err
+
+
+def drop_info_version(text: str) -> str:
+    """An info object without its required version: only the validator says so."""
+    return replace_once(text, "  version: 1.1.0\n", "")
+
+
+def test_an_invalid_spec_is_refused_by_the_validator_before_anything_is_stamped(
+    project: Path, upstream: Upstream, run: Callable[..., Result]
+) -> None:
+    commit = upstream.commit_edit(drop_info_version)
+    (project / GENERATED_FILE).write_text("edited\n")  # the run would write, if it finished
+    with unchanged(project):
+        result = run(project, "generate", E2B_RUNTIME_REF=commit)
+    assert result.code == 2, result.text
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
+    assert errors == [
+        f'codegen: error: runtime@{commit[:7]}:spec/openapi.yml:2 (/info): "version" is a required property'
+    ]
+    steps = [name for name, _ in step_lines(result.err)]
+    assert "validate" not in steps and "stamp" not in steps
+
+
+def test_the_validators_problems_replace_what_the_invalid_spec_caused(
+    project: Path, upstream: Upstream, run: Callable[..., Result]
+) -> None:
+    """Invalid and missing a contract element: the contract stops first, the verdict names the cause."""
+    commit = upstream.commit_edit(lambda text: drop_force(drop_info_version(text)))
+    with unchanged(project):
+        result = run(project, "generate", E2B_RUNTIME_REF=commit)
+    assert result.code == 2, result.text
+    assert '(/info): "version" is a required property' in result.err
+    assert "contract miss" not in result.err
+
+
+def test_validation_runs_while_the_block_does() -> None:
+    """The validator waits for the block to start and the block for the validator: only overlap ends both."""
+    block_running, validator_running = threading.Event(), threading.Event()
+
+    def validator(document: object) -> list[Problem]:
+        validator_running.set()
+        assert block_running.wait(10)
+        return []
+
+    said: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pipeline, "validation_problems", validator)
+        with pipeline.validated_alongside(cast(SpecDocument, None), Messages(err=said.append)):
+            block_running.set()
+            assert validator_running.wait(10)
+    [line] = said
+    assert re.fullmatch(
+        r"codegen: validate +\d+\.\d\d s \(openapi-spec-validator \S+, alongside contract to format\)", line
+    )
+
+
+@pytest.mark.parametrize("failure", [CodegenError(Problem("from the block")), KeyError("x")])
+def test_an_invalid_verdict_replaces_the_blocks_failure(failure: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "validation_problems", lambda document: [Problem("invalid", where="spec:1")])
+    with pytest.raises(CodegenError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
+        raise failure
+    assert [problem.render() for problem in caught.value.problems] == ["spec:1: invalid"]
+
+
+def test_a_valid_verdict_leaves_the_blocks_failure_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "validation_problems", lambda document: [])
+    with pytest.raises(KeyError), pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
+        raise KeyError("x")
+
+
+def test_an_interrupt_is_never_replaced_by_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "validation_problems", lambda document: [Problem("invalid")])
+    with pytest.raises(KeyboardInterrupt), pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
+        raise KeyboardInterrupt
+
+
+def test_a_crashing_validator_is_a_verdict_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(document: object) -> list[Problem]:
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(pipeline, "validation_problems", crash)
+    with pytest.raises(CodegenError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
+        pass
+    assert [problem.render() for problem in caught.value.problems] == ["the validator failed: MemoryError: no room"]
 
 
 def test_hand_added_file_in_generated_folder_is_refused_and_kept(project: Path, run: Callable[..., Result]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 import codegen.spec_document as spec_document
 from codegen.errors import CodegenError
 from codegen.json_pointer import PointerSyntaxError, format_pointer, parse_pointer, resolve_pointer
-from codegen.spec_document import MAX_DEPTH, MAX_SPEC_BYTES, load_spec, load_yaml, validate_openapi
+from codegen.spec_document import load_spec, validate_openapi
 
 FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +63,6 @@ def validator_must_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the validator ran")
 
     monkeypatch.setattr(spec_document, "validate_openapi", explode)
-    monkeypatch.setattr(spec_document, "get_validator_cls", explode)
 
 
 # --- good input ---------------------------------------------------------------
@@ -76,7 +74,7 @@ def test_valid_spec_loads_as_plain_data() -> None:
     assert doc.raw == VALID
     assert doc.display_path == "spec/openapi.yml"
     responses = doc.data["paths"]["/things/{id}"]["get"]["responses"]
-    # A bare 200 is text, as in JSON; ruamel's own types are gone.
+    # A bare 200 is text, as in JSON.
     assert list(responses) == ["200"]
     assert type(doc.data["info"]["title"]) is str
     assert doc.data["components"]["schemas"]["Thing"]["properties"]["created"]["example"] == ("2024-01-02")
@@ -100,112 +98,6 @@ def test_display_path_is_used_in_problems() -> None:
     with pytest.raises(CodegenError) as caught:
         load_spec(b"a: [1,\n", display_path="upstream/spec.yml")
     assert caught.value.problems[0].where == "upstream/spec.yml:2"
-
-
-# --- refusals before parsing ------------------------------------------------------
-
-
-def test_over_the_size_cap_is_refused_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_parsing(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("parsed an oversized spec")
-
-    monkeypatch.setattr(spec_document, "_decode", no_parsing)
-    [message] = problems_of(b"#" * (MAX_SPEC_BYTES + 1))
-    assert f"{MAX_SPEC_BYTES + 1:,} bytes" in message
-    assert f"{MAX_SPEC_BYTES:,}-byte cap" in message
-
-
-def test_exactly_the_size_cap_is_not_refused_for_size() -> None:
-    # A small cap keeps the test fast; the comparison is the same code.
-    assert load_yaml(VALID, display_path="x", max_bytes=len(VALID)).data["info"]["title"] == "Tiny"
-    with pytest.raises(CodegenError, match="over the"):
-        load_yaml(VALID, display_path="x", max_bytes=len(VALID) - 1)
-
-
-def test_non_utf8_is_refused_with_its_line() -> None:
-    [message] = problems_of(b"openapi: 3.0.3\ninfo:\n  title: caf\xe9\n")
-    assert message.startswith("spec/openapi.yml:3: is not UTF-8")
-
-
-# --- refusals while parsing -------------------------------------------------------
-
-
-def test_malformed_yaml_is_refused_with_its_line() -> None:
-    [message] = problems_of(b"openapi: 3.0.3\ninfo: {title: x\npaths: }\n")
-    assert message.startswith("spec/openapi.yml:3: is not valid YAML")
-
-
-def test_duplicate_keys_are_refused_with_the_line_of_the_second() -> None:
-    [message] = problems_of(b"openapi: 3.0.3\ninfo: {}\npaths: {}\ninfo: {}\n")
-    assert message.startswith("spec/openapi.yml:4:")
-    assert 'duplicate key "info"' in message
-
-
-def test_keys_that_collide_once_read_as_text_are_refused() -> None:
-    [message] = problems_of(b'responses:\n  200: {}\n  "200": {}\n')
-    assert message.startswith("spec/openapi.yml:3: mapping key '200' repeats")
-
-
-def test_anchor_and_alias_are_refused() -> None:
-    messages = problems_of(
-        b"openapi: 3.0.3\nx: &shared {type: string}\ny: *shared\n",
-    )
-    assert messages == [
-        "spec/openapi.yml:2: defines the YAML anchor &shared; anchors are refused",
-        "spec/openapi.yml:3: uses the YAML alias *shared; aliases are refused",
-    ]
-
-
-def test_self_referencing_alias_is_refused() -> None:
-    messages = problems_of(b"&a [*a]\n")
-    assert any("anchor &a" in message for message in messages)
-    assert any("alias *a" in message for message in messages)
-
-
-def test_billion_laughs_is_refused_cheaply(monkeypatch: pytest.MonkeyPatch) -> None:
-    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for level in range(1, 10):
-        previous = f"*a{level - 1}"
-        lines.append(f"a{level}: &a{level} [{', '.join([previous] * 9)}]")
-    bomb = ("\n".join(lines) + "\n").encode()
-
-    def no_composing(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("built nodes for an alias bomb")
-
-    monkeypatch.setattr(spec_document, "_compose", no_composing)
-    started = time.monotonic()
-    messages = problems_of(bomb)
-    assert time.monotonic() - started < 2
-    assert messages[0] == "spec/openapi.yml:1: defines the YAML anchor &a0; anchors are refused"
-    assert len(messages) <= spec_document.MAX_PROBLEMS
-
-
-def test_ten_thousand_levels_of_nesting_are_refused_without_recursion_error() -> None:
-    [message] = problems_of(b"[" * 10_000 + b"]" * 10_000)
-    assert message == f"spec/openapi.yml:1: nests deeper than {MAX_DEPTH} levels"
-
-
-def test_deep_block_nesting_is_refused_with_the_line_it_goes_too_deep() -> None:
-    text = "".join("  " * level + f"k{level}:\n" for level in range(MAX_DEPTH + 5))
-    [message] = problems_of(text.encode())
-    assert message == f"spec/openapi.yml:{MAX_DEPTH + 1}: nests deeper than {MAX_DEPTH} levels"
-
-
-def test_nesting_at_the_limit_is_fine() -> None:
-    with pytest.raises(CodegenError) as caught:
-        load_spec(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH)
-    # Refused, but only for not being OpenAPI: the depth itself was allowed.
-    assert "not an OpenAPI 3 document" in caught.value.problems[0].message
-
-
-def test_non_json_tags_are_refused() -> None:
-    [message] = problems_of(b"openapi: 3.0.3\nx: !!python/object:os.system {}\n")
-    assert message.startswith("spec/openapi.yml:2: uses the YAML tag tag:yaml.org,2002:python/object")
-
-
-def test_more_than_one_document_is_refused() -> None:
-    [message] = problems_of(b"openapi: 3.0.3\n---\nopenapi: 3.1.0\n")
-    assert message == "spec/openapi.yml:2: holds more than one YAML document"
 
 
 # --- refusals after parsing -------------------------------------------------------
