@@ -31,6 +31,7 @@ from codegen.api_change_report import (
 from codegen.error_codes import documented_error_codes
 from codegen.json_pointer import PointerSyntaxError, resolve_pointer
 from codegen.operation_map import UPSTREAM_OPERATION_ID
+from codegen.spec_operations import HTTP_METHODS
 
 __all__ = [
     "LEVELS",
@@ -52,7 +53,6 @@ __all__ = [
     "rules_markdown",
 ]
 
-_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 # Formats that openapi-python-client maps to their own Python type; others
 # (int32/int64, email, ...) stay str/int, so changing them changes nothing.
 _TYPED_FORMATS = frozenset({"date", "date-time", "uuid", "binary"})
@@ -310,7 +310,7 @@ class _Comparer:
         found: dict[tuple[str, str], tuple[str, Mapping[str, Any], Mapping[str, Any]]] = {}
         for path, raw_item in _map(doc.get("paths")).items():
             item, _ = _resolve(doc, raw_item)
-            for method in _METHODS:
+            for method in HTTP_METHODS:
                 if isinstance(item.get(method), Mapping):
                     found[(method.upper(), _path_key(path))] = (path, item, item[method])
         return found
