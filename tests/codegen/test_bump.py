@@ -267,7 +267,7 @@ def test_bump_from_an_old_pin_the_upstream_lacks_compares_with_the_locked_spec(
     project: Path, chain: Chain, tmp_path: Path, no_generation: list[str]
 ) -> None:
     moved, commit = moved_upstream(chain, tmp_path / "moved")
-    env = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
     result = run_in_process(project, "bump", commit, "--dry-run", env=env)
     assert result.code == 0, result.text
     assert (
@@ -284,7 +284,7 @@ def test_bump_from_an_old_pin_the_upstream_lacks_refuses_an_edited_spec(
     moved, commit = moved_upstream(chain, tmp_path / "moved")
     spec = project / "spec/openapi.yml"
     spec.write_text(spec.read_text() + "# edited here\n")
-    env = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
     with unchanged(project):
         result = run_in_process(project, "bump", commit, env=env)
     assert result.code == 2, result.text

@@ -272,7 +272,7 @@ def test_forced_must_be_required() -> None:
 
     doc = spec_with(optional)
     [miss] = check_contract(doc, CONTRACT).errors
-    assert miss.where.endswith(f"({PAUSE_POINTERS[1]})")
+    assert str(miss.where).endswith(f"({PAUSE_POINTERS[1]})")
     assert text_at(doc, doc.line_of(PAUSE_POINTERS[1])) == "forced: {type: boolean}"
     assert "not listed in its schema's required list" in miss.message
 
@@ -290,7 +290,7 @@ def test_503_through_a_shared_response_must_carry_error() -> None:
         data["components"]["responses"]["503"]["content"]["application/json"]["schema"] = {"type": "string"}
 
     [miss] = check_contract(spec_with(other_body), CONTRACT).warnings
-    assert miss.where.endswith(f"({PAUSE_POINTERS[4]})")
+    assert str(miss.where).endswith(f"({PAUSE_POINTERS[4]})")
     assert "does not refer to #/components/schemas/Error" in miss.message
 
 
@@ -300,8 +300,8 @@ def test_every_miss_is_reported_not_just_the_first() -> None:
             edit(data)
 
     result = check_contract(spec_with(drop_all), CONTRACT)
-    assert [miss.where.split(" ", 1)[1] for miss in result.errors] == [f"({p})" for p in ERROR_POINTERS]
-    assert [miss.where.split(" ", 1)[1] for miss in result.warnings] == [f"({p})" for p in WARNING_POINTERS]
+    assert [str(miss.where).split(" ", 1)[1] for miss in result.errors] == [f"({p})" for p in ERROR_POINTERS]
+    assert [str(miss.where).split(" ", 1)[1] for miss in result.warnings] == [f"({p})" for p in WARNING_POINTERS]
 
 
 @pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
@@ -311,7 +311,9 @@ def test_the_real_spec_is_rejected_naming_each_missing_pause_element() -> None:
     result = check_contract(doc, CONTRACT)
 
     misses = result.errors + result.warnings
-    assert [miss.where.split(" ", 1)[1] for miss in misses] == [f"({p})" for p in ERROR_POINTERS + WARNING_POINTERS]
+    assert [str(miss.where).split(" ", 1)[1] for miss in misses] == [
+        f"({p})" for p in ERROR_POINTERS + WARNING_POINTERS
+    ]
     for miss, pointer in zip(misses, ERROR_POINTERS + WARNING_POINTERS, strict=True):
         line = doc.line_of(pointer)
         assert line is not None

@@ -98,7 +98,7 @@ def _symlink(project: Path) -> None:
     (project / "spec/openapi.lock.json").symlink_to(project / "README.md")
 
 
-DRIFTS: dict[str, Callable[[Path], None]] = {
+DRIFTS: dict[str, Callable[[Path], object]] = {
     "changed": lambda p: (p / MODEL).write_text("edited\n"),
     "missing": lambda p: (p / MODEL).unlink(),
     "unexpected": lambda p: (p / f"{CLIENT}/extra.py").write_text("x = 1\n"),
@@ -161,7 +161,7 @@ def _key(project: Path, codegen_source: Path | None = None) -> str:
     return generation_key(p, source, spec, codegen_source=codegen_source)
 
 
-EDITS: dict[str, Callable[[Path], None]] = {
+EDITS: dict[str, Callable[[Path], object]] = {
     "template": lambda p: (p / "templates/overlays/error_codes.py.jinja").write_text(
         (p / "templates/overlays/error_codes.py.jinja").read_text() + "\n"
     ),

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gitdb import IStream
+from gitdb import IStream  # type: ignore[import-untyped]
 
 from codegen.config import Project, load_source
 from codegen.errors import CodegenError
@@ -280,7 +280,7 @@ def _commit_entry(upstream: Upstream, mode: str, sha: str, path: str = "spec/ope
 
 
 def _blob(upstream: Upstream, data: bytes) -> str:
-    return upstream.repo.odb.store(IStream("blob", len(data), io.BytesIO(data))).hexsha.decode()
+    return str(upstream.repo.odb.store(IStream("blob", len(data), io.BytesIO(data))).hexsha.decode())
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -20,6 +20,7 @@ import pytest
 
 import codegen.transaction as transaction
 from codegen.cli import Terminated
+from codegen.errors import CodegenError
 from codegen.transaction import JOURNAL, InterruptedWrite, leftovers, recover, remove_leftovers, swap_into_place
 from tests.codegen.conftest import tree_digest
 
@@ -38,7 +39,11 @@ def root(tmp_path: Path) -> Path:
     return root
 
 
-CONTENTS = {"pkg/api": NEW_FOLDER, "spec/lock.json": b"new\n", "spec/runtime-ref": b"c\n"}
+CONTENTS: dict[str, bytes | Mapping[str, bytes]] = {
+    "pkg/api": NEW_FOLDER,
+    "spec/lock.json": b"new\n",
+    "spec/runtime-ref": b"c\n",
+}
 
 
 def expected_new(root: Path) -> dict[str, str]:
@@ -85,7 +90,7 @@ def _step_counter(monkeypatch: pytest.MonkeyPatch, at: int, action: Callable[[],
         count()
         real_remove(path)
 
-    monkeypatch.setattr(transaction.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)
     monkeypatch.setattr(transaction, "_remove", remove)
 
 
@@ -97,7 +102,7 @@ def _crash_in_child(root: Path, at: int, *, fail_rename_at: int | None = None) -
             with pytest.MonkeyPatch.context() as mp:
                 _step_counter(mp, at, lambda: os._exit(9))
                 if fail_rename_at is not None:
-                    real = transaction.os.replace
+                    real = os.replace
                     renames = 0
 
                     def failing(src: Any, dst: Any) -> None:
@@ -107,7 +112,7 @@ def _crash_in_child(root: Path, at: int, *, fail_rename_at: int | None = None) -
                             raise OSError(28, "No space left on device")
                         real(src, dst)
 
-                    mp.setattr(transaction.os, "replace", failing)
+                    mp.setattr(os, "replace", failing)
                 swap_into_place(root, CONTENTS)
         except BaseException:
             os._exit(1)
@@ -269,7 +274,7 @@ def test_sigterm_while_preparing_rolls_back_like_ctrl_c(
 def test_a_journal_codegen_did_not_write_is_refused(root: Path, journal: str) -> None:
     (root / JOURNAL).write_text(journal)
     before = tree_digest(root)
-    with pytest.raises(transaction.CodegenError, match="cannot recover the interrupted write"):
+    with pytest.raises(CodegenError, match="cannot recover the interrupted write"):
         recover(root)
     assert tree_digest(root) == before
 
@@ -291,7 +296,7 @@ def test_signals_during_a_rollback_wait_for_it(
             _send(signals)
         real(src, dst)
 
-    monkeypatch.setattr(transaction.os, "replace", failing)
+    monkeypatch.setattr(os, "replace", failing)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with pytest.raises(OSError, match="No space left"):

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from codegen.config import MANIFEST
 from codegen.errors import CodegenError
-from codegen.stage import API_DIR, MANIFEST, WIRE_DIR, Staged, manifest_for
+from codegen.stage import API_DIR, WIRE_DIR, Staged, manifest_for
 from codegen.tree import Drift, compare, find_symlinks, read_or_none, write_tree
 from tests.codegen.conftest import tree_digest
 
