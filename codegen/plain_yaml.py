@@ -127,6 +127,13 @@ def load_yaml(data: bytes, *, display_path: str, max_bytes: int = MAX_YAML_BYTES
     return YamlTree(data=reader.root, display_path=display_path, lines=reader.lines)
 
 
+class _Refused:
+    """The key of a refused mapping entry: its value is read, then dropped."""
+
+
+_REFUSED = _Refused()
+
+
 @dataclass
 class _Open:
     """A mapping or sequence whose end event has not come yet."""
@@ -134,14 +141,11 @@ class _Open:
     value: dict[str, Any] | list[Any]
     # None: inside something refused, so nothing below is kept or located.
     path: Segments | None
-    # A mapping's key waiting for its value; _REFUSED when the key was refused.
-    key: str | None = None
+    # A mapping's key waiting for its value (None: the next node is a key).
+    key: str | _Refused | None = None
     key_line: int = 0
     # A collection used as a mapping key: read through and dropped.
     is_key: bool = False
-
-
-_REFUSED = "\0refused"
 
 
 class _TreeBuilder:
@@ -229,12 +233,11 @@ class _TreeBuilder:
             return None
         if isinstance(parent.value, list):
             path = (*parent.path, str(len(parent.value)))
-        elif parent.key == _REFUSED:
-            return None
-        else:
-            assert parent.key is not None
+        elif isinstance(parent.key, str):
             # A mapping's value is found by its key: point there.
             path, line = (*parent.path, parent.key), parent.key_line
+        else:
+            return None  # the value of a refused key
         self.lines[path] = line
         return path
 
@@ -246,8 +249,7 @@ class _TreeBuilder:
         if isinstance(parent.value, list):
             parent.value.append(value)
             return
-        if parent.key != _REFUSED:
-            assert parent.key is not None
+        if isinstance(parent.key, str):
             parent.value[parent.key] = value
         parent.key = None
 

@@ -192,6 +192,10 @@ def test_a_refused_key_drops_its_value_and_reading_goes_on() -> None:
     ]
 
 
+def test_a_key_of_any_text_is_kept() -> None:
+    assert read('"\\0refused": 1\n"": 2\n') == {"\0refused": 1, "": 2}
+
+
 def test_anchor_and_alias_are_refused() -> None:
     messages = problems_of(b"openapi: 3.0.3\nx: &shared {type: string}\ny: *shared\n")
     assert messages == [
