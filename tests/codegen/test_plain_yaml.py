@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import codegen.plain_yaml as plain_yaml
 from codegen.errors import CodegenError
 from codegen.plain_yaml import MAX_DEPTH, MAX_PROBLEMS, MAX_YAML_BYTES, load_yaml
+from tests.fuzz_budget import examples
 
 FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +71,33 @@ def test_scalars_resolve_by_the_yaml_1_2_core_schema(scalar: str, value: Any) ->
 
 def test_nan_is_a_float() -> None:
     assert math.isnan(read("k: .nan\n")["k"])
+
+
+# json.dumps escapes every non-ASCII character as \\uXXXX, a YAML escape too,
+# except past U+FFFF: JSON writes a surrogate pair, which YAML does not have
+# (it writes \\UXXXXXXXX). So the text is the BMP; raw non-BMP text is below.
+BMP_TEXT = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",)))
+BMP_KEY = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",)), max_size=100)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | BMP_TEXT,
+    # YAML caps an implicit key at 1,024 characters of source: a key of 100
+    # characters escaped as \\uXXXX stays under it.
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(BMP_KEY, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(JSON, st.sampled_from([None, 2]))
+def test_json_reads_as_the_same_data(value: Any, indent: int | None) -> None:
+    """JSON is YAML 1.2: JSON text, flow or indented, reads back as the value it encodes."""
+    text = json.dumps({"k": value}, indent=indent)
+    assert read(text) == {"k": value}
+
+
+def test_text_beyond_the_bmp_reads_as_written() -> None:
+    assert read("k: 😀 \\U0001F600\n") == {"k": "😀 \\U0001F600"}
+    assert read('k: "😀 \\U0001F600"\n') == {"k": "😀 😀"}
 
 
 def test_keys_are_text_and_bare_status_codes_become_text() -> None:
