@@ -76,8 +76,9 @@ def test_nan_is_a_float() -> None:
 # json.dumps escapes every non-ASCII character as \\uXXXX, a YAML escape too,
 # except past U+FFFF: JSON writes a surrogate pair, which YAML does not have
 # (it writes \\UXXXXXXXX). So the text is the BMP; raw non-BMP text is below.
-BMP_TEXT = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",)))
-BMP_KEY = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",)), max_size=100)
+BMP = st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"])
+BMP_TEXT = st.text(BMP)
+BMP_KEY = st.text(BMP, max_size=100)
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | BMP_TEXT,
     # YAML caps an implicit key at 1,024 characters of source: a key of 100
