@@ -15,7 +15,7 @@ from typing import Any
 from codegen.error_codes import CODE, codes_in_schema
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
-from codegen.plain_yaml import YamlTree, load_yaml
+from codegen.plain_yaml import YamlTree, load_yaml_file
 from codegen.spec_document import SpecDocument
 
 REMEDY = (
@@ -54,12 +54,7 @@ Check = Callable[[Any, Segments, Any, Any], str | None]
 
 def load_contract(path: Path) -> list[ContractEntry]:
     """Read the contract; raise CodegenError naming every malformed entry."""
-    display = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise CodegenError(Problem(f"cannot read the contract: {error.strerror}", where=display)) from error
-    tree = load_yaml(raw, display_path=display)
+    tree = load_yaml_file(path, display_path=str(path), what="the contract")
     if not isinstance(tree.data, list):
         raise CodegenError(Problem("the contract must be a list of entries", where=tree.where("")))
     entries: list[ContractEntry] = []

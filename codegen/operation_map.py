@@ -21,7 +21,7 @@ from typing import Any
 from codegen.config import OPERATIONS
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import format_pointer
-from codegen.plain_yaml import load_yaml
+from codegen.plain_yaml import load_yaml_file
 from codegen.spec_document import SpecDocument
 from codegen.spec_operations import HTTP_METHODS, iter_operations
 
@@ -55,11 +55,7 @@ def _snake_case(name: str) -> str:
 
 def load_operation_map(path: Path, *, display_path: str = OPERATIONS) -> tuple[MappedOperation, ...]:
     """Read the map; raise CodegenError naming every bad entry (nothing is generated)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise CodegenError(Problem(f"cannot read the operation map: {error.strerror}", where=display_path)) from error
-    tree = load_yaml(raw, display_path=display_path)
+    tree = load_yaml_file(path, display_path=display_path, what="the operation map")
     if not isinstance(tree.data, dict):
         raise CodegenError(Problem("the operation map must be a mapping of name: METHOD /path", where=tree.where("")))
     problems: list[Problem] = []

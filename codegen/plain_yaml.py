@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -96,6 +97,15 @@ class YamlTree:
         line = self.line_of(pointer)
         place = f"{self.display_path}:{line}" if line is not None else self.display_path
         return f"{place} ({text or '/'})"
+
+
+def load_yaml_file(path: Path, *, display_path: str, what: str) -> YamlTree:
+    """One of this repository's YAML files (`what`: "the contract"); unreadable is one problem."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CodegenError(Problem(f"cannot read {what}: {error.strerror}", where=display_path)) from error
+    return load_yaml(data, display_path=display_path)
 
 
 def load_yaml(data: bytes, *, display_path: str, max_bytes: int = MAX_YAML_BYTES) -> YamlTree:
