@@ -68,8 +68,9 @@ def validate_openapi(
     spec: Mapping[str, Any], *, where: Callable[[str], str] = lambda pointer: pointer or "/"
 ) -> list[Problem]:
     """OpenAPI 3 validation that can never read a file or open a connection."""
-    # Imported here: the validator's dependencies take a second or more to
-    # import, and only a run that validates needs them.
+    # Imported here, not with the module: the validator's dependencies take
+    # a second or more to import, and the pipeline pays that in its
+    # validation thread, beside the generators (pipeline.validated_alongside).
     from jsonschema_path import SchemaPath
     from openapi_spec_validator.shortcuts import get_validator_cls
 
