@@ -181,9 +181,9 @@ def api_exception_from_code(status: int, body: object) -> SandboxException:
 
 
 def is_json_media_type(content_type: str | None) -> bool:
-    """`application/json`, or any `+json` type, parameters ignored."""
-    media_type = (content_type or "").split(";", 1)[0].strip().lower()
-    return media_type == "application/json" or media_type.endswith("+json")
+    """`application/json` or an `application/...+json` type, parameters ignored (the transport asks too)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 def not_json_message(status: int, content_type: str | None) -> str:

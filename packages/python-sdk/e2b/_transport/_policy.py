@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from e2b._exceptions import is_json_media_type
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
 RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
@@ -198,13 +199,6 @@ def peek_budget(policy: RetryPolicy, delay: float, now: float, deadline: float |
 def retry_fits(now: float, delay: float, deadline: float | None) -> bool:
     """A re-send must start before the deadline to have any chance."""
     return deadline is None or now + delay < deadline
-
-
-def is_json_media_type(content_type: str | None) -> bool:
-    if not content_type:
-        return False
-    media = content_type.split(";", 1)[0].strip().lower()
-    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 def declared_length(content_length: str | None) -> int | None:
