@@ -23,7 +23,7 @@ from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import format_pointer
 from codegen.plain_yaml import load_yaml_file
 from codegen.spec_document import SpecDocument
-from codegen.spec_operations import HTTP_METHODS, iter_operations
+from codegen.spec_operations import HTTP_METHODS, iter_operations, snake_case
 
 UPSTREAM_OPERATION_ID = "x-upstream-operation-id"
 REMEDY = (
@@ -48,11 +48,6 @@ class MappedOperation:
         return format_pointer(("paths", self.path, self.method))
 
 
-def _snake_case(name: str) -> str:
-    # What openapi-python-client makes of an operationId for module names.
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
-
-
 def load_operation_map(path: Path, *, display_path: str = OPERATIONS) -> tuple[MappedOperation, ...]:
     """Read the map; raise CodegenError naming every bad entry (nothing is generated)."""
     tree = load_yaml_file(path, display_path=display_path, what="the operation map")
@@ -65,7 +60,7 @@ def load_operation_map(path: Path, *, display_path: str = OPERATIONS) -> tuple[M
         if not name.isidentifier() or not name.isascii():
             problems.append(Problem(f"{name!r} is not a Python identifier", where=where, remedy="rename the entry"))
             continue
-        if keyword.iskeyword(name) or keyword.iskeyword(_snake_case(name)):
+        if keyword.iskeyword(name) or keyword.iskeyword(snake_case(name)):
             problems.append(Problem(f"{name!r} is a Python keyword", where=where, remedy="rename the entry"))
             continue
         match = _ENTRY.fullmatch(value) if isinstance(value, str) else None
@@ -99,11 +94,11 @@ def _clashes(entries: list[MappedOperation], where: Any) -> list[Problem]:
                     remedy="one name per operation: remove one of the two entries",
                 )
             )
-        other = by_module.setdefault(_snake_case(entry.name), entry)
+        other = by_module.setdefault(snake_case(entry.name), entry)
         if other is not entry:
             problems.append(
                 Problem(
-                    f"{other.name} and {entry.name} would both be generated as module {_snake_case(entry.name)}",
+                    f"{other.name} and {entry.name} would both be generated as module {snake_case(entry.name)}",
                     where=where((entry.name,)),
                     remedy="rename one of the two entries",
                 )

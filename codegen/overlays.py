@@ -11,7 +11,6 @@ constant nobody can trust.
 from __future__ import annotations
 
 import keyword
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from codegen.config import TEMPLATES
 from codegen.error_codes import constant_name, documented_error_codes
 from codegen.errors import CodegenError, Problem
 from codegen.python_source import PythonCode, identifier_filter, python_source_environment, template_line
-from codegen.spec_operations import iter_operations
+from codegen.spec_operations import iter_operations, snake_case
 
 
 @dataclass(frozen=True)
@@ -77,10 +76,6 @@ def request_body_schema(spec: Mapping[str, Any], operation: Mapping[str, Any]) -
         if isinstance(ref, str) and ref.startswith(prefix) and "/" not in ref[len(prefix) :]
         else None
     )
-
-
-def snake_case(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 def pascal_case(name: str) -> str:

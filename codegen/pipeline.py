@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from importlib.metadata import version
 from typing import Any
 
-from codegen.base_revision import Base
 from codegen.config import CONTRACT, OPERATIONS, SPEC, Project, Source
 from codegen.contract import check_contract
 from codegen.error_codes import error_code_problems
@@ -43,8 +42,6 @@ class Build:
     fetched: FetchedSpec
     filtered: dict[str, Any]
     staged: Staged
-    operations: tuple[MappedOperation, ...]
-    warnings: tuple[str, ...]  # contract warnings, as printed
 
 
 def spec_display(source: Source, fetched: FetchedSpec) -> str:
@@ -127,13 +124,12 @@ def build(
     source: Source,
     messages: Messages,
     *,
-    base: Base | None = None,
     fetched: FetchedSpec | None = None,
     document: SpecDocument | None = None,
 ) -> Build:
-    """Every step; `base` makes the offline fallback trust only the base's lock."""
+    """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in."""
     if fetched is None:
-        fetched = fetch_spec(project, source, messages, base)
+        fetched = fetch_spec(project, source, messages)
     validation: AbstractContextManager[None] = nullcontext()  # a document handed in is validated
     if document is None:
         document = parse_spec(source, fetched, messages, validate=False)
@@ -160,4 +156,4 @@ def build(
         staged = stamp(source, fetched.data, fetched.blob_id, generated)
         used(f"{len(staged.generated)} generated file(s), the lock and the manifest")
     record(generation_key(project, source, fetched.data), staged.files(), warnings)
-    return Build(source, fetched, filtered, staged, operations, warnings)
+    return Build(source, fetched, filtered, staged)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -21,3 +22,8 @@ def iter_operations(spec: Mapping[str, Any]) -> Iterator[tuple[str, str, dict[st
             operation = item.get(method) if isinstance(item, Mapping) else None
             if isinstance(operation, dict):
                 yield path, method, operation
+
+
+def snake_case(operation_id: str) -> str:
+    """What openapi-python-client makes of an operationId for a module name: pauseSandbox -> pause_sandbox."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", operation_id).lower()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from e2b._exceptions import is_json_media_type
+from e2b._exceptions import is_json_media_type as is_json_media_type  # one definition; the policy asks it too
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
 RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
