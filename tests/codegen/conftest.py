@@ -226,7 +226,8 @@ def memo_generate_tree(project: Project, source: Any, filtered: dict[str, Any], 
         _templates_digest(project.templates),
     )
     if key not in _GENERATED:
-        _GENERATED[key] = real_generate_tree(project, source, filtered, messages)
+        # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
+        _GENERATED[key] = real_generate_tree(project, source, filtered, Messages(err=lambda _: None))
     return _GENERATED[key]
 
 

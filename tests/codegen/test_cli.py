@@ -213,7 +213,8 @@ def test_a_second_run_waits_for_the_first_and_then_runs(project: Path, env: dict
 def test_two_concurrent_runs_on_one_tree_both_succeed(project: Path, env: dict[str, str | None]) -> None:
     (project / MODEL).write_text("edited\n")
     procs = [start_subprocess(project, "generate", env=env) for _ in range(2)]
-    results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
+    outputs = [p.communicate(timeout=600) for p in procs]  # reads both pipes while waiting: no pipe fills
+    results = [(p.returncode, out, err) for p, (out, err) in zip(procs, outputs, strict=True)]
     assert [code for code, _, _ in results] == [0, 0], results
     assert "Traceback" not in "".join(err for _, _, err in results)
     assert git_status(project) == ""

@@ -27,7 +27,7 @@ PAYLOAD = '"""\\{{ 7*7 }}\n'
 ISSUE_PAYLOAD = 'Too many."""\nimport os; os.system("touch {marker}")\n"""'
 
 
-@settings(max_examples=examples(300))
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(), st.booleans())
 def test_py_literal_is_a_literal_of_exactly_the_text(text: str, docstring: bool) -> None:
     source = f"x = {py_literal(text, docstring=docstring)}\n"

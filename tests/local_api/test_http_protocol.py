@@ -32,7 +32,8 @@ def url() -> Iterator[str]:
 
 
 def _others_are_served(url: str) -> None:
-    response = httpx.get(f"{url}/v2/sandboxes", headers={"X-API-Key": DEV_API_KEY}, timeout=5)
+    # verify=False: plain http, and loading the CA bundle per call would eat the timed margin.
+    response = httpx.get(f"{url}/v2/sandboxes", headers={"X-API-Key": DEV_API_KEY}, timeout=5, verify=False)
     assert response.status_code == 200
 
 
@@ -62,10 +63,11 @@ def test_an_idle_connection_is_closed_quietly(url: str) -> None:
 
 def test_the_deadline_restarts_for_each_request_on_a_kept_alive_connection(url: str) -> None:
     with connect(url) as sock:
-        for _ in range(2):
+        # Together the waits outlast one deadline; each is well within its own.
+        for _ in range(4):
             sock.sendall(b"GET /_local/health HTTP/1.1\r\nHost: x\r\n\r\n")
             assert read_response(sock).status == 200
-            time.sleep(HEADER_TIMEOUT * 0.6)  # each wait is within its own deadline
+            time.sleep(HEADER_TIMEOUT * 0.4)
 
 
 @pytest.mark.parametrize(

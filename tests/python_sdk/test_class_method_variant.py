@@ -44,7 +44,7 @@ def test_both_forms_share_the_one_docstring() -> None:
 
 
 @pytest.mark.parametrize("form", ["class", "instance"])
-def test_deprecated_alias_warns_at_the_callers_line_and_calls_the_original(form: str) -> None:
+def test_deprecated_alias_warns_at_the_callers_line_and_calls_the_original(form: str, clean_env: None) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = Thing.hail("b", loud=True, api_url="http://y") if form == "class" else Thing("a").hail("hi")

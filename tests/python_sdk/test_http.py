@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 
@@ -19,7 +20,7 @@ from e2b import (
 from e2b._http import async_api_client, checked, sync_api_client, sync_call
 from e2b._transport import AsyncRetryableTransport, RetryableTransport
 
-from .transport._server import TestServer
+from .transport._server import TestServer, _whole
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
@@ -125,8 +126,23 @@ def test_a_call_raises_timeouts_as_the_sdks() -> None:
 @pytest.fixture(scope="module")
 def server() -> Iterator[TestServer]:
     srv = TestServer()
+    _warm_up(srv)
     yield srv
     srv.close()
+
+
+def _warm_up(srv: TestServer) -> None:
+    """One untimed call on each stack, so that the SDK's lazy imports are not part of a timed call."""
+    srv.routes["/sandboxes/warm-up"] = _whole(404, b'{"code": 404, "message": "no such sandbox"}')
+    opts = {"api_key": "k", "api_url": srv.url}
+    with pytest.raises(SandboxNotFoundException):
+        Sandbox.get_info("warm-up", **opts)  # type: ignore[arg-type]
+
+    async def call() -> None:
+        with pytest.raises(SandboxNotFoundException):
+            await AsyncSandbox.get_info("warm-up", **opts)  # type: ignore[arg-type]
+
+    asyncio.run(call())
 
 
 # The default stack (pyqwest) over a real socket, as `Sandbox` builds it. A
