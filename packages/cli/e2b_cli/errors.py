@@ -11,7 +11,6 @@ is given. Each failure has one wording, whichever command met it.
 from __future__ import annotations
 
 import enum
-import json
 import textwrap
 from collections.abc import Sequence
 from typing import IO, Any, ClassVar
@@ -113,7 +112,7 @@ class CliError(click.ClickException):
 
     def show(self, file: IO[Any] | None = None) -> None:
         if self.as_json:
-            click.echo(json.dumps(self.to_json(), indent=2), file=file)
+            output.print_json(self.to_json(), file=file)
             return
         output.print_error(self.message, self.hint, verbatim=self.verbatim, file=file)
 

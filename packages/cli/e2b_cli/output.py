@@ -77,9 +77,9 @@ def say(message: str, style: str | None = None) -> None:
     console().print(Text(message, style=style or ""), soft_wrap=True)
 
 
-def print_json(value: object) -> None:
+def print_json(value: object, file: IO[Any] | None = None) -> None:
     # click.echo, not rich: JSON is for programs, never highlighted or wrapped.
-    click.echo(json.dumps(value, indent=2, sort_keys=False))
+    click.echo(json.dumps(value, indent=2, sort_keys=False), file=file)
 
 
 def _utc(value: datetime.datetime) -> datetime.datetime:

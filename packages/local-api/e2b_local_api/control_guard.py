@@ -15,16 +15,13 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from e2b_local_api.errors import ApiError, error_response
+from e2b_local_api.validation import media_type
 
 __all__ = ["CONTROL_PREFIX", "ControlGuardMiddleware", "control_refusal"]
 
 CONTROL_PREFIX = "/_local"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SAME_SITE = frozenset({"same-origin", "none"})
-
-
-def _media_type(value: str) -> str:
-    return value.split(";", 1)[0].strip().lower()
 
 
 def control_refusal(method: str, headers: dict[str, str], scheme: str) -> ApiError | None:
@@ -36,7 +33,7 @@ def control_refusal(method: str, headers: dict[str, str], scheme: str) -> ApiErr
     site = headers.get("sec-fetch-site")
     if site is not None and site.lower() not in _SAME_SITE:
         return ApiError(403, f"cross-site requests to {CONTROL_PREFIX}/ are refused (Sec-Fetch-Site: {site})")
-    if method not in _SAFE_METHODS and _media_type(headers.get("content-type", "")) != "application/json":
+    if method not in _SAFE_METHODS and media_type(headers.get("content-type")) != "application/json":
         return ApiError(
             415,
             f"{method} {CONTROL_PREFIX}/... needs Content-Type: application/json (a JSON body, or none)",

@@ -19,6 +19,11 @@ Model = TypeVar("Model", bound=BaseModel)
 INT32_MAX = 2**31 - 1
 
 
+def media_type(value: str | None) -> str:
+    """The media type of a Content-Type value, parameters dropped, lower-cased ("" for none)."""
+    return (value or "").split(";", 1)[0].strip().lower()
+
+
 def describe(error: ValidationError) -> str:
     """One line per problem, `location: what is wrong`, for the Error message."""
     parts = []
@@ -38,8 +43,7 @@ def parse_body(raw: bytes, model: type[Model], *, content_type: str | None, opti
         if optional:
             return model()
         raise bad_request("request body is required")
-    media_type = (content_type or "").split(";", 1)[0].strip().lower()
-    if media_type != "application/json":
+    if media_type(content_type) != "application/json":
         raise bad_request(f"Content-Type must be application/json, got {content_type or 'none'!r}")
     try:
         parsed = model.model_validate_json(raw, strict=True)

@@ -20,8 +20,9 @@ Prints:
 Run: .venv/bin/python packages/python-sdk/benchmarks/bench_transport.py [N]
      [--import-runs R] [--python LABEL=PATH ...]
 
-``on_refusal`` is the hook for what the SDK does with a refused response
-(the exception mapping lands later); it runs inside the timed region.
+``on_refusal`` does what the SDK does with a refused response: it maps it to
+`SandboxPauseRefusedException` (`e2b._exceptions.handle_api_exception`); it
+runs inside the timed region.
 """
 
 from __future__ import annotations
@@ -67,7 +68,13 @@ def on_refusal(response: httpx.Response) -> object:
 
 
 class Server:
-    """Minimal keep-alive HTTP/1.1 server: /ok, /refusal, /big (100 MB 503)."""
+    """Minimal keep-alive HTTP/1.1 server.
+
+    /ok: a 200; /refusal and any path ending in /pause: a refused pause (503);
+    /stall-once-*: a 503 whose body stalls, then 200s; any other /stall path
+    (an `api_url` of /stall, say): always that stalling 503; anything else
+    (/big): a chunked 503 of 100 MB, or of N bytes with `?size=N`.
+    """
 
     def __init__(self) -> None:
         self.sock = socket.socket()

@@ -23,11 +23,9 @@ import httpx
 from e2b._config import ConnectionConfig
 from e2b._exceptions import (
     AuthenticationException,
-    SandboxException,
     TimeoutException,
     handle_api_exception,
     is_json_media_type,
-    not_json_message,
 )
 from e2b._transport import AsyncRetryableTransport, RetryableTransport
 from e2b.api.client.client import AuthenticatedClient
@@ -171,13 +169,13 @@ def checked(response: httpx.Response, expected: Collection[int]) -> httpx.Respon
     The generated parser assumes every documented error body is a well-formed
     `Error` and fails on anything else, so it only ever sees these statuses.
     """
-    if response.status_code not in expected:
+    # An expected status with a body that is not JSON is a proxy, captive
+    # portal or wrong URL answering with a web page: say so, instead of
+    # letting the JSON parser fail on it.
+    if response.status_code not in expected or (
+        response.content and not is_json_media_type(response.headers.get("content-type"))
+    ):
         raise handle_api_exception(response)
-    content_type = response.headers.get("content-type")
-    if response.content and not is_json_media_type(content_type):
-        # A proxy, captive portal or wrong URL answering with a web page: say
-        # so, instead of letting the JSON parser fail on it.
-        raise SandboxException(not_json_message(response.status_code, content_type), status_code=response.status_code)
     return response
 
 
