@@ -164,6 +164,6 @@ def bench_codegen(session: nox.Session) -> None:
 
 @nox.session(name="bench-transport", default=False)
 def bench_transport(session: nox.Session) -> None:
-    """Benchmark: the retrying transport (refusal latency, overhead on 200s, peek memory)."""
+    """Benchmark: the retrying transport (refusal latency, overhead on 200s, peek memory, a stalled 503), start-up."""
     _install_dev(session)
     session.run("python", "packages/python-sdk/benchmarks/bench_transport.py", *session.posargs)
