@@ -45,7 +45,7 @@ class ApiChangeReport:
 
     @property
     def forcing(self) -> tuple[ApiChange, ...]:
-        """The changes that set `level` (empty when only descriptions changed)."""
+        """The changes that set `level` (empty when none needs a release: descriptions, operationId renames)."""
         level = self.level
         return tuple(c for c in self.changes if c.level == level and level != "none")
 

@@ -518,7 +518,7 @@ class _Comparer:
             self.add("enum value removed", side, where, value)
 
     def error_codes(self) -> None:
-        old, new = _error_codes(self.old), _error_codes(self.new)
+        old, new = documented_error_codes(self.old), documented_error_codes(self.new)
         for code in sorted(old.keys() | new.keys()):
             if code not in new:
                 self.add("error code removed", None, code)
@@ -526,10 +526,6 @@ class _Comparer:
                 self.add("error code added", None, code, _squash(new[code]))
             elif _squash(old[code]) != _squash(new[code]):
                 self.error_code_texts += 1
-
-
-def _error_codes(doc: Mapping[str, Any]) -> dict[str, str]:
-    return documented_error_codes(doc)
 
 
 # --- description-only changes ------------------------------------------------

@@ -106,7 +106,8 @@ def tree_files(root: Path, folder: str) -> Iterator[str]:
 @dataclass(frozen=True)
 class Drift:
     path: str
-    kind: str  # "hand-edited spec", "changed", "missing", "stale", "unexpected", "symlink", "leftover"
+    # "hand-edited spec", "changed", "missing", "stale", "unexpected", "symlink", "leftover", "interrupted write"
+    kind: str
     expected: bytes | None  # what the pipeline produces
     actual: bytes | None  # what the tree holds (never read through a symlink)
 
