@@ -1,7 +1,8 @@
 """Benchmark: the pipeline's wall time beside the bare generator calls it wraps.
 
 Runs, interleaved so that machine noise hits them all alike:
-  bare      openapi-python-client + datamodel-codegen on the filtered spec, nothing else
+  bare      openapi-python-client, then datamodel-codegen, with the pipeline's own arguments
+            (codegen/generators.py) on the filtered spec, nothing else
   codegen   `python -m codegen generate` on a copy of this project (warm cache, local upstream)
   check     `python -m codegen check` on the same copy, nothing changed: the generation cache answers
   full      `python -m codegen check --no-cache`: the full run the required CI check makes
@@ -15,7 +16,6 @@ plus the pause change of tests/codegen/real_upstream/, pinned in the copy).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -30,7 +30,8 @@ FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 PAUSE_CHANGE = ROOT / "tests" / "codegen" / "real_upstream" / "pause-contract.patch"
 sys.path.insert(0, str(ROOT))
 
-from codegen.generators import CLIENT_CONFIG  # noqa: E402
+from codegen.config import Project, load_source  # noqa: E402
+from codegen.generators import client_args, wire_model_args, write_filtered_spec  # noqa: E402
 from codegen.operation_map import load_operation_map  # noqa: E402
 from codegen.spec_document import load_spec  # noqa: E402
 from codegen.spec_filter import filter_spec  # noqa: E402
@@ -42,37 +43,11 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def bare_commands(spec: Path, work: Path) -> list[list[str]]:
+def bare_commands(spec: Path, work: Path, templates: Path) -> list[list[str]]:
+    """The generator calls the pipeline makes (codegen/generators.py's own arguments), one after the other."""
     return [
-        [
-            sys.executable,
-            "-m",
-            "openapi_python_client",
-            "generate",
-            "--path",
-            str(spec),
-            "--meta",
-            "none",
-            "--config",
-            str(CLIENT_CONFIG),
-            "--output-path",
-            str(work / "bare-client"),
-            "--overwrite",
-        ],
-        [
-            sys.executable,
-            "-m",
-            "datamodel_code_generator",
-            "--input",
-            str(spec),
-            "--input-file-type",
-            "openapi",
-            "--output",
-            str(work / "bare-models.py"),
-            "--output-model-type",
-            "pydantic_v2.BaseModel",
-            "--disable-timestamp",
-        ],
+        [sys.executable, "-m", *client_args(spec, work / "bare-client", templates), "--overwrite"],
+        [sys.executable, "-m", *wire_model_args(spec, work / "bare-models.py")],
     ]
 
 
@@ -119,12 +94,14 @@ def measure(name: str, work: Path, project: Path, upstream: Path, runs: int) -> 
     # The bare generators get the spec the pipeline generates from: filtered and named.
     document = load_spec((project / "spec/openapi.yml").read_bytes())
     operations = load_operation_map(project / "spec/operations.yml")
-    filtered = filter_spec(document.data, tags=["sandboxes"], operations=operations)
-    spec = work / f"filtered-{name}.json"
-    spec.write_text(json.dumps(filtered))
+    codegen_project = Project(project)
+    filtered = filter_spec(document.data, tags=load_source(codegen_project).sdk_tags, operations=operations)
+    (work / "filtered").mkdir()
+    spec = write_filtered_spec(filtered, work / "filtered")
     results: dict[str, list[float]] = {"bare": [], "codegen": [], "check": [], "full": []}
     for _ in range(runs):
-        results["bare"].append(sum(timed(cmd, work, env) for cmd in bare_commands(spec, work)))
+        bare = bare_commands(spec, work, codegen_project.templates / "client")
+        results["bare"].append(sum(timed(cmd, work, env) for cmd in bare))
         results["codegen"].append(timed(codegen, ROOT, env))
         results["check"].append(timed(check, ROOT, env))
         results["full"].append(timed(full, ROOT, env))

@@ -104,7 +104,7 @@ def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
     return path
 
 
-def _client_args(spec_path: Path, out: Path, templates: Path | None) -> list[str]:
+def client_args(spec_path: Path, out: Path, templates: Path | None) -> list[str]:
     """openapi-python-client, package only (--meta none)."""
     args = [
         "openapi_python_client",
@@ -124,7 +124,7 @@ def _client_args(spec_path: Path, out: Path, templates: Path | None) -> list[str
     return args
 
 
-def _wire_model_args(spec_path: Path, out: Path) -> list[str]:
+def wire_model_args(spec_path: Path, out: Path) -> list[str]:
     """datamodel-code-generator: pydantic v2 models of the wire schemas, one module."""
     return [
         "datamodel_code_generator",
@@ -155,8 +155,8 @@ def generate(spec_path: Path, scratch: Path, templates: Path | None) -> tuple[Pa
     client, wire = scratch / "client", scratch / "wire_models.py"
     _run_together(
         [
-            ("openapi-python-client", _client_args(spec_path, client, templates)),
-            ("datamodel-code-generator", _wire_model_args(spec_path, wire)),
+            ("openapi-python-client", client_args(spec_path, client, templates)),
+            ("datamodel-code-generator", wire_model_args(spec_path, wire)),
         ],
         scratch,
     )
