@@ -92,3 +92,12 @@ def test_every_verb_has_a_description_and_one_example(verb: str) -> None:
     text = sub.format_help()
     assert sub.description and len(sub.description) > 80
     assert text.count("example:") == 1 and f"python -m codegen {verb}" in text.split("example:")[1]
+
+
+def test_printable_escapes_controls_and_bidi_but_keeps_text() -> None:
+    from codegen.messages import printable
+
+    assert printable("clean: runtime@54f8c7f, ünïcode") == "clean: runtime@54f8c7f, ünïcode"
+    shown = printable("x\x1b[2J\x1b]0;title\x07\ncodegen: clean\r\x85\u202e")
+    assert shown == "x\\x1b[2J\\x1b]0;title\\x07\\ncodegen: clean\\r\\x85\\u202e"
+    assert shown.isprintable()
