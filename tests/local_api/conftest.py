@@ -59,16 +59,39 @@ class LiveServer:
 
 @pytest.fixture(scope="session")
 def live_server_url() -> Iterator[str]:
+    sock = free_socket()
+    with serving(server_config(create_app(), log_level="critical"), sock):
+        yield url_of(sock)
+
+
+def free_socket() -> socket.socket:
+    """A socket bound to a free 127.0.0.1 port, kept open so no other test can take the port."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    with serving(server_config(create_app(), log_level="critical"), sock):
-        yield f"http://127.0.0.1:{port}"
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def control_client(url: str) -> httpx.Client:
+    """A client for `/_local/`: JSON (a form post is refused), one connection per request.
+
+    A pooled connection left idle may be closed by the server's keep-alive
+    timer just as the client reuses it: the request then meets a reset instead
+    of an answer (seen once, on a loaded machine, at the `live` fixture's
+    reset). With `Connection: close` the server closes each connection after
+    its answer and the client never reuses one, whatever the timings.
+    """
+    headers = {"Content-Type": "application/json", "Connection": "close"}
+    # verify=False: plain HTTP anyway, and it skips loading the CA bundle.
+    return httpx.Client(base_url=url, timeout=10, verify=False, headers=headers)
 
 
 @contextmanager
-def serving(config: uvicorn.Config, sock: socket.socket) -> Iterator[None]:
+def serving(config: uvicorn.Config, sock: socket.socket) -> Iterator[uvicorn.Server]:
     """uvicorn with `config` on `sock`, in a thread, until the block ends."""
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -79,7 +102,7 @@ def serving(config: uvicorn.Config, sock: socket.socket) -> Iterator[None]:
             raise RuntimeError("local API did not start")
         time.sleep(0.01)
     try:
-        yield
+        yield server
     finally:
         server.should_exit = True
         thread.join(timeout=5)
@@ -88,9 +111,7 @@ def serving(config: uvicorn.Config, sock: socket.socket) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def live_server(live_server_url: str) -> Iterator[LiveServer]:
-    # The control surface takes JSON only (a browser's form posts are refused).
-    headers = {"Content-Type": "application/json"}
-    with httpx.Client(base_url=live_server_url, timeout=10, verify=False, headers=headers) as control:
+    with control_client(live_server_url) as control:
         yield LiveServer(live_server_url, DEV_API_KEY, control)
 
 

@@ -19,6 +19,11 @@ class RawResponse:
         return json.loads(self.body)
 
 
+def host(url: str) -> str:
+    """The `Host` header line for `url`: the server answers 421 to any other name."""
+    return f"Host: {urlsplit(url).netloc}\r\n"
+
+
 def connect(url: str, timeout: float = 10) -> socket.socket:
     parts = urlsplit(url)
     return socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=timeout)

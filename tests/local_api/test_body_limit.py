@@ -13,14 +13,15 @@ from e2b_local_api.body_limit import DEFAULT_MAX_BODY_BYTES
 from e2b_local_api.http_protocol import server_config
 
 from .conftest import LiveServer, serving
-from .raw_http import connect, read_response
+from .raw_http import connect, host, read_response
 
 TEN_MB = 10 * 1024 * 1024
 
 
 def _head(live: LiveServer, path: str, extra: str) -> bytes:
     return (
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nX-API-Key: {live.api_key}\r\nContent-Type: application/json\r\n{extra}\r\n"
+        f"POST {path} HTTP/1.1\r\n{host(live.url)}X-API-Key: {live.api_key}\r\n"
+        f"Content-Type: application/json\r\n{extra}\r\n"
     ).encode()
 
 
@@ -79,7 +80,7 @@ def impatient_url() -> Iterator[str]:
 
 def test_a_trickling_body_gets_a_408(impatient_url: str) -> None:
     head = (
-        "POST /sandboxes HTTP/1.1\r\nHost: x\r\nX-API-Key: e2b_local_dev_key\r\n"
+        f"POST /sandboxes HTTP/1.1\r\n{host(impatient_url)}X-API-Key: e2b_local_dev_key\r\n"
         "Content-Type: application/json\r\nContent-Length: 40\r\n\r\n"
     )
     started = time.monotonic()

@@ -1,6 +1,8 @@
 """Assemble the ASGI app: public routes, control surface, counters, faults.
 
-Middleware order (outermost first): request counting sees every request and
+Middleware order (outermost first): the host guard answers `421` to requests
+addressed to another name (DNS rebinding) before anything else sees them;
+request counting sees every request and
 every answer, including injected faults; the fault injector then decides
 whether the request reaches the API at all; the control surface's guard
 refuses browser requests before any body is read; the body cap reads bodies
@@ -29,6 +31,7 @@ from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTE
 from e2b_local_api.control_guard import ControlGuardMiddleware
 from e2b_local_api.errors import ApiError, error_response, handle_api_error
 from e2b_local_api.faults import FaultMiddleware, FaultQueue
+from e2b_local_api.host_guard import HostGuardMiddleware
 from e2b_local_api.stats import RequestStats, StatsMiddleware
 from e2b_local_api.store import SandboxStore
 
@@ -39,7 +42,9 @@ def create_app(
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    host: str = "127.0.0.1",
 ) -> FastAPI:
+    """The app; `host` is the address it is served on (`--host`), one of the names it answers to."""
     state_store = store or SandboxStore()
 
     @asynccontextmanager
@@ -67,6 +72,7 @@ def create_app(
     app.add_middleware(ControlGuardMiddleware)
     app.add_middleware(FaultMiddleware, faults=app.state.faults)
     app.add_middleware(StatsMiddleware, stats=app.state.stats)
+    app.add_middleware(HostGuardMiddleware, bind_host=host)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

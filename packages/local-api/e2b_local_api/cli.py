@@ -71,7 +71,9 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    app = create_app(auth_config(args), max_body_bytes=args.max_body_bytes, body_timeout=args.body_timeout)
+    app = create_app(
+        auth_config(args), max_body_bytes=args.max_body_bytes, body_timeout=args.body_timeout, host=args.host
+    )
     config = server_config(
         app, host=args.host, port=args.port, header_timeout=args.header_timeout, log_level=args.log_level
     )
