@@ -47,13 +47,16 @@ def test_serves_on_the_given_port() -> None:
 
 
 def test_limits_are_options() -> None:
-    args = parse_args(["--header-timeout", "0.5", "--body-timeout", "2", "--max-body-bytes", "100"])
-    assert (args.header_timeout, args.body_timeout, args.max_body_bytes) == (0.5, 2.0, 100)
+    args = parse_args(
+        ["--header-timeout", "0.5", "--keep-alive-timeout", "3", "--body-timeout", "2", "--max-body-bytes", "100"]
+    )
+    assert (args.header_timeout, args.keep_alive_timeout, args.body_timeout, args.max_body_bytes) == (0.5, 3, 2, 100)
 
 
+@pytest.mark.parametrize("option", ["--header-timeout", "--keep-alive-timeout", "--body-timeout"])
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
-def test_timeouts_must_be_positive(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_timeouts_must_be_positive(option: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        parse_args(["--header-timeout", value])
+        parse_args([option, value])
     assert exited.value.code == 2
     assert "must be a positive number of seconds" in capsys.readouterr().err

@@ -10,7 +10,7 @@ import uvicorn
 from e2b_local_api.app import create_app
 from e2b_local_api.auth import DEV_API_KEY, AuthConfig
 from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES
-from e2b_local_api.http_protocol import DEFAULT_HEADER_TIMEOUT, server_config
+from e2b_local_api.http_protocol import DEFAULT_HEADER_TIMEOUT, DEFAULT_KEEP_ALIVE_TIMEOUT, server_config
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -38,6 +38,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_HEADER_TIMEOUT,
         metavar="SECONDS",
         help=f"close connections whose request headers take longer (default {DEFAULT_HEADER_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--keep-alive-timeout",
+        type=_positive_float,
+        default=DEFAULT_KEEP_ALIVE_TIMEOUT,
+        metavar="SECONDS",
+        help="close kept-alive connections idle for longer; keep clients' pool expiry below it "
+        f"(default {DEFAULT_KEEP_ALIVE_TIMEOUT:g})",
     )
     parser.add_argument(
         "--body-timeout",
@@ -75,6 +83,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         auth_config(args), max_body_bytes=args.max_body_bytes, body_timeout=args.body_timeout, host=args.host
     )
     config = server_config(
-        app, host=args.host, port=args.port, header_timeout=args.header_timeout, log_level=args.log_level
+        app,
+        host=args.host,
+        port=args.port,
+        header_timeout=args.header_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+        log_level=args.log_level,
     )
     uvicorn.Server(config).run()
