@@ -7,7 +7,9 @@ carry `Content-Type: application/json` (which a browser only sends cross-origin
 after a CORS preflight this server never grants), and a request that a browser
 marks as coming from another site (`Origin` other than this server's,
 `Sec-Fetch-Site` other than `same-origin`/`none`) is refused outright.
-Tools (curl, httpx, the tests) send neither header.
+Tools (curl, httpx, the tests) send neither header. Comparing the `Origin`
+with the request's own `Host` is sound only because `host_guard` has already
+refused any `Host` that is not this server's address (DNS rebinding).
 """
 
 from __future__ import annotations
