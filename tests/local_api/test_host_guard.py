@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -126,6 +127,21 @@ def test_the_host_it_was_started_with_is_answered(any_key_url: str) -> None:
     host = f"my-box.test:{_port(any_key_url)}"
     response = httpx.get(f"{any_key_url}/v2/sandboxes", headers={"X-API-Key": "x", "Host": host}, verify=False)
     assert response.status_code == 200
+
+
+def test_an_ipv6_server_answers_to_its_bracketed_address() -> None:
+    sock = socket.socket(socket.AF_INET6)
+    try:
+        sock.bind(("::1", 0))
+    except OSError as exc:
+        sock.close()
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    port = sock.getsockname()[1]
+    with serving(server_config(create_app(host="::1"), log_level="critical"), sock):
+        url = f"http://[::1]:{port}"
+        assert httpx.get(f"{url}/_local/health", verify=False).json() == {"ok": True}  # Host: [::1]:PORT
+        evil = f"evil.example:{port}"
+        _assert_misdirected(httpx.get(f"{url}/_local/health", headers={"Host": evil}, verify=False), evil)
 
 
 @pytest.mark.parametrize(

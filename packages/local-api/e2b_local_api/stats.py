@@ -2,7 +2,8 @@
 
 "The refusal came back after exactly one request" and "no request was lost or
 answered twice" are claims about what reached the server; only the server can
-count them. The middleware is outermost, so it also sees injected faults.
+count them. The middleware is outermost but for the `Host` check (a
+misdirected request is nobody's operation), so it also sees injected faults.
 """
 
 from __future__ import annotations
