@@ -27,14 +27,25 @@ KEEP_ALIVE_TIMEOUT = 1.0
 HEADER_TIMEOUT = 0.3
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[tuple[str, uvicorn.Server]]:
+def _server(keep_alive_timeout: float) -> Iterator[tuple[str, uvicorn.Server]]:
     sock = free_socket()
     config = server_config(
-        create_app(), keep_alive_timeout=KEEP_ALIVE_TIMEOUT, header_timeout=HEADER_TIMEOUT, log_level="critical"
+        create_app(), keep_alive_timeout=keep_alive_timeout, header_timeout=HEADER_TIMEOUT, log_level="critical"
     )
     with serving(config, sock) as server:
         yield url_of(sock), server
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[str, uvicorn.Server]]:
+    """Closes connections idle for 1 s."""
+    yield from _server(KEEP_ALIVE_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def patient() -> Iterator[tuple[str, uvicorn.Server]]:
+    """Keeps idle connections longer than any test runs: only the header deadline acts."""
+    yield from _server(600)
 
 
 def _health(url: str) -> bytes:
@@ -75,8 +86,8 @@ def test_the_control_client_never_reuses_a_connection(served: tuple[str, uvicorn
         assert control.get("/_local/health").headers["connection"] == "close"
 
 
-def test_a_kept_alive_connection_may_idle_longer_than_the_header_timeout(served: tuple[str, uvicorn.Server]) -> None:
-    url, _ = served
+def test_a_kept_alive_connection_may_idle_longer_than_the_header_timeout(patient: tuple[str, uvicorn.Server]) -> None:
+    url, _ = patient
     with connect(url) as sock:
         sock.sendall(_health(url))
         assert read_response(sock).status == 200
@@ -87,8 +98,8 @@ def test_a_kept_alive_connection_may_idle_longer_than_the_header_timeout(served:
         assert read_response(sock).status == 200
 
 
-def test_the_next_head_on_a_kept_alive_connection_has_its_deadline(served: tuple[str, uvicorn.Server]) -> None:
-    url, _ = served
+def test_the_next_head_on_a_kept_alive_connection_has_its_deadline(patient: tuple[str, uvicorn.Server]) -> None:
+    url, _ = patient
     with connect(url) as sock:
         sock.sendall(_health(url))
         assert read_response(sock).status == 200
