@@ -29,6 +29,7 @@ from codegen.api_change_report import (
     sort_key,
 )
 from codegen.error_codes import documented_error_codes
+from codegen.generated_names import GeneratedNames, generated_names
 from codegen.json_pointer import PointerSyntaxError, resolve_pointer
 from codegen.operation_map import UPSTREAM_OPERATION_ID
 from codegen.spec_operations import HTTP_METHODS
@@ -38,6 +39,7 @@ __all__ = [
     "RULES",
     "WHY_ERROR_CODE_REMOVED",
     "WHY_ERROR_RESPONSE_REMOVED",
+    "WHY_MODEL_REMOVED",
     "WHY_MODEL_RENAMED",
     "WHY_OPERATION_MOVED",
     "WHY_OPERATION_RENAMED",
@@ -45,6 +47,7 @@ __all__ = [
     "WHY_RESPONSE_ENUM_VALUE_REMOVED",
     "WHY_RESPONSE_MADE_NULLABLE",
     "WHY_RESPONSE_MADE_OPTIONAL",
+    "WHY_SECURITY",
     "ApiChange",
     "ApiChangeReport",
     "Level",
@@ -84,7 +87,13 @@ WHY_UPSTREAM_RENAME = (
     "whatever the upstream's operationId"
 )
 WHY_OPERATION_MOVED = "the generated module lives under api/<first tag>/"
-WHY_MODEL_RENAMED = "openapi-python-client names the model class after the schema"
+WHY_MODEL_RENAMED = (
+    "openapi-python-client names a model class after its component, or after the operation and property "
+    "for an inline schema: the JSON on the wire may be the same, but code that imports the old class "
+    "(and its module) from e2b.api.client breaks"
+)
+WHY_MODEL_REMOVED = "the generated client no longer has this class or its module: code that imports it breaks"
+WHY_SECURITY = "callers who authenticate the old way are refused"
 
 Side = Literal["request", "response"] | None
 Rule = tuple[Level, str | None]
@@ -113,6 +122,7 @@ RULES: Mapping[tuple[str, Side], Rule] = MappingProxyType(
         ("type changed", "response"): ("major", None),
         ("model renamed", "request"): ("major", WHY_MODEL_RENAMED),
         ("model renamed", "response"): ("major", WHY_MODEL_RENAMED),
+        ("model removed", None): ("major", WHY_MODEL_REMOVED),
         ("made required", "request"): ("major", None),
         ("made required", "response"): ("patch", None),
         ("made optional", "request"): ("minor", None),
@@ -138,6 +148,13 @@ RULES: Mapping[tuple[str, Side], Rule] = MappingProxyType(
         ("response body added", "response"): ("minor", None),
         ("response body removed (2xx)", "response"): ("major", None),
         ("response body removed (other)", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
+        ("response header added", "response"): ("minor", None),
+        ("response header removed", "response"): ("major", None),
+        ("security scheme removed", "request"): ("major", WHY_SECURITY),
+        ("security requirement added", "request"): ("major", WHY_SECURITY),
+        ("security scheme changed", "request"): ("major", WHY_SECURITY),
+        ("security alternative added", "request"): ("minor", None),
+        ("security made optional", "request"): ("minor", None),
         ("error code added", None): ("minor", None),
         ("error code removed", None): ("major", WHY_ERROR_CODE_REMOVED),
     }
@@ -152,10 +169,11 @@ def rules_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare_specs(old: Mapping[str, Any], new: Mapping[str, Any]) -> ApiChangeReport:
+def compare_specs(old: dict[str, Any], new: dict[str, Any]) -> ApiChangeReport:
     """Compare two filtered specs; operations are matched by (METHOD, path)."""
     comparer = _Comparer(old, new)
     comparer.operations()
+    comparer.removed_models()
     comparer.error_codes()
     descriptions = _count_text_changes(old, new) + comparer.error_code_texts
     return ApiChangeReport(
@@ -293,11 +311,16 @@ def _join(base: str, path: str) -> str:
 
 
 class _Comparer:
-    def __init__(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    def __init__(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         self.old = old
         self.new = new
         self.changes: list[ApiChange] = []
         self.error_code_texts = 0
+        self.old_names = generated_names(old, _path_key)
+        self.new_names = generated_names(new, _path_key)
+        self.renamed_classes: set[str] = set()
+        # The operation being compared: its (METHOD, path key), and the name its locations start with.
+        self.current: tuple[tuple[str, str], str] = (("", ""), "")
 
     def add(self, change: str, side: Side, location: str, detail: str = "") -> None:
         level, why = RULES[(change, side)]
@@ -330,6 +353,7 @@ class _Comparer:
                 self.add("operation added", None, name, _endpoint(name, method, path))
                 continue
             _, old_item, old_op = old_ops[key]
+            self.current = (key, name)
             self.operation(name, f"{method} {path}", (old_item, old_op), (new_item, new_op))
 
     def operation(
@@ -358,6 +382,7 @@ class _Comparer:
         self.parameters(name, self._params(self.old, old_item, old_op), self._params(self.new, new_item, new_op))
         self.request_body(name, old_op.get("requestBody"), new_op.get("requestBody"))
         self.responses(name, _codes(old_op.get("responses")), _codes(new_op.get("responses")))
+        self.security(name, old_op, new_op)
 
     @staticmethod
     def _params(
@@ -435,8 +460,9 @@ class _Comparer:
             if code not in old:
                 self.add("response code added", "response", where)
                 continue
-            old_content = _resolve(self.old, old[code])[0].get("content")
-            new_content = _resolve(self.new, new[code])[0].get("content")
+            old_response, new_response = _resolve(self.old, old[code])[0], _resolve(self.new, new[code])[0]
+            self.headers(where, _map(old_response.get("headers")), _map(new_response.get("headers")))
+            old_content, new_content = old_response.get("content"), new_response.get("content")
             if old_content and not new_content:
                 self.add(f"response body removed ({status})", "response", where)
             elif new_content and not old_content:
@@ -465,8 +491,10 @@ class _Comparer:
         if old_type != new_type:
             self.add("type changed", side, where, f"{old_type} -> {new_type}")
             return
-        if old_name and new_name and old_name != new_name:
-            self.add("model renamed", side, where, f"{old_name} -> {new_name}")
+        old_class, new_class = self.generated_class(where, old_name, new_name)
+        if old_class and new_class and old_class != new_class:
+            self.renamed_classes.add(old_class)
+            self.add("model renamed", side, where, f"{old_class} -> {new_class}")
         self.nullability(bool(old.get("nullable")), bool(new.get("nullable")), where, side)
         self.enum(_enum_values(old), _enum_values(new), where, side)
         old_props, new_props = _map(old.get("properties")), _map(new.get("properties"))
@@ -517,6 +545,66 @@ class _Comparer:
         for value in sorted(old.keys() - new.keys()):
             self.add("enum value removed", side, where, value)
 
+    def generated_class(self, where: str, old_name: str | None, new_name: str | None) -> tuple[str | None, str | None]:
+        """The classes the generated client uses at `where` on each side.
+
+        From the generator's own parser; the component names stand in only when
+        a side did not parse (the pipeline then refuses that spec anyway).
+        """
+        (key, name) = self.current
+        place = (*key, where.removeprefix(f"{name} "))
+        if not (self.old_names.at and self.new_names.at):
+            return old_name, new_name
+        return self.old_names.at.get(place), self.new_names.at.get(place)
+
+    def removed_models(self) -> None:
+        """A generated class that is gone, when no rename already says where it went."""
+        for name in sorted(self.old_names.classes - self.new_names.classes - self.renamed_classes):
+            self.add("model removed", None, name, _model_module(name, self.old_names))
+
+    def headers(self, where: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        # Header names are case-insensitive (RFC 9110): X-Next-Token and x-next-token are one header.
+        old_by_name = {str(name).lower(): (name, value) for name, value in old.items()}
+        new_by_name = {str(name).lower(): (name, value) for name, value in new.items()}
+        for key in sorted(old_by_name.keys() | new_by_name.keys()):
+            shown = (new_by_name.get(key) or old_by_name[key])[0]
+            at = f"{where} header {shown}"
+            if key not in new_by_name:
+                self.add("response header removed", "response", at)
+            elif key not in old_by_name:
+                self.add("response header added", "response", at)
+            else:
+                old_header, _ = _resolve(self.old, old_by_name[key][1])
+                new_header, _ = _resolve(self.new, new_by_name[key][1])
+                old_schema = old_header.get("schema", _media_schema(old_header.get("content"))[1])
+                new_schema = new_header.get("schema", _media_schema(new_header.get("content"))[1])
+                self.schema(old_schema, new_schema, at, "", "response", frozenset())
+
+    def security(self, op: str, old_op: Mapping[str, Any], new_op: Mapping[str, Any]) -> None:
+        """Compare the ways a caller may authenticate: each alternative is a set of schemes, all required."""
+        where = f"{op} security"
+        old, new = _security_alternatives(self.old, old_op), _security_alternatives(self.new, new_op)
+        offered: set[str] = set().union(*new)
+        # Callers who used an old alternative that no new one is part of can no longer call.
+        stranded = [old_way for old_way in sorted(old - new, key=sorted) if not any(way <= old_way for way in new)]
+        for old_way in stranded:
+            for scheme in sorted(old_way - offered):
+                self.add("security scheme removed", "request", where, scheme)
+            if old_way <= offered:
+                self.add("security requirement added", "request", where, _alternatives_text(old_way, new))
+        for new_way in sorted(new - old, key=sorted):
+            if not new_way:
+                self.add("security made optional", "request", where, "an alternative with no credentials")
+            elif not stranded:
+                # Next to a breaking change the new alternative is its replacement, said there.
+                self.add("security alternative added", "request", where, " + ".join(sorted(new_way)))
+        old_schemes = _map(_map(self.old.get("components")).get("securitySchemes"))
+        new_schemes = _map(_map(self.new.get("components")).get("securitySchemes"))
+        for scheme in sorted(set().union(*old) & offered):
+            before, after = _scheme_identity(old_schemes.get(scheme)), _scheme_identity(new_schemes.get(scheme))
+            if before != after:
+                self.add("security scheme changed", "request", where, f"{scheme}: {before} -> {after}")
+
     def error_codes(self) -> None:
         old, new = documented_error_codes(self.old), documented_error_codes(self.new)
         for code in sorted(old.keys() | new.keys()):
@@ -526,6 +614,31 @@ class _Comparer:
                 self.add("error code added", None, code, _squash(new[code]))
             elif _squash(old[code]) != _squash(new[code]):
                 self.error_code_texts += 1
+
+
+def _model_module(name: str, names: GeneratedNames) -> str:
+    places = sorted(f"{method} {path} {place}" for (method, path, place), used in names.at.items() if used == name)
+    return f"was used at {places[0]}" if places else ""
+
+
+def _security_alternatives(doc: Mapping[str, Any], op: Mapping[str, Any]) -> frozenset[frozenset[str]]:
+    """The operation's security alternatives (its own, else the document's); no requirement is one empty set."""
+    raw = op["security"] if "security" in op else doc.get("security")
+    alternatives = frozenset(
+        frozenset(str(name) for name in _map(item)) for item in raw or [] if isinstance(item, Mapping)
+    )
+    return alternatives or frozenset({frozenset()})
+
+
+def _alternatives_text(old: frozenset[str], new: frozenset[frozenset[str]]) -> str:
+    shown = [" + ".join(sorted(alternative)) or "(none)" for alternative in sorted(new, key=sorted)]
+    return f"{' + '.join(sorted(old)) or 'no credentials'} no longer suffices; now one of: {', '.join(shown)}"
+
+
+def _scheme_identity(scheme: object) -> str:
+    """What a caller must send for a scheme: its type and where it goes (descriptions aside)."""
+    node = _map(scheme)
+    return " ".join(f"{key}={node[key]}" for key in ("type", "in", "name", "scheme") if key in node) or "(undefined)"
 
 
 # --- description-only changes ------------------------------------------------
