@@ -24,7 +24,9 @@ from codegen.api_change_report import (
     LEVELS,
     ApiChange,
     ApiChangeReport,
+    ChangeKind,
     Level,
+    Variant,
     render_report,
     sort_key,
 )
@@ -50,7 +52,9 @@ __all__ = [
     "WHY_SECURITY",
     "ApiChange",
     "ApiChangeReport",
+    "ChangeKind",
     "Level",
+    "Variant",
     "compare_specs",
     "render_report",
     "rules_markdown",
@@ -98,65 +102,66 @@ WHY_SECURITY = "callers who authenticate the old way are refused"
 Side = Literal["request", "response"] | None
 Rule = tuple[Level, str | None]
 
-# (change, side) -> (level, why). A change's variant, in parentheses, picks the
-# rule; the report shows the change without it.
-RULES: Mapping[tuple[str, Side], Rule] = MappingProxyType(
+# (kind, variant, side) -> (level, why). A variant picks the rule where one kind
+# has two levels (a required parameter added is major, an optional one minor);
+# the report shows the kind, the README's table "kind (variant)".
+RULES: Mapping[tuple[ChangeKind, Variant, Side], Rule] = MappingProxyType(
     {
-        ("operation removed", None): ("major", None),
-        ("operation renamed", None): ("major", WHY_OPERATION_RENAMED),
-        ("operation moved", None): ("major", WHY_OPERATION_MOVED),
-        ("upstream operationId renamed", None): ("none", WHY_UPSTREAM_RENAME),
-        ("operation added", None): ("minor", None),
-        ("operation deprecated", None): ("minor", None),
-        ("operation no longer deprecated", None): ("patch", None),
-        ("parameter removed", "request"): ("major", None),
-        ("parameter added (required)", "request"): ("major", None),
-        ("parameter added (optional)", "request"): ("minor", None),
-        ("property removed", "request"): ("major", None),
-        ("property removed", "response"): ("major", None),
-        ("property added (required)", "request"): ("major", None),
-        ("property added (optional)", "request"): ("minor", None),
-        ("property added (required)", "response"): ("minor", None),
-        ("property added (optional)", "response"): ("minor", None),
-        ("type changed", "request"): ("major", None),
-        ("type changed", "response"): ("major", None),
-        ("model renamed", "request"): ("major", WHY_MODEL_RENAMED),
-        ("model renamed", "response"): ("major", WHY_MODEL_RENAMED),
-        ("model removed", None): ("major", WHY_MODEL_REMOVED),
-        ("made required", "request"): ("major", None),
-        ("made required", "response"): ("patch", None),
-        ("made optional", "request"): ("minor", None),
-        ("made optional", "response"): ("major", WHY_RESPONSE_MADE_OPTIONAL),
-        ("made nullable", "request"): ("minor", None),
-        ("made nullable", "response"): ("major", WHY_RESPONSE_MADE_NULLABLE),
-        ("made non-nullable", "request"): ("major", None),
-        ("made non-nullable", "response"): ("patch", None),
-        ("deprecated", "request"): ("minor", None),
-        ("deprecated", "response"): ("minor", None),
-        ("enum value added", "request"): ("minor", None),
-        ("enum value added", "response"): ("major", WHY_RESPONSE_ENUM_VALUE_ADDED),
-        ("enum value removed", "request"): ("major", None),
-        ("enum value removed", "response"): ("minor", WHY_RESPONSE_ENUM_VALUE_REMOVED),
-        ("request body added (required)", "request"): ("major", None),
-        ("request body added (optional)", "request"): ("minor", None),
-        ("request body removed", "request"): ("major", None),
-        ("request body made required", "request"): ("major", None),
-        ("request body made optional", "request"): ("minor", None),
-        ("response code added", "response"): ("minor", None),
-        ("response code removed (2xx)", "response"): ("major", None),
-        ("response code removed (other)", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
-        ("response body added", "response"): ("minor", None),
-        ("response body removed (2xx)", "response"): ("major", None),
-        ("response body removed (other)", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
-        ("response header added", "response"): ("minor", None),
-        ("response header removed", "response"): ("major", None),
-        ("security scheme removed", "request"): ("major", WHY_SECURITY),
-        ("security requirement added", "request"): ("major", WHY_SECURITY),
-        ("security scheme changed", "request"): ("major", WHY_SECURITY),
-        ("security alternative added", "request"): ("minor", None),
-        ("security made optional", "request"): ("minor", None),
-        ("error code added", None): ("minor", None),
-        ("error code removed", None): ("major", WHY_ERROR_CODE_REMOVED),
+        ("operation removed", None, None): ("major", None),
+        ("operation renamed", None, None): ("major", WHY_OPERATION_RENAMED),
+        ("operation moved", None, None): ("major", WHY_OPERATION_MOVED),
+        ("upstream operationId renamed", None, None): ("none", WHY_UPSTREAM_RENAME),
+        ("operation added", None, None): ("minor", None),
+        ("operation deprecated", None, None): ("minor", None),
+        ("operation no longer deprecated", None, None): ("patch", None),
+        ("parameter removed", None, "request"): ("major", None),
+        ("parameter added", "required", "request"): ("major", None),
+        ("parameter added", "optional", "request"): ("minor", None),
+        ("property removed", None, "request"): ("major", None),
+        ("property removed", None, "response"): ("major", None),
+        ("property added", "required", "request"): ("major", None),
+        ("property added", "optional", "request"): ("minor", None),
+        ("property added", "required", "response"): ("minor", None),
+        ("property added", "optional", "response"): ("minor", None),
+        ("type changed", None, "request"): ("major", None),
+        ("type changed", None, "response"): ("major", None),
+        ("model renamed", None, "request"): ("major", WHY_MODEL_RENAMED),
+        ("model renamed", None, "response"): ("major", WHY_MODEL_RENAMED),
+        ("model removed", None, None): ("major", WHY_MODEL_REMOVED),
+        ("made required", None, "request"): ("major", None),
+        ("made required", None, "response"): ("patch", None),
+        ("made optional", None, "request"): ("minor", None),
+        ("made optional", None, "response"): ("major", WHY_RESPONSE_MADE_OPTIONAL),
+        ("made nullable", None, "request"): ("minor", None),
+        ("made nullable", None, "response"): ("major", WHY_RESPONSE_MADE_NULLABLE),
+        ("made non-nullable", None, "request"): ("major", None),
+        ("made non-nullable", None, "response"): ("patch", None),
+        ("deprecated", None, "request"): ("minor", None),
+        ("deprecated", None, "response"): ("minor", None),
+        ("enum value added", None, "request"): ("minor", None),
+        ("enum value added", None, "response"): ("major", WHY_RESPONSE_ENUM_VALUE_ADDED),
+        ("enum value removed", None, "request"): ("major", None),
+        ("enum value removed", None, "response"): ("minor", WHY_RESPONSE_ENUM_VALUE_REMOVED),
+        ("request body added", "required", "request"): ("major", None),
+        ("request body added", "optional", "request"): ("minor", None),
+        ("request body removed", None, "request"): ("major", None),
+        ("request body made required", None, "request"): ("major", None),
+        ("request body made optional", None, "request"): ("minor", None),
+        ("response code added", None, "response"): ("minor", None),
+        ("response code removed", "2xx", "response"): ("major", None),
+        ("response code removed", "other", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
+        ("response body added", None, "response"): ("minor", None),
+        ("response body removed", "2xx", "response"): ("major", None),
+        ("response body removed", "other", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
+        ("response header added", None, "response"): ("minor", None),
+        ("response header removed", None, "response"): ("major", None),
+        ("security scheme removed", None, "request"): ("major", WHY_SECURITY),
+        ("security requirement added", None, "request"): ("major", WHY_SECURITY),
+        ("security scheme changed", None, "request"): ("major", WHY_SECURITY),
+        ("security alternative added", None, "request"): ("minor", None),
+        ("security made optional", None, "request"): ("minor", None),
+        ("error code added", None, None): ("minor", None),
+        ("error code removed", None, None): ("major", WHY_ERROR_CODE_REMOVED),
     }
 )
 
@@ -164,7 +169,8 @@ RULES: Mapping[tuple[str, Side], Rule] = MappingProxyType(
 def rules_markdown() -> str:
     """`RULES` as the README's Markdown table, one row per rule, in the table's order."""
     lines = ["| change | side | level | why |", "| --- | --- | --- | --- |"]
-    for (change, side), (level, why) in RULES.items():
+    for (kind, variant, side), (level, why) in RULES.items():
+        change = f"{kind} ({variant})" if variant else kind
         lines.append(f"| {change} | {side or ''} | {level} | {why or ''} |")
     return "\n".join(lines) + "\n"
 
@@ -322,9 +328,8 @@ class _Comparer:
         # The operation being compared: its (METHOD, path key), and the name its locations start with.
         self.current: tuple[tuple[str, str], str] = (("", ""), "")
 
-    def add(self, change: str, side: Side, location: str, detail: str = "") -> None:
-        level, why = RULES[(change, side)]
-        kind = change.split(" (", 1)[0]
+    def add(self, kind: ChangeKind, side: Side, location: str, detail: str = "", *, variant: Variant = None) -> None:
+        level, why = RULES[(kind, variant, side)]
         self.changes.append(ApiChange(level, kind, location, detail, why))
 
     def _operations_of(
@@ -409,8 +414,8 @@ class _Comparer:
                 continue
             required = bool(new[key].get("required"))
             if key not in old:
-                variant = "required" if required else "optional"
-                self.add(f"parameter added ({variant})", "request", where, variant)
+                variant: Literal["required", "optional"] = "required" if required else "optional"
+                self.add("parameter added", "request", where, variant, variant=variant)
                 continue
             was_required = bool(old[key].get("required"))
             if required and not was_required:
@@ -433,8 +438,8 @@ class _Comparer:
             self.add("request body removed", "request", where)
             return
         if old_raw is None:
-            variant = "required" if new.get("required") else "optional"
-            self.add(f"request body added ({variant})", "request", where, variant)
+            variant: Literal["required", "optional"] = "required" if new.get("required") else "optional"
+            self.add("request body added", "request", where, variant, variant=variant)
             return
         if new.get("required") and not old.get("required"):
             self.add("request body made required", "request", where)
@@ -453,9 +458,9 @@ class _Comparer:
     def responses(self, op: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         for code in sorted(old.keys() | new.keys()):
             where = f"{op} {code} response"
-            status = "2xx" if code.startswith("2") else "other"
+            status: Variant = "2xx" if code.startswith("2") else "other"
             if code not in new:
-                self.add(f"response code removed ({status})", "response", where)
+                self.add("response code removed", "response", where, variant=status)
                 continue
             if code not in old:
                 self.add("response code added", "response", where)
@@ -464,7 +469,7 @@ class _Comparer:
             self.headers(where, _map(old_response.get("headers")), _map(new_response.get("headers")))
             old_content, new_content = old_response.get("content"), new_response.get("content")
             if old_content and not new_content:
-                self.add(f"response body removed ({status})", "response", where)
+                self.add("response body removed", "response", where, variant=status)
             elif new_content and not old_content:
                 self.add("response body added", "response", where)
             elif old_content and new_content:
@@ -521,8 +526,8 @@ class _Comparer:
         if prop not in new:
             self.add("property removed", side, where)
         elif prop not in old:
-            variant = "required" if is_required else "optional"
-            self.add(f"property added ({variant})", side, where, variant)
+            variant: Literal["required", "optional"] = "required" if is_required else "optional"
+            self.add("property added", side, where, variant, variant=variant)
         elif is_required and not was_required:
             self.add("made required", side, where)
         elif was_required and not is_required:
