@@ -12,6 +12,50 @@ from typing import Literal
 Level = Literal["none", "patch", "minor", "major"]
 
 LEVELS: tuple[Level, ...] = ("none", "patch", "minor", "major")
+
+# Every change the report knows; `codegen.api_changes.RULES` gives each its level.
+ChangeKind = Literal[
+    "operation removed",
+    "operation renamed",
+    "operation moved",
+    "upstream operationId renamed",
+    "operation added",
+    "operation deprecated",
+    "operation no longer deprecated",
+    "parameter removed",
+    "parameter added",
+    "property removed",
+    "property added",
+    "type changed",
+    "model renamed",
+    "model removed",
+    "made required",
+    "made optional",
+    "made nullable",
+    "made non-nullable",
+    "deprecated",
+    "enum value added",
+    "enum value removed",
+    "request body added",
+    "request body removed",
+    "request body made required",
+    "request body made optional",
+    "response code added",
+    "response code removed",
+    "response body added",
+    "response body removed",
+    "response header added",
+    "response header removed",
+    "security scheme removed",
+    "security requirement added",
+    "security scheme changed",
+    "security alternative added",
+    "security made optional",
+    "error code added",
+    "error code removed",
+]
+# What picks between two rules of one kind: required or optional, a 2xx status or another.
+Variant = Literal["required", "optional", "2xx", "other"] | None
 _RANK: dict[str, int] = {level: rank for rank, level in enumerate(LEVELS)}
 
 
@@ -20,7 +64,7 @@ class ApiChange:
     """One change users of the SDK can observe."""
 
     level: Level
-    kind: str  # "operation removed", "enum value added", ...
+    kind: ChangeKind
     location: str  # "pauseSandbox request body .force"
     detail: str = ""
     why: str | None = None  # set when the level is not what the spec suggests

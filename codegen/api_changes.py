@@ -24,11 +24,14 @@ from codegen.api_change_report import (
     LEVELS,
     ApiChange,
     ApiChangeReport,
+    ChangeKind,
     Level,
+    Variant,
     render_report,
     sort_key,
 )
 from codegen.error_codes import documented_error_codes
+from codegen.generated_names import GeneratedNames, generated_names
 from codegen.json_pointer import PointerSyntaxError, resolve_pointer
 from codegen.operation_map import UPSTREAM_OPERATION_ID
 from codegen.spec_operations import HTTP_METHODS
@@ -38,6 +41,7 @@ __all__ = [
     "RULES",
     "WHY_ERROR_CODE_REMOVED",
     "WHY_ERROR_RESPONSE_REMOVED",
+    "WHY_MODEL_REMOVED",
     "WHY_MODEL_RENAMED",
     "WHY_OPERATION_MOVED",
     "WHY_OPERATION_RENAMED",
@@ -45,9 +49,12 @@ __all__ = [
     "WHY_RESPONSE_ENUM_VALUE_REMOVED",
     "WHY_RESPONSE_MADE_NULLABLE",
     "WHY_RESPONSE_MADE_OPTIONAL",
+    "WHY_SECURITY",
     "ApiChange",
     "ApiChangeReport",
+    "ChangeKind",
     "Level",
+    "Variant",
     "compare_specs",
     "render_report",
     "rules_markdown",
@@ -84,62 +91,77 @@ WHY_UPSTREAM_RENAME = (
     "whatever the upstream's operationId"
 )
 WHY_OPERATION_MOVED = "the generated module lives under api/<first tag>/"
-WHY_MODEL_RENAMED = "openapi-python-client names the model class after the schema"
+WHY_MODEL_RENAMED = (
+    "openapi-python-client names a model class after its component, or after the operation and property "
+    "for an inline schema: the JSON on the wire may be the same, but code that imports the old class "
+    "(and its module) from e2b.api.client breaks"
+)
+WHY_MODEL_REMOVED = "the generated client no longer has this class or its module: code that imports it breaks"
+WHY_SECURITY = "callers who authenticate the old way are refused"
 
 Side = Literal["request", "response"] | None
 Rule = tuple[Level, str | None]
 
-# (change, side) -> (level, why). A change's variant, in parentheses, picks the
-# rule; the report shows the change without it.
-RULES: Mapping[tuple[str, Side], Rule] = MappingProxyType(
+# (kind, variant, side) -> (level, why). A variant picks the rule where one kind
+# has two levels (a required parameter added is major, an optional one minor);
+# the report shows the kind, the README's table "kind (variant)".
+RULES: Mapping[tuple[ChangeKind, Variant, Side], Rule] = MappingProxyType(
     {
-        ("operation removed", None): ("major", None),
-        ("operation renamed", None): ("major", WHY_OPERATION_RENAMED),
-        ("operation moved", None): ("major", WHY_OPERATION_MOVED),
-        ("upstream operationId renamed", None): ("none", WHY_UPSTREAM_RENAME),
-        ("operation added", None): ("minor", None),
-        ("operation deprecated", None): ("minor", None),
-        ("operation no longer deprecated", None): ("patch", None),
-        ("parameter removed", "request"): ("major", None),
-        ("parameter added (required)", "request"): ("major", None),
-        ("parameter added (optional)", "request"): ("minor", None),
-        ("property removed", "request"): ("major", None),
-        ("property removed", "response"): ("major", None),
-        ("property added (required)", "request"): ("major", None),
-        ("property added (optional)", "request"): ("minor", None),
-        ("property added (required)", "response"): ("minor", None),
-        ("property added (optional)", "response"): ("minor", None),
-        ("type changed", "request"): ("major", None),
-        ("type changed", "response"): ("major", None),
-        ("model renamed", "request"): ("major", WHY_MODEL_RENAMED),
-        ("model renamed", "response"): ("major", WHY_MODEL_RENAMED),
-        ("made required", "request"): ("major", None),
-        ("made required", "response"): ("patch", None),
-        ("made optional", "request"): ("minor", None),
-        ("made optional", "response"): ("major", WHY_RESPONSE_MADE_OPTIONAL),
-        ("made nullable", "request"): ("minor", None),
-        ("made nullable", "response"): ("major", WHY_RESPONSE_MADE_NULLABLE),
-        ("made non-nullable", "request"): ("major", None),
-        ("made non-nullable", "response"): ("patch", None),
-        ("deprecated", "request"): ("minor", None),
-        ("deprecated", "response"): ("minor", None),
-        ("enum value added", "request"): ("minor", None),
-        ("enum value added", "response"): ("major", WHY_RESPONSE_ENUM_VALUE_ADDED),
-        ("enum value removed", "request"): ("major", None),
-        ("enum value removed", "response"): ("minor", WHY_RESPONSE_ENUM_VALUE_REMOVED),
-        ("request body added (required)", "request"): ("major", None),
-        ("request body added (optional)", "request"): ("minor", None),
-        ("request body removed", "request"): ("major", None),
-        ("request body made required", "request"): ("major", None),
-        ("request body made optional", "request"): ("minor", None),
-        ("response code added", "response"): ("minor", None),
-        ("response code removed (2xx)", "response"): ("major", None),
-        ("response code removed (other)", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
-        ("response body added", "response"): ("minor", None),
-        ("response body removed (2xx)", "response"): ("major", None),
-        ("response body removed (other)", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
-        ("error code added", None): ("minor", None),
-        ("error code removed", None): ("major", WHY_ERROR_CODE_REMOVED),
+        ("operation removed", None, None): ("major", None),
+        ("operation renamed", None, None): ("major", WHY_OPERATION_RENAMED),
+        ("operation moved", None, None): ("major", WHY_OPERATION_MOVED),
+        ("upstream operationId renamed", None, None): ("none", WHY_UPSTREAM_RENAME),
+        ("operation added", None, None): ("minor", None),
+        ("operation deprecated", None, None): ("minor", None),
+        ("operation no longer deprecated", None, None): ("patch", None),
+        ("parameter removed", None, "request"): ("major", None),
+        ("parameter added", "required", "request"): ("major", None),
+        ("parameter added", "optional", "request"): ("minor", None),
+        ("property removed", None, "request"): ("major", None),
+        ("property removed", None, "response"): ("major", None),
+        ("property added", "required", "request"): ("major", None),
+        ("property added", "optional", "request"): ("minor", None),
+        ("property added", "required", "response"): ("minor", None),
+        ("property added", "optional", "response"): ("minor", None),
+        ("type changed", None, "request"): ("major", None),
+        ("type changed", None, "response"): ("major", None),
+        ("model renamed", None, "request"): ("major", WHY_MODEL_RENAMED),
+        ("model renamed", None, "response"): ("major", WHY_MODEL_RENAMED),
+        ("model removed", None, None): ("major", WHY_MODEL_REMOVED),
+        ("made required", None, "request"): ("major", None),
+        ("made required", None, "response"): ("patch", None),
+        ("made optional", None, "request"): ("minor", None),
+        ("made optional", None, "response"): ("major", WHY_RESPONSE_MADE_OPTIONAL),
+        ("made nullable", None, "request"): ("minor", None),
+        ("made nullable", None, "response"): ("major", WHY_RESPONSE_MADE_NULLABLE),
+        ("made non-nullable", None, "request"): ("major", None),
+        ("made non-nullable", None, "response"): ("patch", None),
+        ("deprecated", None, "request"): ("minor", None),
+        ("deprecated", None, "response"): ("minor", None),
+        ("enum value added", None, "request"): ("minor", None),
+        ("enum value added", None, "response"): ("major", WHY_RESPONSE_ENUM_VALUE_ADDED),
+        ("enum value removed", None, "request"): ("major", None),
+        ("enum value removed", None, "response"): ("minor", WHY_RESPONSE_ENUM_VALUE_REMOVED),
+        ("request body added", "required", "request"): ("major", None),
+        ("request body added", "optional", "request"): ("minor", None),
+        ("request body removed", None, "request"): ("major", None),
+        ("request body made required", None, "request"): ("major", None),
+        ("request body made optional", None, "request"): ("minor", None),
+        ("response code added", None, "response"): ("minor", None),
+        ("response code removed", "2xx", "response"): ("major", None),
+        ("response code removed", "other", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
+        ("response body added", None, "response"): ("minor", None),
+        ("response body removed", "2xx", "response"): ("major", None),
+        ("response body removed", "other", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
+        ("response header added", None, "response"): ("minor", None),
+        ("response header removed", None, "response"): ("major", None),
+        ("security scheme removed", None, "request"): ("major", WHY_SECURITY),
+        ("security requirement added", None, "request"): ("major", WHY_SECURITY),
+        ("security scheme changed", None, "request"): ("major", WHY_SECURITY),
+        ("security alternative added", None, "request"): ("minor", None),
+        ("security made optional", None, "request"): ("minor", None),
+        ("error code added", None, None): ("minor", None),
+        ("error code removed", None, None): ("major", WHY_ERROR_CODE_REMOVED),
     }
 )
 
@@ -147,15 +169,17 @@ RULES: Mapping[tuple[str, Side], Rule] = MappingProxyType(
 def rules_markdown() -> str:
     """`RULES` as the README's Markdown table, one row per rule, in the table's order."""
     lines = ["| change | side | level | why |", "| --- | --- | --- | --- |"]
-    for (change, side), (level, why) in RULES.items():
+    for (kind, variant, side), (level, why) in RULES.items():
+        change = f"{kind} ({variant})" if variant else kind
         lines.append(f"| {change} | {side or ''} | {level} | {why or ''} |")
     return "\n".join(lines) + "\n"
 
 
-def compare_specs(old: Mapping[str, Any], new: Mapping[str, Any]) -> ApiChangeReport:
+def compare_specs(old: dict[str, Any], new: dict[str, Any]) -> ApiChangeReport:
     """Compare two filtered specs; operations are matched by (METHOD, path)."""
     comparer = _Comparer(old, new)
     comparer.operations()
+    comparer.removed_models()
     comparer.error_codes()
     descriptions = _count_text_changes(old, new) + comparer.error_code_texts
     return ApiChangeReport(
@@ -293,15 +317,19 @@ def _join(base: str, path: str) -> str:
 
 
 class _Comparer:
-    def __init__(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    def __init__(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         self.old = old
         self.new = new
         self.changes: list[ApiChange] = []
         self.error_code_texts = 0
+        self.old_names = generated_names(old, _path_key)
+        self.new_names = generated_names(new, _path_key)
+        self.renamed_classes: set[str] = set()
+        # The operation being compared: its (METHOD, path key), and the name its locations start with.
+        self.current: tuple[tuple[str, str], str] = (("", ""), "")
 
-    def add(self, change: str, side: Side, location: str, detail: str = "") -> None:
-        level, why = RULES[(change, side)]
-        kind = change.split(" (", 1)[0]
+    def add(self, kind: ChangeKind, side: Side, location: str, detail: str = "", *, variant: Variant = None) -> None:
+        level, why = RULES[(kind, variant, side)]
         self.changes.append(ApiChange(level, kind, location, detail, why))
 
     def _operations_of(
@@ -330,6 +358,7 @@ class _Comparer:
                 self.add("operation added", None, name, _endpoint(name, method, path))
                 continue
             _, old_item, old_op = old_ops[key]
+            self.current = (key, name)
             self.operation(name, f"{method} {path}", (old_item, old_op), (new_item, new_op))
 
     def operation(
@@ -358,6 +387,7 @@ class _Comparer:
         self.parameters(name, self._params(self.old, old_item, old_op), self._params(self.new, new_item, new_op))
         self.request_body(name, old_op.get("requestBody"), new_op.get("requestBody"))
         self.responses(name, _codes(old_op.get("responses")), _codes(new_op.get("responses")))
+        self.security(name, old_op, new_op)
 
     @staticmethod
     def _params(
@@ -384,8 +414,8 @@ class _Comparer:
                 continue
             required = bool(new[key].get("required"))
             if key not in old:
-                variant = "required" if required else "optional"
-                self.add(f"parameter added ({variant})", "request", where, variant)
+                variant: Literal["required", "optional"] = "required" if required else "optional"
+                self.add("parameter added", "request", where, variant, variant=variant)
                 continue
             was_required = bool(old[key].get("required"))
             if required and not was_required:
@@ -408,8 +438,8 @@ class _Comparer:
             self.add("request body removed", "request", where)
             return
         if old_raw is None:
-            variant = "required" if new.get("required") else "optional"
-            self.add(f"request body added ({variant})", "request", where, variant)
+            variant: Literal["required", "optional"] = "required" if new.get("required") else "optional"
+            self.add("request body added", "request", where, variant, variant=variant)
             return
         if new.get("required") and not old.get("required"):
             self.add("request body made required", "request", where)
@@ -428,17 +458,18 @@ class _Comparer:
     def responses(self, op: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         for code in sorted(old.keys() | new.keys()):
             where = f"{op} {code} response"
-            status = "2xx" if code.startswith("2") else "other"
+            status: Variant = "2xx" if code.startswith("2") else "other"
             if code not in new:
-                self.add(f"response code removed ({status})", "response", where)
+                self.add("response code removed", "response", where, variant=status)
                 continue
             if code not in old:
                 self.add("response code added", "response", where)
                 continue
-            old_content = _resolve(self.old, old[code])[0].get("content")
-            new_content = _resolve(self.new, new[code])[0].get("content")
+            old_response, new_response = _resolve(self.old, old[code])[0], _resolve(self.new, new[code])[0]
+            self.headers(where, _map(old_response.get("headers")), _map(new_response.get("headers")))
+            old_content, new_content = old_response.get("content"), new_response.get("content")
             if old_content and not new_content:
-                self.add(f"response body removed ({status})", "response", where)
+                self.add("response body removed", "response", where, variant=status)
             elif new_content and not old_content:
                 self.add("response body added", "response", where)
             elif old_content and new_content:
@@ -465,8 +496,10 @@ class _Comparer:
         if old_type != new_type:
             self.add("type changed", side, where, f"{old_type} -> {new_type}")
             return
-        if old_name and new_name and old_name != new_name:
-            self.add("model renamed", side, where, f"{old_name} -> {new_name}")
+        old_class, new_class = self.generated_class(where, old_name, new_name)
+        if old_class and new_class and old_class != new_class:
+            self.renamed_classes.add(old_class)
+            self.add("model renamed", side, where, f"{old_class} -> {new_class}")
         self.nullability(bool(old.get("nullable")), bool(new.get("nullable")), where, side)
         self.enum(_enum_values(old), _enum_values(new), where, side)
         old_props, new_props = _map(old.get("properties")), _map(new.get("properties"))
@@ -493,8 +526,8 @@ class _Comparer:
         if prop not in new:
             self.add("property removed", side, where)
         elif prop not in old:
-            variant = "required" if is_required else "optional"
-            self.add(f"property added ({variant})", side, where, variant)
+            variant: Literal["required", "optional"] = "required" if is_required else "optional"
+            self.add("property added", side, where, variant, variant=variant)
         elif is_required and not was_required:
             self.add("made required", side, where)
         elif was_required and not is_required:
@@ -517,6 +550,66 @@ class _Comparer:
         for value in sorted(old.keys() - new.keys()):
             self.add("enum value removed", side, where, value)
 
+    def generated_class(self, where: str, old_name: str | None, new_name: str | None) -> tuple[str | None, str | None]:
+        """The classes the generated client uses at `where` on each side.
+
+        From the generator's own parser; the component names stand in only when
+        a side did not parse (the pipeline then refuses that spec anyway).
+        """
+        (key, name) = self.current
+        place = (*key, where.removeprefix(f"{name} "))
+        if not (self.old_names.at and self.new_names.at):
+            return old_name, new_name
+        return self.old_names.at.get(place), self.new_names.at.get(place)
+
+    def removed_models(self) -> None:
+        """A generated class that is gone, when no rename already says where it went."""
+        for name in sorted(self.old_names.classes - self.new_names.classes - self.renamed_classes):
+            self.add("model removed", None, name, _model_module(name, self.old_names))
+
+    def headers(self, where: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        # Header names are case-insensitive (RFC 9110): X-Next-Token and x-next-token are one header.
+        old_by_name = {str(name).lower(): (name, value) for name, value in old.items()}
+        new_by_name = {str(name).lower(): (name, value) for name, value in new.items()}
+        for key in sorted(old_by_name.keys() | new_by_name.keys()):
+            shown = (new_by_name.get(key) or old_by_name[key])[0]
+            at = f"{where} header {shown}"
+            if key not in new_by_name:
+                self.add("response header removed", "response", at)
+            elif key not in old_by_name:
+                self.add("response header added", "response", at)
+            else:
+                old_header, _ = _resolve(self.old, old_by_name[key][1])
+                new_header, _ = _resolve(self.new, new_by_name[key][1])
+                old_schema = old_header.get("schema", _media_schema(old_header.get("content"))[1])
+                new_schema = new_header.get("schema", _media_schema(new_header.get("content"))[1])
+                self.schema(old_schema, new_schema, at, "", "response", frozenset())
+
+    def security(self, op: str, old_op: Mapping[str, Any], new_op: Mapping[str, Any]) -> None:
+        """Compare the ways a caller may authenticate: each alternative is a set of schemes, all required."""
+        where = f"{op} security"
+        old, new = _security_alternatives(self.old, old_op), _security_alternatives(self.new, new_op)
+        offered: set[str] = set().union(*new)
+        # Callers who used an old alternative that no new one is part of can no longer call.
+        stranded = [old_way for old_way in sorted(old - new, key=sorted) if not any(way <= old_way for way in new)]
+        for old_way in stranded:
+            for scheme in sorted(old_way - offered):
+                self.add("security scheme removed", "request", where, scheme)
+            if old_way <= offered:
+                self.add("security requirement added", "request", where, _alternatives_text(old_way, new))
+        for new_way in sorted(new - old, key=sorted):
+            if not new_way:
+                self.add("security made optional", "request", where, "an alternative with no credentials")
+            elif not stranded:
+                # Next to a breaking change the new alternative is its replacement, said there.
+                self.add("security alternative added", "request", where, " + ".join(sorted(new_way)))
+        old_schemes = _map(_map(self.old.get("components")).get("securitySchemes"))
+        new_schemes = _map(_map(self.new.get("components")).get("securitySchemes"))
+        for scheme in sorted(set().union(*old) & offered):
+            before, after = _scheme_identity(old_schemes.get(scheme)), _scheme_identity(new_schemes.get(scheme))
+            if before != after:
+                self.add("security scheme changed", "request", where, f"{scheme}: {before} -> {after}")
+
     def error_codes(self) -> None:
         old, new = documented_error_codes(self.old), documented_error_codes(self.new)
         for code in sorted(old.keys() | new.keys()):
@@ -526,6 +619,31 @@ class _Comparer:
                 self.add("error code added", None, code, _squash(new[code]))
             elif _squash(old[code]) != _squash(new[code]):
                 self.error_code_texts += 1
+
+
+def _model_module(name: str, names: GeneratedNames) -> str:
+    places = sorted(f"{method} {path} {place}" for (method, path, place), used in names.at.items() if used == name)
+    return f"was used at {places[0]}" if places else ""
+
+
+def _security_alternatives(doc: Mapping[str, Any], op: Mapping[str, Any]) -> frozenset[frozenset[str]]:
+    """The operation's security alternatives (its own, else the document's); no requirement is one empty set."""
+    raw = op["security"] if "security" in op else doc.get("security")
+    alternatives = frozenset(
+        frozenset(str(name) for name in _map(item)) for item in raw or [] if isinstance(item, Mapping)
+    )
+    return alternatives or frozenset({frozenset()})
+
+
+def _alternatives_text(old: frozenset[str], new: frozenset[frozenset[str]]) -> str:
+    shown = [" + ".join(sorted(alternative)) or "(none)" for alternative in sorted(new, key=sorted)]
+    return f"{' + '.join(sorted(old)) or 'no credentials'} no longer suffices; now one of: {', '.join(shown)}"
+
+
+def _scheme_identity(scheme: object) -> str:
+    """What a caller must send for a scheme: its type and where it goes (descriptions aside)."""
+    node = _map(scheme)
+    return " ".join(f"{key}={node[key]}" for key in ("type", "in", "name", "scheme") if key in node) or "(undefined)"
 
 
 # --- description-only changes ------------------------------------------------

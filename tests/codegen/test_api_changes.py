@@ -11,12 +11,16 @@ import pytest
 from ruamel.yaml import YAML
 
 from codegen.api_changes import (
+    RULES,
     WHY_ERROR_CODE_REMOVED,
     WHY_ERROR_RESPONSE_REMOVED,
+    WHY_MODEL_REMOVED,
+    WHY_MODEL_RENAMED,
     WHY_RESPONSE_ENUM_VALUE_ADDED,
     WHY_RESPONSE_ENUM_VALUE_REMOVED,
     WHY_RESPONSE_MADE_NULLABLE,
     WHY_RESPONSE_MADE_OPTIONAL,
+    WHY_SECURITY,
     WHY_UPSTREAM_RENAME,
     ApiChange,
     ApiChangeReport,
@@ -296,13 +300,13 @@ def test_deprecated_operation_is_minor() -> None:
     assert summary(report) == [("minor", "operation deprecated", "pauseSandbox", f"POST {PAUSE}")]
 
 
-def test_renamed_operation_id_is_major() -> None:
-    change = only(changed(lambda spec: pause_op(spec).update(operationId="pause")))
-    assert (change.level, change.kind, change.detail) == (
-        "major",
-        "operation renamed",
-        "pauseSandbox -> pause",
-    )
+def test_renamed_operation_id_is_major_and_renames_its_inline_classes() -> None:
+    report = changed(lambda spec: pause_op(spec).update(operationId="pause"))
+    assert summary(report) == [
+        ("major", "operation renamed", "pause", "pauseSandbox -> pause"),
+        # The inline enum of its `mode` parameter is named after the operation.
+        ("major", "model renamed", "pause query parameter mode", "PauseSandboxMode -> PauseMode"),
+    ]
 
 
 def test_an_upstream_operation_id_rename_is_listed_but_changes_nothing() -> None:
@@ -369,22 +373,19 @@ def test_parameter_added_optional_is_minor_and_required_is_major() -> None:
     ]
 
 
-def test_parameter_removed_is_major() -> None:
-    change = only(changed(lambda spec: pause_op(spec)["parameters"].pop()))
-    assert (change.level, change.kind, change.location) == (
-        "major",
-        "parameter removed",
-        "pauseSandbox query parameter mode",
-    )
+def test_parameter_removed_is_major_and_so_is_the_class_it_took_along() -> None:
+    assert summary(changed(lambda spec: pause_op(spec)["parameters"].pop())) == [
+        ("major", "model removed", "PauseSandboxMode", "was used at POST /sandboxes/{}/pause query parameter mode"),
+        ("major", "parameter removed", "pauseSandbox query parameter mode", ""),
+    ]
 
 
 def test_parameter_type_changed_is_major() -> None:
-    change = only(changed(lambda spec: pause_op(spec)["parameters"][1].update(schema={"type": "integer"})))
-    assert (change.level, change.kind, change.detail) == (
-        "major",
-        "type changed",
-        "string enum -> integer",
-    )
+    report = changed(lambda spec: pause_op(spec)["parameters"][1].update(schema={"type": "integer"}))
+    assert summary(report) == [
+        ("major", "model removed", "PauseSandboxMode", "was used at POST /sandboxes/{}/pause query parameter mode"),
+        ("major", "type changed", "pauseSandbox query parameter mode", "string enum -> integer"),
+    ]
 
 
 def test_parameter_made_required_is_major_and_made_optional_is_minor() -> None:
@@ -395,8 +396,15 @@ def test_parameter_made_required_is_major_and_made_optional_is_minor() -> None:
         spec["components"]["parameters"]["sandboxID"]["required"] = False
 
     report = changed(make_path_param_optional)
-    assert {(c.level, c.kind) for c in report.changes} == {("minor", "made optional")}
-    assert len(report.changes) == 3  # the shared parameter, once per operation
+    assert {(c.level, c.kind) for c in report.changes if c.kind != "model removed"} == {("minor", "made optional")}
+    assert (
+        len([c for c in report.changes if c.kind == "made optional"]) == 3
+    )  # the shared parameter, once per operation
+    # openapi-python-client refuses an optional path parameter and leaves the
+    # operation out of the client: its classes are gone, and the report says so.
+    assert [(c.kind, c.location) for c in report.changes if c.level == "major"] == [
+        ("model removed", "PauseSandboxMode")
+    ]
 
 
 def test_parameter_enum_value_added_is_minor_and_removed_is_major() -> None:
@@ -542,12 +550,11 @@ def test_response_property_added_is_minor_and_removed_is_major() -> None:
         schemas(spec)["Sandbox"]["properties"]["cpu"] = {"type": "integer"}
 
     assert summary(changed(add)) == [("minor", "property added", "getSandbox 200 response .cpu", "optional")]
-    removed = only(changed(lambda spec: schemas(spec)["Sandbox"]["properties"].pop("metadata")))
-    assert (removed.level, removed.kind, removed.location) == (
-        "major",
-        "property removed",
-        "getSandbox 200 response .metadata",
-    )
+    # The property's model is used nowhere else: the filter drops it, and the generated class goes too.
+    assert summary(changed(lambda spec: schemas(spec)["Sandbox"]["properties"].pop("metadata"))) == [
+        ("major", "model removed", "SandboxMetadata", "was used at GET /sandboxes/{} 200 response .metadata"),
+        ("major", "property removed", "getSandbox 200 response .metadata", ""),
+    ]
 
 
 def test_response_property_made_optional_is_major_and_explained() -> None:
@@ -691,3 +698,243 @@ def test_unquoted_status_codes_match_quoted_ones() -> None:
     responses = pause_op(new)["responses"]
     responses[200] = responses.pop("200")
     assert compare_specs(make_spec(), new).changes == ()
+
+
+# --- generated names ---------------------------------------------------------------
+
+
+def inline_pause_request(spec: dict[str, Any]) -> None:
+    """The pause body's schema written inline instead of through its component: the same JSON."""
+    body = pause_op(spec)["requestBody"]["content"]["application/json"]
+    body["schema"] = copy.deepcopy(schemas(spec)["SandboxPauseRequest"])
+
+
+def test_a_component_inlined_renames_the_generated_class() -> None:
+    report = changed(inline_pause_request)
+    assert summary(report) == [
+        ("major", "model renamed", "pauseSandbox request body", "SandboxPauseRequest -> PauseSandboxBody"),
+    ]
+    assert report.changes[0].why == WHY_MODEL_RENAMED
+
+
+def test_an_inline_schema_extracted_into_a_component_renames_the_class_back() -> None:
+    old = make_spec()
+    inline_pause_request(old)
+    report = compare_specs(old, make_spec())
+    assert summary(report) == [
+        ("major", "model renamed", "pauseSandbox request body", "PauseSandboxBody -> SandboxPauseRequest"),
+    ]
+
+
+def test_a_renamed_component_is_one_rename_not_a_removal() -> None:
+    def rename(spec: dict[str, Any]) -> None:
+        schemas(spec)["PauseOptions"] = schemas(spec).pop("SandboxPauseRequest")
+        pause_op(spec)["requestBody"]["content"]["application/json"]["schema"] = ref("PauseOptions")
+
+    assert summary(changed(rename)) == [
+        ("major", "model renamed", "pauseSandbox request body", "SandboxPauseRequest -> PauseOptions"),
+    ]
+
+
+def test_a_class_that_disappears_without_a_rename_is_removed() -> None:
+    def drop_metadata_everywhere(spec: dict[str, Any]) -> None:
+        schemas(spec)["Sandbox"]["properties"].pop("metadata")
+
+    removed = [c for c in changed(drop_metadata_everywhere).changes if c.kind == "model removed"]
+    assert [(c.level, c.location, c.why) for c in removed] == [("major", "SandboxMetadata", WHY_MODEL_REMOVED)]
+
+
+# --- response headers --------------------------------------------------------------
+
+
+def with_header(spec: dict[str, Any], name: str = "X-Next-Token", schema: Any = None) -> dict[str, Any]:
+    response = spec["paths"][SANDBOX]["get"]["responses"]["200"]
+    response.setdefault("headers", {})[name] = {"schema": schema or {"type": "string"}}
+    return spec
+
+
+def test_a_documented_response_header_added_is_minor_and_removed_is_major() -> None:
+    added = only(compare_specs(make_spec(), with_header(make_spec())))
+    assert (added.level, added.kind, added.location) == (
+        "minor",
+        "response header added",
+        "getSandbox 200 response header X-Next-Token",
+    )
+    removed = only(compare_specs(with_header(make_spec()), make_spec()))
+    assert (removed.level, removed.kind, removed.location) == (
+        "major",
+        "response header removed",
+        "getSandbox 200 response header X-Next-Token",
+    )
+
+
+def test_a_retyped_response_header_is_major() -> None:
+    report = compare_specs(with_header(make_spec()), with_header(make_spec(), schema={"type": "integer"}))
+    assert summary(report) == [
+        ("major", "type changed", "getSandbox 200 response header X-Next-Token", "string -> integer")
+    ]
+
+
+def test_response_header_names_are_case_insensitive() -> None:
+    assert compare_specs(with_header(make_spec()), with_header(make_spec(), "x-next-token")).changes == ()
+
+
+def test_a_header_through_a_component_ref_is_compared_by_its_target() -> None:
+    def via_component(spec: dict[str, Any], type_: str) -> dict[str, Any]:
+        spec["components"]["headers"] = {"Next": {"schema": {"type": type_}}}
+        spec["paths"][SANDBOX]["get"]["responses"]["200"]["headers"] = {"X-Next": {"$ref": "#/components/headers/Next"}}
+        return spec
+
+    report = compare_specs(via_component(make_spec(), "string"), via_component(make_spec(), "boolean"))
+    assert summary(report) == [("major", "type changed", "getSandbox 200 response header X-Next", "string -> boolean")]
+
+
+# --- security ----------------------------------------------------------------------
+
+
+def secured(spec: dict[str, Any], *alternatives: dict[str, list[str]], where: str = "kill") -> dict[str, Any]:
+    """Give killSandbox (or, with where="doc", the whole document) these security alternatives."""
+    spec["components"]["securitySchemes"] = {
+        "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+        "TokenAuth": {"type": "http", "scheme": "bearer"},
+    }
+    target = spec if where == "doc" else spec["paths"][SANDBOX]["delete"]
+    target["security"] = list(alternatives)
+    return spec
+
+
+API_KEY: dict[str, list[str]] = {"ApiKeyAuth": []}
+TOKEN: dict[str, list[str]] = {"TokenAuth": []}
+ANONYMOUS: dict[str, list[str]] = {}
+
+SECURITY_CASES = [
+    # (old alternatives, new alternatives, [(level, kind, detail)])
+    ([API_KEY, TOKEN], [TOKEN], [("major", "security scheme removed", "ApiKeyAuth")]),
+    (
+        [API_KEY],
+        [{**API_KEY, **TOKEN}],
+        [("major", "security requirement added", "ApiKeyAuth no longer suffices; now one of: ApiKeyAuth + TokenAuth")],
+    ),
+    (
+        [ANONYMOUS, API_KEY],
+        [API_KEY],
+        [("major", "security requirement added", "no credentials no longer suffices; now one of: ApiKeyAuth")],
+    ),
+    ([API_KEY], [API_KEY, TOKEN], [("minor", "security alternative added", "TokenAuth")]),
+    ([API_KEY], [API_KEY, ANONYMOUS], [("minor", "security made optional", "an alternative with no credentials")]),
+    # A smaller alternative still fits every caller who sent both.
+    ([{**API_KEY, **TOKEN}], [API_KEY], [("minor", "security alternative added", "ApiKeyAuth")]),
+    ([API_KEY, TOKEN], [TOKEN, API_KEY], []),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), SECURITY_CASES)
+def test_security_alternatives(
+    old: list[dict[str, list[str]]], new: list[dict[str, list[str]]], expected: list[tuple[str, str, str]]
+) -> None:
+    report = compare_specs(secured(make_spec(), *old), secured(make_spec(), *new))
+    assert [(c.level, c.kind, c.detail) for c in report.changes] == expected
+    assert all(c.location == "killSandbox security" for c in report.changes)
+    assert all(c.why == WHY_SECURITY for c in report.changes if c.level == "major")
+
+
+def test_an_operation_without_its_own_security_inherits_the_documents() -> None:
+    old = secured(make_spec(), API_KEY, where="doc")
+    new = secured(make_spec(), API_KEY, where="doc")
+    new["paths"][SANDBOX]["delete"]["security"] = [TOKEN]
+    assert summary(compare_specs(old, new)) == [
+        ("major", "security scheme removed", "killSandbox security", "ApiKeyAuth")
+    ]
+
+
+def test_a_scheme_sent_differently_is_major() -> None:
+    new = secured(make_spec(), API_KEY)
+    new["components"]["securitySchemes"]["ApiKeyAuth"]["name"] = "Authorization"
+    (change,) = compare_specs(secured(make_spec(), API_KEY), new).changes
+    assert (change.level, change.kind) == ("major", "security scheme changed")
+    assert change.detail == (
+        "ApiKeyAuth: type=apiKey in=header name=X-API-Key -> type=apiKey in=header name=Authorization"
+    )
+
+
+def test_every_rule_has_a_spec_pair_in_this_file() -> None:
+    """Each row of RULES is produced by at least one comparison above (kinds are checked by name)."""
+    source = Path(__file__).read_text()
+    for kind, _variant, _side in RULES:
+        assert f'"{kind}"' in source, f"no test names the change kind {kind!r}"
+
+
+# --- the rules no test above reaches: one pair of specs each -----------------------
+
+
+def set_in(path: tuple[Any, ...], value: Any) -> Any:
+    """A spec edit: put `value` at `path` (keys from the top of the spec)."""
+
+    def edit(spec: dict[str, Any]) -> None:
+        node = spec
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return edit
+
+
+def drop_at(path: tuple[Any, ...]) -> Any:
+    def edit(spec: dict[str, Any]) -> None:
+        node = spec
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+
+    return edit
+
+
+FORCE = ("components", "schemas", "SandboxPauseRequest", "properties", "memory")
+SANDBOX_ID = ("components", "schemas", "Sandbox", "properties", "sandboxID")
+PAIRS = [
+    # (edit of the old spec, edit of the new spec, the change: level, kind, location)
+    (None, set_in(("paths", PAUSE, "post", "tags"), ["admin"]), ("major", "operation moved", "pauseSandbox")),
+    (
+        set_in(("paths", PAUSE, "post", "deprecated"), True),
+        None,
+        ("patch", "operation no longer deprecated", "pauseSandbox"),
+    ),
+    (
+        set_in((*FORCE, "nullable"), True),
+        None,
+        ("major", "made non-nullable", "pauseSandbox request body .memory"),
+    ),
+    (
+        set_in((*SANDBOX_ID, "nullable"), True),
+        None,
+        ("patch", "made non-nullable", "getSandbox 200 response .sandboxID"),
+    ),
+    (None, set_in((*FORCE, "deprecated"), True), ("minor", "deprecated", "pauseSandbox request body .memory")),
+    (None, set_in((*SANDBOX_ID, "deprecated"), True), ("minor", "deprecated", "getSandbox 200 response .sandboxID")),
+    (
+        None,
+        set_in(("paths", SANDBOX, "delete", "responses", "204"), json_body(ref("SandboxPauseResult"), "Killed")),
+        ("minor", "response body added", "killSandbox 204 response"),
+    ),
+    (
+        None,
+        drop_at(("paths", SANDBOX, "get", "responses", "200", "content")),
+        ("major", "response body removed", "getSandbox 200 response"),
+    ),
+    (
+        None,
+        drop_at(("components", "responses", "409", "content")),
+        ("minor", "response body removed", "pauseSandbox 409 response"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit_old", "edit_new", "expected"), PAIRS, ids=[p[2][1] + " " + p[2][0] for p in PAIRS])
+def test_rule_pairs(edit_old: Any, edit_new: Any, expected: tuple[str, str, str]) -> None:
+    old, new = make_spec(), make_spec()
+    for edit, spec in ((edit_old, old), (edit_new, new)):
+        if edit is not None:
+            edit(spec)
+    # A body that goes may take its model class along ("model removed", tested above).
+    found = [(c.level, c.kind, c.location) for c in compare_specs(old, new).changes if c.kind != "model removed"]
+    assert found == [expected]

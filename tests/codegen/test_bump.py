@@ -24,6 +24,7 @@ from tests.codegen.conftest import (
     remove_mapped_operation,
     remove_operation,
     rename_upstream_operation_id,
+    replace_once,
     run_in_process,
     unchanged,
 )
@@ -360,3 +361,72 @@ def test_refs_git_resolves_to_nothing_or_not_a_commit(
         for i, arg in enumerate(command):
             if ref in arg and arg != git_calls[0][0]:
                 assert "--end-of-options" in command[:i], command
+
+
+# --- what the report once missed: reproduced on this repository's own spec ---------
+
+
+def inline_connect_request(text: str) -> str:
+    """The connect body's schema written inline (an "extract inlined bodies" refactor, backwards)."""
+    inline = (
+        "              type: object\n"
+        "              required: [timeout]\n"
+        "              properties:\n"
+        "                timeout:\n"
+        "                  type: integer\n"
+        "                  format: int32\n"
+        "                  minimum: 0\n"
+        "                on_resume:\n"
+        '                  $ref: "#/components/schemas/SandboxResumeMode"\n'
+    )
+    return replace_once(text, '              $ref: "#/components/schemas/SandboxConnectRequest"\n', inline)
+
+
+def drop_next_token_header(text: str) -> str:
+    return replace_once(
+        text,
+        '          headers:\n            X-Next-Token:\n              $ref: "#/components/headers/XNextToken"\n',
+        "",
+    )
+
+
+def kill_without_credentials(text: str) -> str:
+    anchor = "      operationId: killSandbox\n"
+    start = text.index(anchor)
+    security = text.index("        - ApiKeyAuth: []\n", start) + len("        - ApiKeyAuth: []\n")
+    return text[:security] + "        - {}\n" + text[security:]
+
+
+MISSED = [
+    (
+        inline_connect_request,
+        "major",
+        "- model renamed: `connectSandbox request body` (SandboxConnectRequest -> ConnectSandboxBody)",
+    ),
+    (drop_next_token_header, "major", "- response header removed: `listSandboxes 200 response header X-Next-Token`"),
+    (kill_without_credentials, "minor", "- security made optional: `killSandbox security`"),
+]
+
+
+@pytest.mark.parametrize(("edit", "level", "line"), MISSED, ids=[m[0].__name__ for m in MISSED])
+def test_the_report_names_generated_renames_headers_and_security(
+    project: Path,
+    upstream: Upstream,
+    cache: Path,
+    no_generation: list[str],
+    edit: Callable[[str], str],
+    level: str,
+    line: str,
+) -> None:
+    commit = upstream.commit_edit(edit)
+    with unchanged(project):
+        result = run_in_process(
+            project,
+            "bump",
+            commit,
+            "--dry-run",
+            env={"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)},
+        )
+    assert result.code == 0, result.text
+    assert f"Semver: **{level}**" in result.out
+    assert line in result.out
