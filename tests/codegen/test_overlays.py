@@ -94,7 +94,7 @@ def test_a_bad_flavour_is_refused_before_anything_renders(tmp_path: Path) -> Non
     with pytest.raises(CodegenError) as raised:
         load_overlays(folder)
     (problem,) = raised.value.problems
-    assert problem.message == "flavour must be 'sync' or 'async', not 'both'"
+    assert problem.message == "[[overlay]] #1 (template 't.py.jinja'): flavour must be 'sync' or 'async', not 'both'"
     assert problem.where == str(folder / "overlays.toml")
     assert failure(folder) == (problem.message, problem.where)
 

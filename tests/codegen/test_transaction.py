@@ -46,6 +46,11 @@ CONTENTS: dict[str, bytes | Mapping[str, bytes]] = {
 }
 
 
+def may_swap(target: str) -> bool:
+    """The targets these tests' writes swap: all a journal may name here."""
+    return target in CONTENTS
+
+
 def expected_new(root: Path) -> dict[str, str]:
     """The digest of the tree after a finished write, computed on a copy."""
     copy = root.parent / "expected"
@@ -65,7 +70,7 @@ def test_a_write_swaps_everything_and_leaves_nothing_behind(root: Path) -> None:
     swap_into_place(root, CONTENTS)
     assert (root / "pkg/api/sub/c.py").read_bytes() == b"new c\n" and not (root / "pkg/api/gone.py").exists()
     assert (root / "spec/runtime-ref").read_bytes() == b"c\n" and (root / "README.md").read_bytes() == b"mine\n"
-    assert leftovers(root, FOLDERS) == []
+    assert leftovers(root, FOLDERS, may_swap) == []
 
 
 # --- crashes: the next run recovers -------------------------------------------------------
@@ -123,8 +128,8 @@ def _crash_in_child(root: Path, at: int, *, fail_rename_at: int | None = None) -
 
 def next_run(root: Path) -> str | None:
     """What the next codegen run does first (codegen.tree.recover_tree, on this tree's folders)."""
-    said = recover(root)
-    remove_leftovers(root, leftovers(root, FOLDERS))
+    said = recover(root, may_swap)
+    remove_leftovers(root, leftovers(root, FOLDERS, may_swap))
     return said
 
 
@@ -151,7 +156,7 @@ def test_a_crash_at_any_step_is_recovered_to_fully_old_or_fully_new(
 
     for at in _each_step(run):
         said = next_run(root)
-        assert leftovers(root, FOLDERS) == [], at
+        assert leftovers(root, FOLDERS, may_swap) == [], at
         digest = tree_digest(root)
         assert digest in (old, new), at
         outcomes.append("new" if digest == new else "old")
@@ -177,7 +182,7 @@ def test_a_crash_during_a_rollback_is_recovered_to_fully_old(
     for at in crashed:
         run(at)
         assert "rolled back" in (next_run(root) or "rolled back")
-        assert tree_digest(root) == old and leftovers(root, FOLDERS) == [], at
+        assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == [], at
 
 
 # --- signals: they wait for the swap, and the message says what the tree holds --------------------
@@ -201,7 +206,7 @@ def test_sigint_while_the_new_files_are_prepared_writes_nothing(
     with pytest.raises(KeyboardInterrupt) as caught:
         swap_into_place(root, CONTENTS)
     assert not isinstance(caught.value, InterruptedWrite)
-    assert tree_digest(root) == old and leftovers(root, FOLDERS) == []
+    assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == []
 
 
 @pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGINT, signal.SIGINT), (signal.SIGTERM,)])
@@ -213,7 +218,7 @@ def test_signals_during_the_swap_wait_for_it_and_say_the_tree_is_new(
     try:
         for at in range(1, 15):  # the journal, six renames, the commit point, six removals
             if at > 1:
-                recover(root)  # nothing to recover: each write finished
+                recover(root, may_swap)  # nothing to recover: each write finished
             _step_counter(monkeypatch, at, lambda: _send(signals))
             with pytest.raises(InterruptedWrite) as caught:
                 swap_into_place(root, {**CONTENTS, "spec/runtime-ref": f"{at}\n".encode()})
@@ -221,7 +226,7 @@ def test_signals_during_the_swap_wait_for_it_and_say_the_tree_is_new(
             assert caught.value.signum == signals[0]
             assert "the tree holds the new files" in str(caught.value)
             assert (root / "spec/runtime-ref").read_bytes() == f"{at}\n".encode()
-            assert leftovers(root, FOLDERS) == []
+            assert leftovers(root, FOLDERS, may_swap) == []
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert {k: v for k, v in tree_digest(root).items() if k != "spec/runtime-ref"} == {
@@ -255,7 +260,7 @@ def test_sigterm_while_preparing_rolls_back_like_ctrl_c(
             swap_into_place(root, CONTENTS)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert tree_digest(root) == old and leftovers(root, FOLDERS) == []
+    assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == []
 
 
 # --- the journal is data: nothing outside the swaps it may name --------------------------------
@@ -275,7 +280,7 @@ def test_a_journal_codegen_did_not_write_is_refused(root: Path, journal: str) ->
     (root / JOURNAL).write_text(journal)
     before = tree_digest(root)
     with pytest.raises(CodegenError, match="cannot recover the interrupted write"):
-        recover(root)
+        recover(root, may_swap)
     assert tree_digest(root) == before
 
 
@@ -304,4 +309,4 @@ def test_signals_during_a_rollback_wait_for_it(
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert renames == 5  # the rollback put the old folder back
-    assert tree_digest(root) == old and leftovers(root, FOLDERS) == []
+    assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == []
