@@ -16,7 +16,7 @@ import git
 
 from codegen.api_change_report import ApiChangeReport, render_report
 from codegen.api_changes import compare_specs
-from codegen.config import CHANGELOG_DIR, FULL_COMMIT, RUNTIME_REF, SPEC, Project, Source, load_source, read_pin
+from codegen.config import FULL_COMMIT, RUNTIME_REF, SPEC, Project, Source, load_source, read_pin
 from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.errors import EXIT_OK, CodegenError, Problem
 from codegen.lock import git_blob_id, read_lock
@@ -27,11 +27,10 @@ from codegen.pipeline import build, parse_spec
 from codegen.source import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
-from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
+from codegen.tree import fragment_path, read_or_none, recover_tree, refuse_symlinks, write_tree
 
 # The report is a towncrier fragment whose type is the release's semver level
 # (types: release/fragments.py); "+" keeps the name out of the changelog.
-FRAGMENT_TYPES = {"major": "breaking", "minor": "feature", "patch": "fix", "none": "misc"}
 # Branch, tag or (abbreviated) commit names: no leading '-', no ranges, no reflog
 # syntax, no revision operators, nothing git could read as an option or a refspec.
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
@@ -174,7 +173,7 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
     if dry_run:
         messages.result("--dry-run: nothing written")
         return EXIT_OK
-    fragment = f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{FRAGMENT_TYPES[changes.level]}.md"
+    fragment = fragment_path(commit, changes.level)
     with messages.step("write") as used:
         written = write_tree(
             project.root,

@@ -17,7 +17,7 @@ from codegen.config import SPEC, Project, Source, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
 from codegen.messages import Messages
 from codegen.transaction import JOURNAL, recover
-from codegen.tree import Drift, leftover_drifts, read_or_none, symlink_drifts
+from codegen.tree import Drift, leftover_drifts, may_swap, read_or_none, symlink_drifts
 
 if TYPE_CHECKING:
     from codegen.source import FetchedSpec
@@ -154,7 +154,7 @@ def run_check(project: Project, messages: Messages, base_ref: str | None = None,
     if links:  # before anything reads the spec, the lock or the contract
         messages.result(render_drift(links, None))
         return EXIT_DRIFT
-    recovered = recover(project.root)
+    recovered = recover(project.root, may_swap)
     if recovered:
         messages.warning(recovered)
     leftovers = leftover_drifts(project.root)

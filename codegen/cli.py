@@ -19,6 +19,7 @@ from codegen.config import Project
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
 from codegen.file_lock import held
 from codegen.messages import Messages
+from codegen.transaction import settled
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LOCK = ".codegen.lock"
@@ -169,12 +170,20 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 
+def _tree_after(signum: int, facts: Sequence[str]) -> str:
+    """What the tree holds when a signal ended the run outside a write: what this run settled, if anything."""
+    if not facts:
+        return "nothing was written"
+    return f"{signal.Signals(signum).name} arrived after this run settled the tree: {'; '.join(facts)}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     project = Project(args.root.resolve())
     messages = Messages(quiet=args.quiet)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    settled_before = len(settled())
     try:
         if args.verb in TREE_VERBS:
             # One run per tree: the write's renames and the check's reads must not interleave.
@@ -188,8 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        messages.interrupted(str(exc) or "nothing was written")
-        return 128 + int(getattr(exc, "signum", signal.SIGINT))
+        signum = int(getattr(exc, "signum", signal.SIGINT))
+        messages.interrupted(str(exc) or _tree_after(signum, settled()[settled_before:]))
+        return 128 + signum
     except (ValueError, OSError) as exc:  # e.g. a bad rebuild-runtime destination, a failed write
         if args.debug:
             raise

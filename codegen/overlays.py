@@ -1,7 +1,10 @@
 """Render the hand-written overlays (templates/overlays/*.jinja) with data from the spec.
 
 `templates/overlays/overlays.toml` lists what to render: a template, an output
-path inside a generated folder, and the flavour ("sync", "async" or none).  One
+path inside a generated folder, and the flavour ("sync", "async" or none).
+Each output must be a normalized relative path inside a generated root, and
+no two entries may share one; anything else is refused when the index is read,
+so that no entry can have the check or a write reach past the generated code.  One
 template may be listed twice, once per flavour, which is how the sync and async
 twins are kept from drifting apart.  A template that names an error code or an
 operation the spec does not have fails to render instead of producing a
@@ -19,9 +22,10 @@ from typing import Any
 
 import jinja2
 
-from codegen.config import TEMPLATES
+from codegen.config import GENERATED_ROOTS, TEMPLATES
 from codegen.error_codes import constant_name, documented_error_codes
 from codegen.errors import CodegenError, Problem
+from codegen.messages import printable
 from codegen.python_source import PythonCode, identifier_filter, python_source_environment, template_line
 from codegen.spec_operations import iter_operations, snake_case
 
@@ -38,12 +42,45 @@ def load_overlays(folder: Path) -> list[Overlay]:
     try:
         entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
         overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=str(index))) from None
-    for overlay in overlays:
+    outputs: set[str] = set()
+    for number, overlay in enumerate(overlays, 1):
+        entry = f"[[overlay]] #{number} (template {printable(repr(overlay.template))})"
         if overlay.flavour not in (None, "sync", "async"):
-            raise CodegenError(Problem(f"flavour must be 'sync' or 'async', not {overlay.flavour!r}", where=str(index)))
+            raise CodegenError(
+                Problem(
+                    f"{entry}: flavour must be 'sync' or 'async', not {printable(repr(overlay.flavour))}",
+                    where=str(index),
+                )
+            )
+        if not isinstance(overlay.template, str):
+            raise CodegenError(Problem(f"{entry}: template must be a file name", where=str(index)))
+        problem = output_problem(overlay.output)
+        if problem is None and overlay.output in outputs:
+            problem = "is also the output of an earlier entry"
+        if problem is not None:
+            raise CodegenError(
+                Problem(
+                    f"{entry}: output {printable(repr(overlay.output))} {problem}",
+                    where=str(index),
+                    remedy=f"give it a path inside {' or '.join(GENERATED_ROOTS)}, like the other entries",
+                )
+            )
+        outputs.add(overlay.output)
     return overlays
+
+
+def output_problem(output: object) -> str | None:
+    """Why `output` is not a normalized relative path to a file inside a generated root (None: it is)."""
+    if not isinstance(output, str):
+        return "is not a path"
+    parts = output.split("/")
+    if output.startswith("/") or "\\" in output or any(part in ("", ".", "..") for part in parts):
+        return "is not a normalized relative path (no leading '/', no '.', '..' or empty parts, no '\\')"
+    if not any(output.startswith(root + "/") for root in GENERATED_ROOTS):
+        return "lies outside the generated folders"
+    return None
 
 
 def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

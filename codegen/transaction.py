@@ -13,6 +13,14 @@ interruption there finishes the write and says so.  What a signal cannot
 stop, a crash or SIGKILL can: the next run (and the check) finds the journal
 and rolls back an unfinished swap, or finishes the clean-up of a done one,
 before anything else.  Either way the tree ends fully old or fully new.
+Every write and recovery this process finished is recorded (`settled`), so
+that a signal arriving after one says what the tree holds, not a guess.
+
+The journal is this machine's record, never an input: a journal in the git
+index (a commit put it there) is refused before anything reads it, and an
+untracked one is obeyed only when it has exactly the shape codegen writes and
+names only targets the caller says a write may swap (`may_swap`), none of
+them under or at a symlink.  Anything else is refused, and nothing is touched.
 """
 
 from __future__ import annotations
@@ -23,19 +31,33 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 from codegen.errors import CodegenError, Problem
+from codegen.messages import printable
 
 JOURNAL = ".codegen-journal.json"
-LEFTOVER = re.compile(r"\..+\.codegen-(?:new|old)-[0-9a-f]{8}")
-_TAG = re.compile(r"[0-9a-f]{8}")
+JOURNAL_TEMPORARY = f"{JOURNAL}.tmp"
+LEFTOVER = re.compile(r"\.(.+)\.codegen-(?:new|old)-[0-9a-f]{8}")
+_TAG = re.compile(r"[0-9a-f]{8}")  # uuid4().hex[:8], as swap_into_place makes it
+_WRITTEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+_JOURNAL_FIELDS = {"state", "tag", "written", "swaps"}
+_SWAP_FIELDS = {"target", "existed"}
+_JOURNAL_MAX_BYTES = 1 << 20  # a real one lists a handful of swaps
+# Variables that would point git at another repository or index than root's own.
+_GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+MaySwap = Callable[[str], bool]  # the targets a write of the caller's may swap: all a journal may name
+
+# What this process's finished writes and recoveries left in the tree, oldest first.
+_SETTLED: list[str] = []
 
 Content = bytes | Mapping[str, bytes]  # a file's bytes, or a folder's files by relative path
 
@@ -90,13 +112,19 @@ def swap_into_place(root: Path, contents: Mapping[str, Content]) -> None:
         except BaseException:
             _roll_back(root, swaps)
             raise
+        # The commit point has passed: from here on, whatever interrupts says the tree is new.
+        holds = f"the tree holds the new files ({len(swaps)} path(s) swapped)"
+        _SETTLED.append(f"the write finished: {holds}")
         _finish(root, swaps)
     if received:
         raise InterruptedWrite(
-            f"{signal.Signals(received[0]).name} arrived during the write, which finished first: "
-            f"the tree holds the new files ({len(swaps)} path(s) swapped)",
-            received[0],
+            f"{signal.Signals(received[0]).name} arrived during the write, which finished first: {holds}", received[0]
         )
+
+
+def settled() -> tuple[str, ...]:
+    """What this process's finished writes and recoveries did, oldest first (each says what the tree holds)."""
+    return tuple(_SETTLED)
 
 
 def _write(path: Path, content: Content) -> None:
@@ -121,7 +149,7 @@ def _roll_back(root: Path, swaps: list[_Swap]) -> None:
         elif not swap.existed and not os.path.lexists(fresh):  # the new copy went where nothing was
             _remove(target)
         _remove(fresh)
-    (root / f"{JOURNAL}.tmp").unlink(missing_ok=True)
+    (root / JOURNAL_TEMPORARY).unlink(missing_ok=True)
     (root / JOURNAL).unlink(missing_ok=True)
 
 
@@ -139,7 +167,7 @@ def _write_journal(root: Path, swaps: list[_Swap], state: str) -> None:
         "written": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
         "swaps": [{"target": s.target, "existed": s.existed} for s in swaps],
     }
-    temporary = root / f"{JOURNAL}.tmp"
+    temporary = root / JOURNAL_TEMPORARY
     with open(temporary, "w", encoding="utf-8") as file:
         json.dump(record, file, indent=2)
         file.flush()
@@ -147,22 +175,32 @@ def _write_journal(root: Path, swaps: list[_Swap], state: str) -> None:
     os.replace(temporary, root / JOURNAL)
 
 
-def recover(root: Path) -> str | None:
-    """Roll back or finish a write a previous run left unfinished; say what was done (None: nothing)."""
-    journal = root / JOURNAL
-    (root / f"{JOURNAL}.tmp").unlink(missing_ok=True)
-    if journal.is_symlink():
-        raise CodegenError(Problem("is a symlink, not a journal codegen wrote", where=JOURNAL, remedy="delete it"))
+def recover(root: Path, may_swap: MaySwap) -> str | None:
+    """Roll back or finish a write a previous run left unfinished; say what was done (None: nothing).
+
+    Refused (CodegenError, nothing touched): a journal git tracks, or one that is not exactly
+    what swap_into_place writes for targets `may_swap` accepts.
+    """
+    refuse_tracked_journal(root)
+    journal, temporary = root / JOURNAL, root / JOURNAL_TEMPORARY
+    for path in (journal, temporary):
+        if path.is_symlink() or (os.path.lexists(path) and not path.is_file()):
+            raise CodegenError(
+                Problem("is not a journal codegen wrote (not a regular file)", where=path.name, remedy="delete it")
+            )
     if not journal.exists():
+        temporary.unlink(missing_ok=True)  # a journal whose writing was interrupted: no swap had started
         return None
-    state, written, swaps = _read_journal(root)
+    state, written, swaps = _read_journal(root, may_swap)
     with _signals_wait() as received:
+        temporary.unlink(missing_ok=True)
         if state == "done":
             _finish(root, swaps)
             said = f"found a write from {written} that had finished: cleaned up after it, the tree holds its new files"
         else:
             _roll_back(root, swaps)
             said = f"found a write from {written} that was interrupted: rolled back, the tree holds what it held before"
+        _SETTLED.append(said)
     if received:
         raise InterruptedWrite(
             f"{signal.Signals(received[0]).name} arrived while recovering, which finished first: {said}", received[0]
@@ -170,43 +208,111 @@ def recover(root: Path) -> str | None:
     return said
 
 
-def _read_journal(root: Path) -> tuple[str, str, list[_Swap]]:
+def refuse_tracked_journal(root: Path) -> None:
+    """A journal in the git index came from a commit, not from an interrupted write on this machine."""
+    tracked = _tracked(root, (JOURNAL, JOURNAL_TEMPORARY))
+    if tracked:
+        names = " ".join(tracked)
+        raise CodegenError(
+            Problem(
+                f"{', '.join(tracked)}: committed, but a codegen journal is never committed and never read from "
+                f"a commit; nothing was done: run `git rm -f {names}`, commit, then run again"
+            )
+        )
+
+
+def _tracked(root: Path, paths: Iterable[str]) -> list[str]:
+    """Which of `paths` are in the index of root's git repository (none when root is not in one)."""
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS}
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--", *(f":(literal){p}" for p in paths)],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise CodegenError(
+            Problem(f"cannot ask git whether {JOURNAL} is committed: {exc}", remedy="install git, then run again")
+        ) from None
+    if done.returncode != 0:
+        error = done.stderr.decode("utf-8", "replace").strip()
+        if "not a git repository" in error:
+            return []
+        raise CodegenError(
+            Problem(
+                f"cannot ask git whether {JOURNAL} is committed: {printable(error)}",
+                where=str(root),
+                remedy="run in a git checkout git can read (see the error above), then run again",
+            )
+        )
+    return sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+def _read_journal(root: Path, may_swap: MaySwap) -> tuple[str, str, list[_Swap]]:
     def refuse(why: str) -> CodegenError:
         return CodegenError(
             Problem(
-                f"cannot recover the interrupted write it records: {why}",
+                f"cannot recover the interrupted write it records: {why}; nothing was touched",
                 where=JOURNAL,
                 remedy="restore the generated files with `git checkout -- packages spec`, delete the journal "
                 "and every .*.codegen-old-*/.*.codegen-new-* entry, then run codegen",
             )
         )
 
+    path = root / JOURNAL
     try:
-        record = json.loads((root / JOURNAL).read_text(encoding="utf-8"))
-        state, tag, written = record["state"], record["tag"], str(record["written"])
-        swaps = [_Swap(str(s["target"]), bool(s["existed"]), str(tag)) for s in record["swaps"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise refuse(f"it is unreadable ({exc})") from None
-    if state not in ("swapping", "done") or not isinstance(tag, str) or not _TAG.fullmatch(tag):
-        raise refuse("it is not one codegen wrote")
-    for swap in swaps:
+        if path.stat().st_size > _JOURNAL_MAX_BYTES:
+            raise refuse(f"it is larger than {_JOURNAL_MAX_BYTES} bytes")
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise refuse(f"it is unreadable ({printable(str(exc))})") from None
+    if not isinstance(record, dict) or set(record) != _JOURNAL_FIELDS:
+        raise refuse(f"it is not one codegen wrote (its fields must be {', '.join(sorted(_JOURNAL_FIELDS))})")
+    state, tag, written, entries = record["state"], record["tag"], record["written"], record["swaps"]
+    if state not in ("swapping", "done"):
+        raise refuse("its state is neither 'swapping' nor 'done'")
+    if not isinstance(tag, str) or not _TAG.fullmatch(tag):
+        raise refuse("its tag is not one codegen makes (8 lowercase hex digits)")
+    if not isinstance(written, str) or not _WRITTEN.fullmatch(written):
+        raise refuse("its time is not one codegen writes (YYYY-MM-DD HH:MM:SSZ)")
+    if not isinstance(entries, list):
+        raise refuse("its swaps are not a list")
+    swaps: list[_Swap] = []
+    for entry in entries:
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == _SWAP_FIELDS
+            and isinstance(entry["target"], str)
+            and isinstance(entry["existed"], bool)
+        ):
+            raise refuse("a swap is not a {target: path, existed: true|false} codegen wrote")
+        swap = _Swap(entry["target"], entry["existed"], tag)
+        shown = printable(repr(swap.target))
         parts = swap.target.split("/")
-        if swap.target.startswith("/") or ".." in parts or ".git" in parts or "" in parts:
-            raise refuse(f"{swap.target!r} is not a path inside the repository")
-        if any((root / "/".join(parts[:end])).is_symlink() for end in range(1, len(parts))):
-            raise refuse(f"{swap.target!r} lies under a symlink")
+        if swap.target.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise refuse(f"{shown} is not a normalized path inside the repository")
+        if not may_swap(swap.target):
+            raise refuse(f"{shown} is not a path a codegen write swaps")
+        if any(s.target == swap.target for s in swaps):
+            raise refuse(f"{shown} is listed twice")
+        under = ["/".join(parts[:end]) for end in range(1, len(parts))]
+        if any((root / rel).is_symlink() for rel in (*under, swap.target, swap.fresh, swap.backup)):
+            raise refuse(f"{shown} is, or lies under, a symlink")
+        swaps.append(swap)
     return state, written, swaps
 
 
-def leftovers(root: Path, folders: Iterable[str]) -> list[str]:
-    """Entries an interrupted write left in `folders` (the journal, `.*.codegen-new/old-*`)."""
-    found = [JOURNAL] if os.path.lexists(root / JOURNAL) else []
+def leftovers(root: Path, folders: Iterable[str], may_swap: MaySwap) -> list[str]:
+    """Leftovers of an interrupted write: the journal, and in `folders` `.NAME.codegen-new/old-*` of targets."""
+    found = [name for name in (JOURNAL, JOURNAL_TEMPORARY) if os.path.lexists(root / name)]
     for folder in sorted(set(folders)):
         base = root / folder
         if base.is_symlink() or not base.is_dir():
             continue
         for entry in sorted(os.listdir(base)):
-            if LEFTOVER.fullmatch(entry):
+            match = LEFTOVER.fullmatch(entry)
+            if match and may_swap(f"{folder}/{match[1]}" if folder != "." else match[1]):
                 found.append(f"{folder}/{entry}" if folder != "." else entry)
     return found
 

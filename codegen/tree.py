@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -40,13 +41,29 @@ if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compa
 # at /proc/self/environ and have the check print it into the job log.
 PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS)
 PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS)
+# The changelog fragment a bump writes: +runtime-<commit[:12]>.<type>.md, its type by the report's level.
+FRAGMENT_TYPES = {"major": "breaking", "minor": "feature", "patch": "fix", "none": "misc"}
+_FRAGMENT = re.compile(
+    rf"{re.escape(CHANGELOG_DIR)}/\+runtime-[0-9a-f]{{12}}\.(?:{'|'.join(FRAGMENT_TYPES.values())})\.md"
+)
+# Everything a codegen write swaps (generate: the folders, spec, lock, manifest; bump: also the pin and
+# a fragment).  Nothing else may be named by a journal or removed as a leftover.
+WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF})
 # Where a write puts its temporary siblings: beside every target it may swap.
 LEFTOVER_FOLDERS = (
-    ".",
     "spec",
     *(root.rpartition("/")[0] for root in GENERATED_ROOTS),
     CHANGELOG_DIR,
 )
+
+
+def fragment_path(commit: str, level: str) -> str:
+    return f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{FRAGMENT_TYPES[level]}.md"
+
+
+def may_swap(path: str) -> bool:
+    """A path a codegen write swaps into place: the only kind a journal may name."""
+    return path in WRITE_TARGETS or _FRAGMENT.fullmatch(path) is not None
 
 
 def read_manifest_paths(data: bytes) -> set[str]:
@@ -227,10 +244,10 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
 
 def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
     """Before a run: settle what an interrupted write left; True when something was found."""
-    said = recover(root)
+    said = recover(root, may_swap)
     if said:
         say(f"warning: {said}")
-    stray = leftovers(root, LEFTOVER_FOLDERS)
+    stray = leftovers(root, LEFTOVER_FOLDERS, may_swap)
     if stray:
         remove_leftovers(root, stray)
         say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
@@ -239,4 +256,4 @@ def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
 
 def leftover_drifts(root: Path) -> list[Drift]:
     """What an interrupted write left behind: never part of a clean tree."""
-    return [Drift(path, "leftover", None, None) for path in leftovers(root, LEFTOVER_FOLDERS)]
+    return [Drift(path, "leftover", None, None) for path in leftovers(root, LEFTOVER_FOLDERS, may_swap)]

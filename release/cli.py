@@ -26,8 +26,14 @@ def _show(message: str) -> None:
 
 
 def cmd_release(root: Path, args: argparse.Namespace) -> int:
+    from codegen.errors import CodegenError
+    from codegen.transaction import refuse_tracked_journal
     from release.make_release import run_release
 
+    try:  # the release's generated-files check would refuse it too, after the plan: say it first, alone
+        refuse_tracked_journal(root)
+    except CodegenError as exc:
+        raise ReleaseError(*exc.problems) from None
     date = args.date or datetime.date.today().isoformat()
     return run_release(root, args.packages, dry_run=args.dry_run, date=date, say=_say, show=_show)
 

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from release.errors import EXIT_OK, Problem, ReleaseError
+from release.errors import EXIT_CANNOT_RUN, EXIT_OK, Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, Fragment, read_fragments
 from release.packages import load_packages
 from release.plan import Plan, make_plan
@@ -45,6 +45,14 @@ def check_generated_files(root: Path, say: Say) -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         code = codegen_main(["--root", str(root), "check", "--no-cache"])  # a release trusts no local cache
+    if code == EXIT_CANNOT_RUN:  # e.g. a committed codegen journal: the check says what to do
+        raise ReleaseError(
+            Problem(
+                "the generated-files check could not run (`python -m codegen check` exit "
+                f"{code}):\n    " + "\n    ".join(out.getvalue().strip().splitlines()[-40:]),
+                remedy="fix what the check names above, then release; nothing was written",
+            )
+        )
     if code != 0:
         raise ReleaseError(
             Problem(

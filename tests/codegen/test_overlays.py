@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ def test_a_bad_flavour_is_refused_before_anything_renders(tmp_path: Path) -> Non
     with pytest.raises(CodegenError) as raised:
         load_overlays(folder)
     (problem,) = raised.value.problems
-    assert problem.message == "flavour must be 'sync' or 'async', not 'both'"
+    assert problem.message == "[[overlay]] #1 (template 't.py.jinja'): flavour must be 'sync' or 'async', not 'both'"
     assert problem.where == str(folder / "overlays.toml")
     assert failure(folder) == (problem.message, problem.where)
 
@@ -127,3 +128,49 @@ def test_an_unreadable_index_is_reported_with_its_path(tmp_path: Path) -> None:
     message, where = failure(folder)
     assert message == "cannot read the overlay index: 'output'"
     assert where == str(folder / "overlays.toml")
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        ("/tmp/x.py", "is not a normalized relative path"),
+        ("packages/python-sdk/e2b/api/../../../../README.md", "is not a normalized relative path"),
+        ("packages/python-sdk/e2b/api/./out.py", "is not a normalized relative path"),
+        ("packages/python-sdk/e2b/api//out.py", "is not a normalized relative path"),
+        ("packages/python-sdk/e2b/api/", "is not a normalized relative path"),
+        ("packages/python-sdk/e2b/api\\..\\x.py", "is not a normalized relative path"),
+        ("packages/python-sdk/e2b/api", "lies outside the generated folders"),
+        ("packages/python-sdk/e2b/client.py", "lies outside the generated folders"),
+        ("README.md", "lies outside the generated folders"),
+        ("packages/python-sdk/e2b/apix/out.py", "lies outside the generated folders"),
+        (7, "is not a path"),
+    ],
+)
+def test_an_output_outside_the_generated_folders_is_refused_naming_the_entry(
+    tmp_path: Path, output: object, says: str
+) -> None:
+    folder = overlays(tmp_path, "X = 1\n")
+    index = folder / "overlays.toml"
+    index.write_text(
+        index.read_text() + f'\n[[overlay]]\ntemplate = "t.py.jinja"\noutput = {json.dumps(output)}\n', encoding="utf-8"
+    )
+    with pytest.raises(CodegenError) as raised:
+        load_overlays(folder)
+    (problem,) = raised.value.problems
+    assert problem.message.startswith(f"[[overlay]] #2 (template 't.py.jinja'): output {output!r} {says}")
+    assert problem.where == str(index)
+    assert problem.remedy is not None and "packages/python-sdk/e2b/api" in problem.remedy
+
+
+def test_two_entries_with_one_output_are_refused(tmp_path: Path) -> None:
+    folder = overlays(tmp_path, "X = 1\n")
+    index = folder / "overlays.toml"
+    index.write_text(index.read_text() * 2, encoding="utf-8")
+    with pytest.raises(
+        CodegenError, match=r"#2 .*'packages/python-sdk/e2b/api/out.py' is also the output of an earlier"
+    ):
+        load_overlays(folder)
+
+
+def test_the_shipped_index_is_accepted() -> None:
+    assert load_overlays(Path(__file__).resolve().parents[2] / "templates" / "overlays")

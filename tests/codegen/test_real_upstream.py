@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from codegen.bump import FRAGMENT_TYPES
+from codegen.tree import FRAGMENT_TYPES
 from tests.codegen.conftest import PIN, ROOT, Result, Upstream, run_in_process, unchanged
 
 FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"

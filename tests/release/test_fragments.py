@@ -78,7 +78,7 @@ def test_parse_name(name: str, parsed: tuple[str, str] | None) -> None:
 
 def test_bump_writes_fragments_of_the_level_it_reports() -> None:
     """codegen.bump types its report by semver level; each type must give that level back."""
-    from codegen.bump import FRAGMENT_TYPES
+    from codegen.tree import FRAGMENT_TYPES
 
     assert {level: TYPE_BY_NAME[kind].level for level, kind in FRAGMENT_TYPES.items()} == {
         "major": "major",
