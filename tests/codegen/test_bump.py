@@ -29,6 +29,7 @@ from tests.codegen.conftest import (
 )
 
 CHANGELOG = "packages/python-sdk/changelog.d"
+PIN_FILES = ("spec/runtime-ref", "spec/openapi.yml", "spec/openapi.lock.json", "spec/generated-files.json")
 
 
 class Chain:
@@ -131,24 +132,46 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
     manifest = json.loads((project / "spec/generated-files.json").read_text())
     assert manifest["runtime-commit"] == chain.note
     model = (project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py").read_text()
-    assert "note" in model and chain.note in model
+    assert "note" in model and chain.note not in model  # provenance is in the lock and the manifest only
     fragment = project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md"
     assert fragment.read_text() in result.out
     assert "Semver: **minor**" in fragment.read_text()
     changed = {line[3:] for line in git_status(project).splitlines()}
-    assert {
-        "spec/runtime-ref",
-        "spec/openapi.yml",
-        "spec/openapi.lock.json",
-        "spec/generated-files.json",
+    # One schema gained a property: only what is generated from it changes, beside the pin files.
+    assert changed == {
+        *PIN_FILES,
         f"{CHANGELOG}/+runtime-{chain.note[:12]}.feature.md",
         "packages/python-sdk/e2b/api/client/models/new_sandbox.py",
-    } <= changed
+        "packages/local-api/e2b_local_api/wire/models.py",
+    }
     # And the tree is then clean for the check.
     check = run_in_process(
         project, "check", env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(project.parent / "c2")}
     )
     assert check.code == 0, check.text
+
+
+def add_comment(text: str) -> str:
+    return text + "# a comment: no API change\n"
+
+
+def test_a_bump_with_no_api_change_writes_only_the_pin_files_and_its_fragment(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    commit = upstream.commit_edit(add_comment)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 0, result.text
+    assert "Semver: **none** — no API changes" in result.out
+    assert "wrote 5 path(s)" in result.out
+    changed = {line[3:] for line in git_status(project).splitlines()}
+    assert changed == {*PIN_FILES, f"{CHANGELOG}/+runtime-{commit[:12]}.misc.md"}
+    manifest = json.loads((project / "spec/generated-files.json").read_text())
+    assert manifest["runtime-commit"] == commit
+    # The check still compares every generated file byte for byte, and finds them right.
+    check = run_in_process(project, "check", "--no-cache", env=env)
+    assert check.code == 0, check.text
+    assert "every generated file match" in check.out
 
 
 def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
