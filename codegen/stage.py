@@ -108,10 +108,7 @@ def generate_tree(project: Project, source: Source, filtered: dict[str, Any], me
 
 def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[str, bytes]) -> Staged:
     """The header on every generated module, the lock and the manifest."""
-    stamped = {
-        path: (HEADER + data if path.endswith(".py") else data)
-        for path, data in generated.items()
-    }
+    stamped = {path: (HEADER + data if path.endswith(".py") else data) for path, data in generated.items()}
     lock = Lock(
         runtime=source.configured_url,
         branch=source.branch,
