@@ -89,9 +89,16 @@ def rebuild_runtime(session: nox.Session) -> None:
 
 @nox.session(name="changelog-check")
 def changelog_check(session: nox.Session) -> None:
-    """Fail a change to a package's hand-written files that adds no changelog fragment (`-- --base REF`)."""
+    """Fail a package change with no fragment, or a Python API break with no `breaking` one (`-- --base REF`)."""
     session.install("--require-hashes", "-r", DEV)
     session.run("python", "-m", "release", "changelog-check", *session.posargs)
+
+
+@nox.session(name="api-check", default=False)
+def api_check(session: nox.Session) -> None:
+    """Compare each changed package's Python API (griffe) with a base (`-- --base REF`, default main)."""
+    session.install("--require-hashes", "-r", DEV)
+    session.run("python", "-m", "release", "api-check", *session.posargs)
 
 
 @nox.session(default=False)
