@@ -20,10 +20,11 @@ classes); additions are the public names the new side has and the old lacks.
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ import griffe
 
 from codegen.messages import printable
 from release.errors import Problem, ReleaseError
-from release.packages import Package
+from release.packages import Package, load_packages
 
 # Distribution -> modules whose every public name and public submodule is API.
 PUBLIC_TREES: dict[str, tuple[str, ...]] = {"e2b": ("e2b.api.client",)}
@@ -295,3 +296,28 @@ def render(diff: ApiDiff, *, limit: int = 40) -> list[str]:
     if hidden:
         lines.append(f"- and {hidden} more")
     return lines
+
+
+def diff_generated(root: Path, generated: Mapping[str, bytes], roots: tuple[str, ...]) -> list[ApiDiff]:
+    """What replacing the generated folders `roots` with `generated` changes in each package's Python API.
+
+    The old side is the package as the tree holds it; the new side is a scratch
+    copy with the generated folders swapped for the staged ones, so only what
+    the regeneration changed shows.
+    """
+    diffs = []
+    for package in load_packages(root):
+        inside = [r for r in roots if r.startswith(package.path + "/")]
+        if not inside:
+            continue
+        with tempfile.TemporaryDirectory(prefix="e2b-api-new-") as tmp:
+            new = Path(tmp) / package.path
+            shutil.copytree(root / package.path, new, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+            for folder in inside:
+                shutil.rmtree(Path(tmp) / folder, ignore_errors=True)
+            for rel, data in generated.items():
+                if rel.startswith(tuple(f"{folder}/" for folder in inside)):
+                    (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (Path(tmp) / rel).write_bytes(data)
+            diffs.append(diff_package(package, root / package.path, new))
+    return diffs
