@@ -11,7 +11,8 @@ with a leading `_` (modules and objects) are never API; of the dunders only
 Both sides are read as source, never imported (griffe's static analysis:
 `allow_inspection=False`): the trees compared are a pull request's.  The old
 side is a commit's tree, extracted with `git archive` into a scratch folder;
-the new side is the working tree or any folder that holds the package.
+the new side is the working tree or any folder that holds the package.  No
+file is read through a symlink (a link in a package folder is refused).
 griffe finds the breaks (removed objects, removed or newly required
 parameters, changed defaults, attribute type and value changes, removed base
 classes); additions are the public names the new side has and the old lacks.
@@ -80,6 +81,15 @@ def import_packages(package_dir: Path) -> list[str]:
 
 def load_api(package: Package, package_dir: Path) -> dict[str, griffe.Object | griffe.Alias]:
     """The public API of the distribution whose files are in `package_dir` (read, never imported)."""
+    links = sorted(p.relative_to(package_dir).as_posix() for p in package_dir.rglob("*") if p.is_symlink())
+    if links:
+        raise ReleaseError(
+            Problem(
+                f"{package.name}: {printable(', '.join(links[:5]))} in {package_dir} is a symlink; "
+                "the Python API check reads no file through one",
+                remedy="replace it with the regular file or folder from git, or delete it, then run again",
+            )
+        )
     api = _Api()
     trees = PUBLIC_TREES.get(package.name, ())
     for name in import_packages(package_dir):
@@ -262,8 +272,16 @@ def git_tree(root: Path, commit: str, paths: list[str], into: Path) -> None:
                 remedy="run in a git checkout with the base revision fetched (CI: fetch-depth: 0)",
             )
         )
-    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
-        archive.extractall(into, filter="data")  # refuses absolute paths and links that leave `into`
+    try:
+        with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+            archive.extractall(into, filter="data")  # refuses absolute paths and links that leave `into`
+    except tarfile.TarError as exc:
+        raise ReleaseError(
+            Problem(
+                f"cannot extract {commit[:12]}'s packages: {printable(str(exc))}",
+                remedy="a package at the base revision holds a link out of the repository; compare with another base",
+            )
+        ) from None
 
 
 @contextmanager

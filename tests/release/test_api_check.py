@@ -124,3 +124,16 @@ def test_release_without_the_last_tag_says_it_did_not_compare(project: Path, run
     result = run(project, "release", "--dry-run")
     assert result.code == 0, result.out + result.err
     assert "e2b: no tag e2b-v2.0.0: its Python API is not compared" in result.err
+
+
+def test_a_symlink_in_a_package_is_refused_not_read(branch: Path, run: Callable[..., Result], tmp_path: Path) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOKEN = 'do-not-print'\n")
+    (branch / SDK / "e2b/extra.py").symlink_to(secret)
+    result = run(branch, "changelog-check")
+    assert result.code == 2, result.out + result.err
+    assert (
+        "e2b: e2b/extra.py in " in result.err
+        and "is a symlink; the Python API check reads no file through one" in result.err
+    )
+    assert "do-not-print" not in result.out + result.err
