@@ -142,6 +142,7 @@ def _is_api_name(name: str) -> bool:
 
 def _walk_exports(api: _Api, module: griffe.Object | griffe.Alias, path: str) -> None:
     """A module's exports: `__all__`, else its public names that are not submodules."""
+    api.objects[path] = module  # so that a new export reads as an addition to a known module
     exports = module.exports
     if exports is not None:
         names = [n for n in exports if isinstance(n, str)]

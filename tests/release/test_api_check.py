@@ -88,6 +88,9 @@ def test_api_check_names_breaks_and_additions_against_a_base(branch: Path, run: 
     git_repo(branch).create_tag("e2b-v2.0.0")
     remove_forced(branch)
     edit(branch, RESULTS, "    paused: bool\n", "    paused: bool\n    queued: bool = False\n")
+    edit(branch, f"{SDK}/e2b/__init__.py", "__all__ = [\n", '__all__ = [\n    "RETRIES",\n')
+    with (branch / SDK / "e2b/__init__.py").open("a") as init:
+        init.write("\nRETRIES = 3\n")
     commit_all(branch, "pause result")
     result = run(branch, "api-check", "--base", "e2b-v2.0.0")
     assert result.code == 1, result.out + result.err
@@ -96,6 +99,7 @@ def test_api_check_names_breaks_and_additions_against_a_base(branch: Path, run: 
     result = run(branch, "api-check", "--base", "e2b-v2.0.0")
     assert result.code == 0, result.out + result.err
     assert "- added: `e2b.SandboxPauseResult.queued (attribute)`" in result.out
+    assert "- added: `e2b.RETRIES (attribute)`" in result.out
 
 
 def test_api_check_with_no_package_change(branch: Path, run: Callable[..., Result]) -> None:
