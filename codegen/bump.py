@@ -5,18 +5,31 @@ pattern first and only ever passed after `--end-of-options`, peeled with
 `^{commit}` so that a tree or a blob is refused.  The new pin, spec, lock,
 generated files and changelog fragment are written in one all-or-nothing step,
 after everything (fetch, validation, contract, generation) has succeeded.
+The report has two parts: the HTTP API (codegen.api_changes, spec to spec) and
+the Python API (release.python_api, griffe on the tree before and after the
+regeneration); the fragment's type is the higher of their levels.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 
 import git
 
 from codegen.api_change_report import ApiChangeReport, render_report
 from codegen.api_changes import compare_specs
-from codegen.config import FULL_COMMIT, RUNTIME_REF, SPEC, Project, Source, load_source, read_pin
+from codegen.config import (
+    FULL_COMMIT,
+    GENERATED_ROOTS,
+    RUNTIME_REF,
+    SPEC,
+    Project,
+    Source,
+    load_source,
+    read_pin,
+)
 from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.errors import EXIT_OK, CodegenError, Problem
 from codegen.lock import git_blob_id, read_lock
@@ -27,10 +40,11 @@ from codegen.pipeline import build, parse_spec
 from codegen.source import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
-from codegen.tree import fragment_path, read_or_none, recover_tree, refuse_symlinks, write_tree
+from codegen.tree import FRAGMENT_TYPES, fragment_path, read_or_none, recover_tree, refuse_symlinks, write_tree
 
 # The report is a towncrier fragment whose type is the release's semver level
 # (types: release/fragments.py); "+" keeps the name out of the changelog.
+_LEVEL_RANK = {"none": 0, "patch": 1, "minor": 2, "major": 3}
 # Branch, tag or (abbreviated) commit names: no leading '-', no ranges, no reflog
 # syntax, no revision operators, nothing git could read as an option or a refspec.
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
@@ -170,10 +184,16 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
         result = build(project, target, messages, fetched=fetched, document=document)
     except CodegenError as exc:
         raise CodegenError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
+    with messages.step("python api") as used:
+        python_section, python_level = python_api_section(project, result.staged.generated, changes.level)
+        used(f"the regenerated code against the tree (griffe): {python_level}")
+    messages.show(python_section)
+    report += "\n" + python_section
     if dry_run:
         messages.result("--dry-run: nothing written")
         return EXIT_OK
-    fragment = fragment_path(commit, changes.level)
+    level = max(changes.level, python_level, key=_LEVEL_RANK.__getitem__)
+    fragment = fragment_path(commit, level)
     with messages.step("write") as used:
         written = write_tree(
             project.root,
@@ -186,6 +206,27 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
         "commit the pin, spec, lock, generated code and the fragment in one pull request"
     )
     return EXIT_OK
+
+
+def python_api_section(project: Project, generated: Mapping[str, bytes], http_level: str) -> tuple[str, str]:
+    """The report's "Python API" section: what the regenerated code changes for importers, and its level.
+
+    The fragment's type is the higher of the two levels: a renamed model field
+    breaks `e2b.api.client` importers even when the HTTP API only gained a name.
+    """
+    from release.python_api import diff_generated, render
+
+    diffs = [d for d in diff_generated(project.root, generated, GENERATED_ROOTS) if d.breaks or d.added]
+    level = max((d.level for d in diffs), key=_LEVEL_RANK.__getitem__, default="none")
+    lines = ["## Python API (what importers see)", ""]
+    if not diffs:
+        lines.append("No change to the public Python API of any package.")
+    for diff in diffs:
+        lines += [f"{diff.package}: **{diff.level}** ({len(diff.breaks)} break(s), {len(diff.added)} addition(s))"]
+        lines += [*render(diff), ""]
+    if _LEVEL_RANK[level] > _LEVEL_RANK[http_level]:
+        lines.append(f"The fragment's type follows the Python API: `{FRAGMENT_TYPES[level]}`.")
+    return "\n".join(lines).rstrip("\n") + "\n", level
 
 
 def _fetch_refs(upstream: UpstreamRepository, current: Source, ref: str) -> str:

@@ -4,7 +4,9 @@ Compared with the merge base of REF (default `main`, else `origin/main`) and
 the working tree, so it works before a commit as well as in CI.  Generated
 folders, the fragment folder and CHANGELOG.md are not hand-written changes.
 A commit trailer `Changelog: skip` on the branch skips the check (for a
-change users cannot see: a comment, a test helper, a refactoring).
+change users cannot see: a comment, a test helper, a refactoring).  The
+Python API check (release.api_check) runs here too and is never skipped: a
+break in a package whose change adds no `breaking` fragment fails.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from release.errors import EXIT_MISSING_FRAGMENT, EXIT_OK, Problem, ReleaseError
+from release.api_check import api_verdicts, show_verdicts
+from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, parse_name, read_fragments
 from release.packages import CHANGELOG, Package, load_packages
 
@@ -101,14 +104,18 @@ def run_changelog_check(root: Path, base: str | None, say: Say, show: Say) -> in
     for package in packages:
         read_fragments(root, package.path)  # a bad fragment fails here, before the release does
     base_commit = merge_base(root, base)
-    say(f"compare with {base or 'main'} (merge base {base_commit[:12]}) and the working tree")
+    shown = f"{base or 'main'} (merge base {base_commit[:12]})"
+    say(f"compare with {shown} and the working tree")
+    changed = changed_paths(root, base_commit)
+    # The Python API first: a break is never a change users cannot see, so no trailer skips it.
+    api_code = show_verdicts(api_verdicts(root, base_commit, packages, changed), shown, show)
     if skipped(root, base_commit):
-        show(f"changelog-check: skipped by a `{SKIP_TRAILER}` commit trailer")
-        return EXIT_OK
-    missing = missing_fragments(packages, changed_paths(root, base_commit))
+        show(f"changelog-check: fragments not required: skipped by a `{SKIP_TRAILER}` commit trailer")
+        return api_code
+    missing = missing_fragments(packages, changed)
     if not missing:
         show("changelog-check: every changed package has a fragment")
-        return EXIT_OK
+        return api_code
     for name, paths in missing.items():
         package = next(p for p in packages if p.name == name)
         shown = ", ".join(paths[:_SHOWN]) + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")

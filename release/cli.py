@@ -44,6 +44,12 @@ def cmd_changelog_check(root: Path, args: argparse.Namespace) -> int:
     return run_changelog_check(root, args.base, _say, _show)
 
 
+def cmd_api_check(root: Path, args: argparse.Namespace) -> int:
+    from release.api_check import run_api_check
+
+    return run_api_check(root, args.base, _say, _show)
+
+
 def cmd_release_tag(root: Path, args: argparse.Namespace) -> int:
     from release.tag import run_release_tag
 
@@ -63,6 +69,9 @@ def parser() -> argparse.ArgumentParser:
     check = verbs.add_parser("changelog-check", help="fail a package change that carries no fragment")
     check.add_argument("--base", help="compare with the merge base of this ref (default: main, else origin/main)")
     check.set_defaults(run=cmd_changelog_check)
+    api = verbs.add_parser("api-check", help="compare each changed package's Python API with a base revision")
+    api.add_argument("--base", help="compare with the merge base of this ref, e.g. a release tag (default: main)")
+    api.set_defaults(run=cmd_api_check)
     tag = verbs.add_parser("release-tag", help="check a <package>-v<version> tag against the tree and build it")
     tag.add_argument("tag")
     tag.add_argument("--out", type=Path, default=Path("dist"), help="where the sdist and wheel go (default: dist)")

@@ -1,7 +1,7 @@
 """`release [PACKAGE...] [--dry-run]`: plan, check, stage, build, smoke-test, then write once.
 
 Order matters: everything that can refuse (bad fragments, a bound that cannot
-be moved, drifted generated files, a failed build or smoke test) runs before
+be moved, a Python API break released below major, drifted generated files, a failed build or smoke test) runs before
 the single write, so a refusal leaves the tree exactly as it was.
 """
 
@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from release.api_check import check_release_levels
 from release.errors import EXIT_CANNOT_RUN, EXIT_OK, Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, Fragment, read_fragments
 from release.packages import load_packages
@@ -72,6 +73,8 @@ def run_release(root: Path, names: Sequence[str], *, dry_run: bool, date: str, s
         show(f"release: to release a package, {HOW_TO_ADD}")
         return EXIT_OK
     show(plan.render())
+    say("compare the Python API with the last release tags")
+    check_release_levels(root, plan, say)
     say("check the generated files")
     check_generated_files(root, say)
     if dry_run:

@@ -30,6 +30,7 @@ from tests.codegen.conftest import (
 )
 
 CHANGELOG = "packages/python-sdk/changelog.d"
+PIN_FILES = ("spec/runtime-ref", "spec/openapi.yml", "spec/openapi.lock.json", "spec/generated-files.json")
 
 
 class Chain:
@@ -132,24 +133,102 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
     manifest = json.loads((project / "spec/generated-files.json").read_text())
     assert manifest["runtime-commit"] == chain.note
     model = (project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py").read_text()
-    assert "note" in model and chain.note in model
+    assert "note" in model and chain.note not in model  # provenance is in the lock and the manifest only
     fragment = project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md"
     assert fragment.read_text() in result.out
     assert "Semver: **minor**" in fragment.read_text()
     changed = {line[3:] for line in git_status(project).splitlines()}
-    assert {
-        "spec/runtime-ref",
-        "spec/openapi.yml",
-        "spec/openapi.lock.json",
-        "spec/generated-files.json",
+    # One schema gained a property: only what is generated from it changes, beside the pin files.
+    assert changed == {
+        *PIN_FILES,
         f"{CHANGELOG}/+runtime-{chain.note[:12]}.feature.md",
         "packages/python-sdk/e2b/api/client/models/new_sandbox.py",
-    } <= changed
+        "packages/local-api/e2b_local_api/wire/models.py",
+    }
     # And the tree is then clean for the check.
     check = run_in_process(
         project, "check", env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(project.parent / "c2")}
     )
     assert check.code == 0, check.text
+
+
+def add_comment(text: str) -> str:
+    return text + "# a comment: no API change\n"
+
+
+def test_a_bump_with_no_api_change_writes_only_the_pin_files_and_its_fragment(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    commit = upstream.commit_edit(add_comment)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 0, result.text
+    assert "Semver: **none** — no API changes" in result.out
+    assert "wrote 5 path(s)" in result.out
+    changed = {line[3:] for line in git_status(project).splitlines()}
+    assert changed == {*PIN_FILES, f"{CHANGELOG}/+runtime-{commit[:12]}.misc.md"}
+    manifest = json.loads((project / "spec/generated-files.json").read_text())
+    assert manifest["runtime-commit"] == commit
+    # The check still compares every generated file byte for byte, and finds them right.
+    check = run_in_process(project, "check", "--no-cache", env=env)
+    assert check.code == 0, check.text
+    assert "every generated file match" in check.out
+
+
+def rename_new_sandbox_schema(text: str) -> str:
+    """The request body schema of create gets another name: the same JSON, another generated class."""
+    return text.replace('#/components/schemas/NewSandbox"', '#/components/schemas/CreateSandboxBody"').replace(
+        "\n    NewSandbox:\n", "\n    CreateSandboxBody:\n"
+    )
+
+
+def test_the_report_has_a_python_api_section(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    result = bump(project, chain.note)
+    assert result.code == 0, result.text
+    fragment = (project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md").read_text()
+    assert "## Python API (what importers see)" in fragment
+    assert "e2b: **minor** (0 break(s), 1 addition(s))" in fragment
+    assert "- added: `e2b.api.client.models.NewSandbox.note (attribute)`" in fragment
+    assert "python api" in result.err
+
+
+def test_a_renamed_model_class_is_breaking_for_importers(project: Path, upstream: Upstream, cache: Path) -> None:
+    """The HTTP API is unchanged, yet `e2b.api.client.models.NewSandbox` is gone: the fragment is `breaking`."""
+    commit = upstream.commit_edit(rename_new_sandbox_schema)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 0, result.text
+    assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in result.out
+    assert "- added: `e2b.api.client.models.CreateSandboxBody (class)`" in result.out
+    assert (project / CHANGELOG / f"+runtime-{commit[:12]}.breaking.md").is_file()
+
+
+def test_the_python_api_level_can_raise_the_fragment_type(project: Path) -> None:
+    """A regenerated field rename that the HTTP report would call `none` still types the fragment `breaking`."""
+    from codegen.bump import python_api_section
+    from codegen.config import GENERATED_ROOTS, Project
+
+    generated = {
+        path.relative_to(project).as_posix(): path.read_bytes()
+        for root in GENERATED_ROOTS
+        for path in sorted((project / root).rglob("*.py"))
+    }
+    model = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
+    generated[model] = generated[model].replace(b"auto_pause", b"auto_pause_on_idle")
+    section, level = python_api_section(Project(project), generated, "none")
+    assert level == "major"
+    assert "- breaking: `e2b.api.client.models.NewSandbox.auto_pause: attribute removed`" in section
+    assert "- added: `e2b.api.client.models.NewSandbox.auto_pause_on_idle (attribute)`" in section
+    assert "The fragment's type follows the Python API: `breaking`." in section
+    assert python_api_section(Project(project), generated, "major")[0].count("follows") == 0
+
+
+def test_no_api_change_says_so_for_python_too(project: Path, upstream: Upstream, cache: Path) -> None:
+    commit = upstream.commit_edit(add_comment)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, "--dry-run", env=env)
+    assert result.code == 0, result.text
+    assert "## Python API (what importers see)\n\nNo change to the public Python API of any package." in result.out
 
 
 def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
