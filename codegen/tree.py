@@ -99,7 +99,7 @@ def tree_files(root: Path, folder: str) -> Iterator[str]:
     if base.is_symlink() or not base.is_dir():
         return
     found = []
-    for dirpath, dirnames, filenames in os.walk(base):
+    for dirpath, _, filenames in os.walk(base):
         for name in filenames:
             path = Path(dirpath, name)
             if not path.is_symlink() and path.is_file():
@@ -127,7 +127,9 @@ def tracked_files(root: Path, folder: str) -> set[str]:
     if not os.path.lexists(root / ".git"):
         return set()
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1")
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1"
+    )
     done = subprocess.run(
         ["git", *_GIT_SETTINGS, "ls-files", "-z", "--cached", "--", folder],
         cwd=root, env=env, capture_output=True, check=False,

@@ -104,10 +104,10 @@ def missing_fragments(
             p for p in own
             if p.startswith(package.fragment_dir + "/") and changed[p] != "D" and parse_name(p.rsplit("/", 1)[1])
         ]  # fmt: skip
+        changelog = f"{package.path}/{CHANGELOG}"
         hand = [
-            p for p in own
-            if p not in generated and not p.startswith(package.fragment_dir + "/") and p != f"{package.path}/{CHANGELOG}"
-        ]  # fmt: skip
+            p for p in own if p not in generated and p != changelog and not p.startswith(package.fragment_dir + "/")
+        ]
         if hand and not fragments:
             missing[package.name] = hand
     return missing

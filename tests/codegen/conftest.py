@@ -499,7 +499,10 @@ def plant_bytecode(root: Path, marker: Path) -> str:
     scratch = root.parent / "payload.py"
     scratch.write_text(payload)
     py_compile.compile(
-        str(scratch), cfile=str(cached), dfile=str(source), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+        str(scratch),
+        cfile=str(cached),
+        dfile=str(source),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
     )
     scratch.unlink()
     rel = cached.relative_to(root).as_posix()
