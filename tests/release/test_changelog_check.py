@@ -143,3 +143,11 @@ def test_without_main_it_asks_for_a_base(branch: Path, run: Callable[..., Result
     git_repo(branch).git.branch("-D", "main")
     result = run(branch, "changelog-check")
     assert result.code == 2 and "pass --base" in result.err
+
+
+def test_a_hostile_file_name_is_printed_escaped(branch: Path, run: Callable[..., Result]) -> None:
+    touch(branch, f"{CLI}/e2b_cli/x\x1b]0;owned\x07\u202e.py", "X = 1\n")
+    result = run(branch, "changelog-check")
+    assert result.code == 1
+    assert f"error: e2b-cli changed ({CLI}/e2b_cli/x\\x1b]0;owned\\x07\\u202e.py) but" in result.out
+    assert not {"\x1b", "\x07", "\u202e"} & set(result.out + result.err)
