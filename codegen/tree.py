@@ -93,7 +93,8 @@ def tree_files(root: Path, folder: str) -> Iterator[str]:
 
     Only the bytecode that imports leave behind is skipped: a `.pyc` inside a
     `__pycache__` folder that git does not track.  Tracked, it is part of
-    what a commit ships (and what `import` runs), so it is listed like any file.
+    what a commit ships (and what `import` runs), so it is listed like any file;
+    outside a git checkout nothing can tell, so it is listed too.
     """
     base = root / folder
     if base.is_symlink() or not base.is_dir():
@@ -107,7 +108,8 @@ def tree_files(root: Path, folder: str) -> Iterator[str]:
     bytecode = [p for p in found if _is_import_bytecode(p)]
     if bytecode:  # only then is the index read: a tree without bytecode needs no git
         tracked = tracked_files(root, folder)
-        found = [p for p in found if p in tracked or not _is_import_bytecode(p)]
+        if tracked is not None:
+            found = [p for p in found if p in tracked or not _is_import_bytecode(p)]
     yield from sorted(found)
 
 
@@ -122,10 +124,10 @@ def _is_import_bytecode(rel: str) -> bool:
 _GIT_SETTINGS = ("-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
 
 
-def tracked_files(root: Path, folder: str) -> set[str]:
-    """The paths git's index holds under `folder` (relative to root); empty when root is not a git checkout."""
+def tracked_files(root: Path, folder: str) -> set[str] | None:
+    """The paths git's index holds under `folder` (relative to root); None when root is not a git checkout."""
     if not os.path.lexists(root / ".git"):
-        return set()
+        return None
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     env.update(
         GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1"

@@ -113,6 +113,9 @@ def test_compare_ignores_only_the_bytecode_imports_leave_untracked(root: Path) -
     cache = root / API_DIR / "client" / "__pycache__"
     cache.mkdir()
     (cache / "a.cpython-311.pyc").write_bytes(b"\0")
+    unknown = [(d.path, d.kind) for d in compare(root, staged(NEW))]
+    assert unknown == [(f"{API_DIR}/client/__pycache__/a.cpython-311.pyc", "unexpected")]  # no git: who knows
+    Repo.init(root, initial_branch="main")
     assert compare(root, staged(NEW)) == []
     (root / API_DIR / "stray.pyc").write_bytes(b"\0")  # imports never write bytecode beside the source
     (cache / "notes.txt").write_bytes(b"x\n")
