@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from codegen.messages import printable
+
 Level = Literal["none", "patch", "minor", "major"]
 
 LEVELS: tuple[Level, ...] = ("none", "patch", "minor", "major")
@@ -108,10 +110,14 @@ def _plural(count: int, noun: str) -> str:
 
 
 def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str:
-    """Markdown for the terminal and the changelog fragment; same input, same text."""
+    """Markdown for the terminal and the changelog fragment; same input, same text.
+
+    Names and details come from the spec: escaped (`printable`), so neither the
+    terminal nor the committed fragment carries a control or bidi character.
+    """
     changes = sorted(report.changes, key=sort_key)
     forcing = sorted(report.forcing, key=sort_key)
-    reasons = [f"{c.kind} `{c.location}`" for c in forcing[:_FORCING_SHOWN]]
+    reasons = [f"{c.kind} `{printable(c.location)}`" for c in forcing[:_FORCING_SHOWN]]
     if len(forcing) > _FORCING_SHOWN:
         reasons.append(f"and {len(forcing) - _FORCING_SHOWN} more")
     if report.level == "patch" and report.description_changes:
@@ -132,14 +138,14 @@ def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str
         if section:
             lines += ["", f"## {title}", *section]
     if notes:
-        lines += ["", "## Notes", *(f"{n}. {why}" for n, why in enumerate(notes, 1))]
+        lines += ["", "## Notes", *(f"{n}. {printable(why)}" for n, why in enumerate(notes, 1))]
     return "\n".join(lines) + "\n"
 
 
 def _render_change(change: ApiChange, notes: list[str]) -> str:
-    line = f"- {change.kind}: `{change.location}`"
+    line = f"- {change.kind}: `{printable(change.location)}`"
     if change.detail:
-        line += f" ({change.detail})"
+        line += f" ({printable(change.detail)})"
     if change.why:
         if change.why not in notes:
             notes.append(change.why)

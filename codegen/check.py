@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from codegen.base_revision import Base, find_base
 from codegen.config import SPEC, Project, Source, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
-from codegen.messages import Messages
+from codegen.messages import Messages, printable
 from codegen.transaction import JOURNAL, recover
 from codegen.tree import Drift, leftover_drifts, may_swap, read_or_none, symlink_drifts
 
@@ -28,7 +28,7 @@ LINE_REMEDIES = {
     "changed": "`nox -s codegen`, then commit",
     "missing": "`nox -s codegen`, then commit",
     "stale": "`nox -s codegen`, then commit",
-    "unexpected": "move it out of the generated folder",
+    "unexpected": "move it out of the generated folder, or `git rm` it",
     "symlink": "replace it with the file or folder from git, or delete it",
     "leftover": "delete it (`nox -s codegen` does)",
     "interrupted write": "settled as said above: run the check again",
@@ -48,8 +48,9 @@ INTERRUPTED_REMEDY = (
 )
 LEFTOVER_REMEDY = "delete these leftovers of an interrupted write (`nox -s codegen` does); they are never committed"
 UNEXPECTED_REMEDY = (
-    "generated folders hold only generated code: move this file out of it (or delete it), "
-    "then run `nox -s codegen` and commit the result"
+    "generated folders hold exactly what the manifest lists, bytecode and dotfiles included: move each "
+    "unexpected file out of it (or delete it; `git rm` it when git tracks it), then run `nox -s codegen` "
+    "and commit the result"
 )
 
 
@@ -116,7 +117,9 @@ def _diff_lines(drift: Drift) -> list[str]:
 def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     origin = f" from runtime@{short_pin}" if short_pin else ""
     out: list[str] = [f"{len(drifts)} path(s) drifted{origin}:"]
-    out += [f"  {d.kind:16} {d.path}  (fix: {LINE_REMEDIES[d.kind]})" for d in drifts]
+    # Paths and diffs are data from the tree and the spec: escaped, so that no byte of them
+    # moves the cursor or forges a line (each diff line stays one line).
+    out += [f"  {d.kind:16} {printable(d.path)}  (fix: {LINE_REMEDIES[d.kind]})" for d in drifts]
     budget = DIFF_LINES_TOTAL
     for drift in drifts:
         diff = _diff_lines(drift)
@@ -124,13 +127,13 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
             continue
         out.append("")
         if budget <= 0:
-            out.append(f"[diff of {drift.path} not shown: the {DIFF_LINES_TOTAL}-line total is used up]")
+            out.append(f"[diff of {printable(drift.path)} not shown: the {DIFF_LINES_TOTAL}-line total is used up]")
             continue
         shown = diff[: min(DIFF_LINES_PER_FILE, budget)]
         budget -= len(shown)
-        out += [line.rstrip("\n") for line in shown]
+        out += [printable(line.removesuffix("\n")) for line in shown]
         if len(shown) < len(diff):
-            out.append(f"[{len(diff) - len(shown)} more diff line(s) of {drift.path} cut]")
+            out.append(f"[{len(diff) - len(shown)} more diff line(s) of {printable(drift.path)} cut]")
     out.append("")
     kinds = {d.kind for d in drifts}
     if "hand-edited spec" in kinds:

@@ -47,7 +47,7 @@ def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> 
 def cmd_rebuild_runtime(project: Project, args: argparse.Namespace, messages: Messages) -> int:
     from codegen.upstream_history import build_runtime_repo
 
-    built = build_runtime_repo(Path(args.dest))
+    built = build_runtime_repo(Path(args.dest), project.root / "spec" / "upstream-history")
     messages.result("\n".join([f"rebuilt the runtime repository in {args.dest}:", *(f"  {c}  {n}" for n, c in built)]))
     return EXIT_OK
 

@@ -25,10 +25,18 @@ class Problem:
     message: str
     where: str | None = None  # "spec/openapi.yml:123", a JSON pointer, a path
     remedy: str | None = None
+    detail: tuple[str, ...] = ()  # lines shown under the message (a tool's last output lines)
 
     def render(self) -> str:
-        head = f"{self.where}: {self.message}" if self.where else self.message
-        return f"{head}\n  -> {self.remedy}" if self.remedy else head
+        """One line per field, each escaped: what came from data cannot add lines or controls."""
+        from codegen.messages import printable  # messages imports this module
+
+        message, where = printable(self.message), printable(self.where or "")
+        lines = [f"{where}: {message}" if where else message]
+        lines += [f"    {printable(line)}" for line in self.detail]
+        if self.remedy:
+            lines.append(f"  -> {printable(self.remedy)}")
+        return "\n".join(lines)
 
 
 class CodegenError(Exception):

@@ -40,6 +40,15 @@ def printable(text: str) -> str:
     return "".join(out)
 
 
+def printable_lines(text: str) -> str:
+    """`printable` line by line: the newlines of a message stay, every other control is escaped.
+
+    What a message says on purpose spans lines; data inside it must not (it
+    goes through `printable`, or `Problem.render`, first).
+    """
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -69,8 +78,15 @@ class Messages:
         out: Callable[[str], None] = _stdout,
     ) -> None:
         self.quiet = quiet
-        self._err = err
-        self._out = out
+        self._to_err = err
+        self._to_out = out
+
+    # The last line of defence: whatever a caller forgot to escape, no control reaches the terminal.
+    def _err(self, text: str) -> None:
+        self._to_err(printable_lines(text))
+
+    def _out(self, text: str) -> None:
+        self._to_out(printable_lines(text))
 
     def __call__(self, text: str) -> None:
         if text.startswith(WARNING):

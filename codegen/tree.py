@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,19 +106,62 @@ def _under(path: str, links: list[str]) -> bool:
 
 
 def tree_files(root: Path, folder: str) -> Iterator[str]:
-    """Regular files under a generated folder, skipping bytecode; symlinks are never followed or listed."""
+    """Regular files under a generated folder, whatever their name; symlinks are never followed or listed.
+
+    Only the bytecode that imports leave behind is skipped: a `.pyc` inside a
+    `__pycache__` folder that git does not track.  Tracked, it is part of
+    what a commit ships (and what `import` runs), so it is listed like any file;
+    outside a git checkout nothing can tell, so it is listed too.
+    """
     base = root / folder
     if base.is_symlink() or not base.is_dir():
         return
     found = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+    for dirpath, _, filenames in os.walk(base):
         for name in filenames:
             path = Path(dirpath, name)
-            if name.endswith(".pyc") or path.is_symlink() or not path.is_file():
-                continue
-            found.append(path.relative_to(root).as_posix())
+            if not path.is_symlink() and path.is_file():
+                found.append(path.relative_to(root).as_posix())
+    bytecode = [p for p in found if _is_import_bytecode(p)]
+    if bytecode:  # only then is the index read: a tree without bytecode needs no git
+        tracked = tracked_files(root, folder)
+        if tracked is not None:
+            found = [p for p in found if p in tracked or not _is_import_bytecode(p)]
     yield from sorted(found)
+
+
+def _is_import_bytecode(rel: str) -> bool:
+    """Where Python's import system writes its cache: `<folder>/__pycache__/<module>.<tag>.pyc`."""
+    folder, _, name = rel.rpartition("/")
+    return folder.rpartition("/")[2] == "__pycache__" and name.endswith(".pyc")
+
+
+# What runs git on the tree: only the tree's own repository, never an ambient
+# GIT_DIR / GIT_INDEX_FILE, and no configuration that runs a program.
+_GIT_SETTINGS = ("-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
+
+
+def tracked_files(root: Path, folder: str) -> set[str] | None:
+    """The paths git's index holds under `folder` (relative to root); None when root is not a git checkout."""
+    if not os.path.lexists(root / ".git"):
+        return None
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1"
+    )
+    done = subprocess.run(
+        ["git", *_GIT_SETTINGS, "ls-files", "-z", "--cached", "--", folder],
+        cwd=root, env=env, capture_output=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise CodegenError(
+            Problem(
+                f"git cannot list the files it tracks under {folder}: {said[0] if said else 'no message'}",
+                remedy="run codegen in a git checkout that `git status` accepts (or outside any checkout)",
+            )
+        )
+    return {path for path in done.stdout.decode("utf-8", "surrogateescape").split("\0") if path}
 
 
 @dataclass(frozen=True)
@@ -210,8 +254,8 @@ def refuse_unexpected(drifts: list[Drift]) -> None:
                 Problem(
                     "is inside a generated folder but was not generated",
                     where=path,
-                    remedy="move hand-written code out of generated folders (or delete the file), "
-                    "then run codegen again",
+                    remedy="move hand-written code out of generated folders (or delete the file, "
+                    "and `git rm --cached` it when git tracks it), then run codegen again",
                 )
                 for path in found
             )

@@ -2,7 +2,10 @@
 
 Compared with the merge base of REF (default `main`, else `origin/main`) and
 the working tree, so it works before a commit as well as in CI.  Generated
-folders, the fragment folder and CHANGELOG.md are not hand-written changes.
+code, the fragment folder and CHANGELOG.md are not hand-written changes; a
+file counts as generated only when it lies in a generated folder and the
+manifest (at the base or in the tree) lists it, so bytecode or any other file
+slipped into a generated folder is a change like any other.
 A commit trailer `Changelog: skip` on the branch skips the check (for a
 change users cannot see: a comment, a test helper, a refactoring).  The
 Python API check (release.api_check) runs here too and is never skipped: a
@@ -73,15 +76,29 @@ def skipped(root: Path, base_commit: str) -> bool:
     return any(line.strip().lower() == "skip" for line in trailers.splitlines())
 
 
-def _generated_roots() -> tuple[str, ...]:
-    from codegen.stage import GENERATED_ROOTS
+def generated_paths(root: Path, base_commit: str) -> frozenset[str]:
+    """The files in generated folders that the manifest lists, at the base or in the working tree.
 
-    return tuple(f"{root.rstrip('/')}/" for root in GENERATED_ROOTS)
+    Both, so that a bump's new files and the ones it removes are generated
+    alike; the generated-files check vouches that the tree's manifest is the
+    one the pin produces.
+    """
+    from codegen.config import GENERATED_ROOTS, MANIFEST
+    from codegen.tree import read_manifest_paths, read_or_none
+
+    at_base = subprocess.run(
+        ["git", "cat-file", "blob", f"{base_commit}:{MANIFEST}"], cwd=root, capture_output=True, check=False
+    )
+    listed = read_manifest_paths(at_base.stdout) if at_base.returncode == 0 else set()
+    listed |= read_manifest_paths(read_or_none(root / MANIFEST) or b"")
+    folders = tuple(f"{folder.rstrip('/')}/" for folder in GENERATED_ROOTS)
+    return frozenset(p for p in listed if p.startswith(folders))
 
 
-def missing_fragments(packages: list[Package], changed: dict[str, str]) -> dict[str, list[str]]:
+def missing_fragments(
+    packages: list[Package], changed: dict[str, str], generated: frozenset[str]
+) -> dict[str, list[str]]:
     """Package name -> its hand-written changed paths, for the packages whose change has no fragment."""
-    generated = _generated_roots()
     missing: dict[str, list[str]] = {}
     for package in packages:
         prefix = package.path + "/"
@@ -90,10 +107,10 @@ def missing_fragments(packages: list[Package], changed: dict[str, str]) -> dict[
             p for p in own
             if p.startswith(package.fragment_dir + "/") and changed[p] != "D" and parse_name(p.rsplit("/", 1)[1])
         ]  # fmt: skip
+        changelog = f"{package.path}/{CHANGELOG}"
         hand = [
-            p for p in own
-            if not p.startswith((*generated, package.fragment_dir + "/")) and p != f"{package.path}/{CHANGELOG}"
-        ]  # fmt: skip
+            p for p in own if p not in generated and p != changelog and not p.startswith(package.fragment_dir + "/")
+        ]
         if hand and not fragments:
             missing[package.name] = hand
     return missing
@@ -112,7 +129,7 @@ def run_changelog_check(root: Path, base: str | None, say: Say, show: Say) -> in
     if skipped(root, base_commit):
         show(f"changelog-check: fragments not required: skipped by a `{SKIP_TRAILER}` commit trailer")
         return api_code
-    missing = missing_fragments(packages, changed)
+    missing = missing_fragments(packages, changed, generated_paths(root, base_commit))
     if not missing:
         show("changelog-check: every changed package has a fragment")
         return api_code

@@ -1,7 +1,9 @@
 """`python -m release <verb>`: the command line over the release tools.
 
 One top-level handler turns problems into messages and exit statuses
-(release.errors); tracebacks only with --debug.
+(release.errors); tracebacks only with --debug.  Every line printed passes
+through `codegen.messages.printable`: file names, fragments and changelogs are
+data from the tree, and none of their bytes may reach the terminal as a control.
 """
 
 from __future__ import annotations
@@ -12,17 +14,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from codegen.messages import printable_lines
 from release.errors import EXIT_CANNOT_RUN, ReleaseError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _say(message: str) -> None:
-    print(f"release: {message}", file=sys.stderr, flush=True)
+    print(printable_lines(f"release: {message}"), file=sys.stderr, flush=True)
 
 
 def _show(message: str) -> None:
-    print(message, flush=True)
+    print(printable_lines(message), flush=True)
 
 
 def cmd_release(root: Path, args: argparse.Namespace) -> int:
@@ -86,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(root, args))
     except ReleaseError as exc:
         for problem in exc.problems:
-            print(f"error: {problem.render()}", file=sys.stderr)
+            print(printable_lines(f"error: {problem.render()}"), file=sys.stderr)
         if args.debug:
             raise
         return exc.exit_code
@@ -96,5 +99,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(printable_lines(f"error: {exc}"), file=sys.stderr)
         return EXIT_CANNOT_RUN

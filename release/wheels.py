@@ -53,7 +53,8 @@ def _run(argv: Sequence[str], *, what: str, cwd: Path | None = None, env: dict[s
         output = (done.stdout + done.stderr).strip().splitlines()
         raise ReleaseError(
             Problem(
-                f"{what} failed (exit {done.returncode}): {' '.join(argv)}\n    " + "\n    ".join(output[-30:]),
+                f"{what} failed (exit {done.returncode}): {' '.join(argv)}",
+                detail=tuple(output[-30:]),
                 remedy="fix the package, then release again; nothing was written",
             )
         )

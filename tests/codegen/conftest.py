@@ -476,3 +476,48 @@ def unchanged(root: Path) -> Iterator[None]:
     yield
     after = tree_digest(root)
     assert after == before, {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+
+
+# --- bytecode planted in a generated folder (issue 20, item 3) -----------------
+
+SDK_DIR = "packages/python-sdk"
+PLANTED_MODULE = "e2b/api/error_codes.py"
+
+
+def plant_bytecode(root: Path, marker: Path) -> str:
+    """Commit (`git add -f`, past .gitignore) bytecode of error_codes.py plus a payload that writes `marker`.
+
+    Compiled with UNCHECKED_HASH, so Python loads it without looking at the
+    source: `import e2b.api.error_codes` runs the payload.  Returns its path.
+    """
+    import importlib.util
+    import py_compile
+
+    source = root / SDK_DIR / PLANTED_MODULE
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    payload = source.read_text() + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+    scratch = root.parent / "payload.py"
+    scratch.write_text(payload)
+    py_compile.compile(
+        str(scratch),
+        cfile=str(cached),
+        dfile=str(source),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
+    scratch.unlink()
+    rel = cached.relative_to(root).as_posix()
+    git_repo(root).git.add("-f", "--", rel)
+    commit_all(root, "planted bytecode")
+    return rel
+
+
+def import_generated(root: Path, *, write_bytecode: bool) -> None:
+    """`import e2b.api.error_codes` from the tree's SDK, in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env["PYTHONPATH"] = str(root / SDK_DIR)
+    if not write_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    subprocess.run(
+        [sys.executable, "-c", "import e2b.api.error_codes, e2b.api.client"],
+        cwd=root / SDK_DIR, env=env, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip

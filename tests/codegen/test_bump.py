@@ -509,3 +509,46 @@ def test_the_report_names_generated_renames_headers_and_security(
     assert result.code == 0, result.text
     assert f"Semver: **{level}**" in result.out
     assert line in result.out
+
+
+# --- spec text reaches the terminal (and the fragment) escaped (issue 20, item 9) -------
+
+CONTROLS = {"\x1b", "\x07", "\u202e"}
+
+
+def hostile_property(text: str) -> str:
+    """NewSandbox gains an optional property whose name carries a terminal escape and a bidi override."""
+    anchor = "          description: Whether the sandbox may open outbound connections.\n"
+    return replace_once(text, anchor, anchor + '        "note\\e]0;owned\\a\\u202e":\n          type: string\n')
+
+
+def hostile_dangling_ref(text: str) -> str:
+    """A path whose name carries escapes, with a $ref to nothing: the spec is refused, naming the path."""
+    anchor = "  /sandboxes/{sandboxID}/metrics:\n"
+    block = (
+        '  "/x\\e[2J\\e[1;1Hcodegen: clean":\n    get:\n      responses:\n        "200":\n          $ref: "#/nope"\n'
+    )
+    return replace_once(text, anchor, block + anchor)
+
+
+def test_a_hostile_name_in_the_spec_is_escaped_in_the_report(
+    project: Path, upstream: Upstream, run: Callable[..., Result], no_generation: list[str]
+) -> None:
+    commit = upstream.commit_edit(hostile_property)
+    with unchanged(project):
+        result = run(project, "bump", commit, "--dry-run")
+    assert result.code == 0, result.text
+    assert "- property added: `createSandbox request body .note\\x1b]0;owned\\x07\\u202e` (optional)" in result.out
+    assert not CONTROLS & set(result.text)
+
+
+def test_a_hostile_name_in_a_spec_error_is_escaped(
+    project: Path, upstream: Upstream, run: Callable[..., Result], no_generation: list[str]
+) -> None:
+    commit = upstream.commit_edit(hostile_dangling_ref)
+    with unchanged(project):
+        result = run(project, "bump", commit, "--dry-run")
+    assert result.code == 2, result.text
+    assert "(/paths/~1x\\x1b[2J\\x1b[1;1Hcodegen: clean/get/responses/200/$ref): $ref '#/nope' points at" in result.err
+    assert not CONTROLS & set(result.text)
+    assert all(line.startswith(("codegen: ", "  -> ")) for line in result.text.splitlines()), result.text

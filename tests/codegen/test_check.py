@@ -19,7 +19,12 @@ from tests.codegen.conftest import (
     Result,
     Upstream,
     add_optional_property,
+    commit_all,
+    git_repo,
     git_status,
+    import_generated,
+    plant_bytecode,
+    run_subprocess,
     signal_when_generating,
     tree_digest,
     unchanged,
@@ -104,8 +109,54 @@ def test_file_added_inside_a_generated_folder(project: Path, run: Callable[..., 
     result = check(run, project)
     assert result.code == 1
     assert f"  unexpected       {CLIENT}/extra.py" in result.out
-    assert "To fix: generated folders hold only generated code: move this file out of it" in result.out
+    assert "To fix: generated folders hold exactly what the manifest lists" in result.out
     assert GENERATED_REMEDY not in result.out
+
+
+def test_committed_bytecode_in_a_generated_folder_is_drift(
+    project: Path, run: Callable[..., Result], env: dict[str, str | None], tmp_path: Path
+) -> None:
+    """Issue 20, item 3: bytecode `git add -f`-ed under __pycache__ runs on import; the check names it."""
+    assert run(project, "generate").code == 0  # records this generation: the cached check is tried too
+    marker = tmp_path / "payload-ran"
+    planted = plant_bytecode(project, marker)
+    import_generated(project, write_bytecode=False)
+    assert marker.read_text() == "ran"  # the premise: the planted file is what `import` runs
+    with unchanged(project):
+        full = run_subprocess(project, "check", "--no-cache", env=env)
+        cached = run(project, "check")
+    for result in (full, cached):
+        assert result.code == 1, result.text
+        assert f"  unexpected       {planted}  (fix: move it out of the generated folder, or `git rm` it)" in result.out
+        assert "<binary content>" in result.out
+        assert "To fix: generated folders hold exactly what the manifest lists, bytecode and dotfiles included" in (
+            result.out
+        )
+    assert "the tree differs from the recorded generation" in cached.err
+
+
+def test_bytecode_that_imports_leave_behind_is_not_drift(project: Path, run: Callable[..., Result]) -> None:
+    """A developer's own __pycache__ (untracked, ignored) never makes the check fail, cached or not."""
+    assert run(project, "generate").code == 0
+    import_generated(project, write_bytecode=True)
+    assert list((project / "packages/python-sdk/e2b/api").rglob("__pycache__/*.pyc"))  # the premise
+    for args in ((), ("--no-cache",)):
+        result = run(project, "check", *args)
+        assert result.code == 0, result.text
+
+
+@pytest.mark.parametrize("name", [".hidden", "__pycache__/notes.txt", "__pycache__/.x.pyc"])
+def test_any_tracked_file_the_manifest_does_not_list_is_drift(
+    project: Path, run: Callable[..., Result], name: str
+) -> None:
+    path = project / CLIENT / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("x = 1\n")
+    git_repo(project).git.add("-f", "--", f"{CLIENT}/{name}")
+    commit_all(project, "tracked")
+    result = check(run, project)
+    assert result.code == 1, result.text
+    assert f"  unexpected       {CLIENT}/{name}" in result.out
 
 
 def test_stale_file_recorded_but_no_longer_produced(project: Path, run: Callable[..., Result]) -> None:

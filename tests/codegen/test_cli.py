@@ -49,7 +49,7 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
 
 def test_rebuild_runtime_prints_each_commit_and_refuses_a_used_folder(tmp_path: Path) -> None:
     runtime = tmp_path / "runtime"
-    result = run_subprocess(tmp_path, "rebuild-runtime", str(runtime), env={})
+    result = run_subprocess(ROOT, "rebuild-runtime", str(runtime), env={})  # reads ROOT's history, writes nothing there
     assert result.code == 0, result.text
     # The commits as git itself lists them, oldest first: the last is the pin.
     listed = subprocess.run(
@@ -64,7 +64,7 @@ def test_rebuild_runtime_prints_each_commit_and_refuses_a_used_folder(tmp_path: 
         return {path: path.read_bytes() for path in sorted(runtime.rglob("*")) if path.is_file()}
 
     before = everything()
-    again = run_in_process(tmp_path, "rebuild-runtime", str(runtime), env={})
+    again = run_in_process(ROOT, "rebuild-runtime", str(runtime), env={})
     assert again.code == 2
     assert again.err == (
         f"codegen: error: {runtime} exists and is not an empty directory; "

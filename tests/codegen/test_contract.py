@@ -13,6 +13,7 @@ from ruamel.yaml import YAML
 from codegen.contract import REMEDY, check_contract, load_contract
 from codegen.errors import CodegenError, Problem
 from codegen.spec_document import SpecDocument, load_spec
+from tests.codegen.conftest import Result, unchanged
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "spec" / "contract.yml"
@@ -390,3 +391,24 @@ def test_malformed_entries_are_refused(tmp_path: Path, entry: str, complaint: st
 def test_missing_contract_file(tmp_path: Path) -> None:
     [message] = contract_problems(tmp_path / "nope.yml")
     assert "cannot read the contract" in message
+
+
+# --- what the contract says reaches the terminal escaped (issue 20, item 9) ------------
+
+HOSTILE_WHY = r"the SDK \e[2J\e]0;owned\a relies on it \u202egnp.exe"
+SHOWN_WHY = r"the SDK \x1b[2J\x1b]0;owned\x07 relies on it \u202egnp.exe"
+
+
+@pytest.mark.parametrize(("level", "code"), [("error", 2), ("warning", 0)])
+def test_a_hostile_why_is_printed_escaped(project: Path, run: Callable[..., Result], level: str, code: int) -> None:
+    """A real run: the contract's `why` (escape sequences, a bidi override) comes out as Python escapes."""
+    contract = project / "spec/contract.yml"
+    contract.write_text(
+        contract.read_text()
+        + f'\n- pointer: /components/schemas/Nope\n  why: "{HOSTILE_WHY}"\n  level: {level}\n  exists: true\n'
+    )
+    with unchanged(project):
+        result = run(project, "generate")
+    assert result.code == code, result.text
+    assert f"because {SHOWN_WHY}" in result.err
+    assert not {"\x1b", "\x07", "\u202e"} & set(result.text)

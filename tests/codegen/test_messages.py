@@ -101,3 +101,39 @@ def test_printable_escapes_controls_and_bidi_but_keeps_text() -> None:
     shown = printable("x\x1b[2J\x1b]0;title\x07\ncodegen: clean\r\x85\u202e")
     assert shown == "x\\x1b[2J\\x1b]0;title\\x07\\ncodegen: clean\\r\\x85\\u202e"
     assert shown.isprintable()
+
+
+def test_a_problem_renders_data_escaped_one_line_per_field() -> None:
+    """Data inside a problem (a spec name, a file name, a tool's output) cannot add a line or a control."""
+    problem = Problem(
+        "name 'a\nb\x1b[2J' refused",
+        where="spec/openapi.yml:3 (/paths/~1x\u202e)",
+        remedy="rename\r it",
+        detail=("tool said \x1b]0;owned\x07", "second line"),
+    )
+    assert problem.render().split("\n") == [
+        "spec/openapi.yml:3 (/paths/~1x\\u202e): name 'a\\nb\\x1b[2J' refused",
+        "    tool said \\x1b]0;owned\\x07",
+        "    second line",
+        "  -> rename\\r it",
+    ]
+
+
+def test_every_message_is_escaped_line_by_line_whoever_forgot() -> None:
+    messages, err, out = collect()
+    messages("progress \x1b[1A")
+    messages.warning("from data \u202e")
+    messages.result("clean\n  detail \x9b")
+    messages.show("# report\n- `x\x07`")
+    assert err == ["codegen: progress \\x1b[1A", "codegen: warning: from data \\u202e"]
+    assert out == ["codegen: clean", "  detail \\x9b", "# report\n- `x\\x07`"]
+
+
+def test_the_api_change_report_escapes_spec_names_in_the_fragment_too() -> None:
+    from codegen.api_change_report import ApiChange, ApiChangeReport, render_report
+
+    change = ApiChange("major", "operation removed", "GET /x\x1b[2J", detail="was \u202e", why="because\x07")
+    text = render_report(ApiChangeReport((change,)), old_ref="runtime@a", new_ref="runtime@b")
+    assert "- operation removed: `GET /x\\x1b[2J` (was \\u202e) [1]" in text
+    assert "1. because\\x07" in text
+    assert text.replace("\n", "").isprintable()

@@ -9,12 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from git import Repo
 
 from codegen.config import MANIFEST
 from codegen.errors import CodegenError
 from codegen.stage import API_DIR, WIRE_DIR, Staged, manifest_for
 from codegen.tree import Drift, compare, find_symlinks, read_or_none, write_tree
-from tests.codegen.conftest import tree_digest
+from tests.codegen.conftest import commit_all, git_repo, tree_digest
 
 OLD = {
     f"{API_DIR}/__init__.py": b"old init\n",
@@ -106,13 +107,61 @@ def test_compare_names_every_kind(root: Path) -> None:
     assert ("spec/openapi.yml", "changed") not in drifts  # the spec is the check's business
 
 
-def test_compare_ignores_bytecode(root: Path) -> None:
+def test_compare_ignores_only_the_bytecode_imports_leave_untracked(root: Path) -> None:
+    """Untracked `__pycache__/*.pyc` is a developer's import cache; anything else in a generated folder shows."""
     write_tree(root, staged(NEW))
     cache = root / API_DIR / "client" / "__pycache__"
     cache.mkdir()
     (cache / "a.cpython-311.pyc").write_bytes(b"\0")
-    (root / API_DIR / "stray.pyc").write_bytes(b"\0")
+    unknown = [(d.path, d.kind) for d in compare(root, staged(NEW))]
+    assert unknown == [(f"{API_DIR}/client/__pycache__/a.cpython-311.pyc", "unexpected")]  # no git: who knows
+    Repo.init(root, initial_branch="main")
     assert compare(root, staged(NEW)) == []
+    (root / API_DIR / "stray.pyc").write_bytes(b"\0")  # imports never write bytecode beside the source
+    (cache / "notes.txt").write_bytes(b"x\n")
+    (root / WIRE_DIR / ".hidden").write_bytes(b"x\n")
+    assert {(d.path, d.kind) for d in compare(root, staged(NEW))} == {
+        (f"{API_DIR}/stray.pyc", "unexpected"),
+        (f"{API_DIR}/client/__pycache__/notes.txt", "unexpected"),
+        (f"{WIRE_DIR}/.hidden", "unexpected"),
+    }
+
+
+def test_tracked_bytecode_is_unexpected_and_codegen_refuses_it(root: Path) -> None:
+    """What git tracks ships with a commit and runs on import: `git add -f` cannot hide it behind .gitignore."""
+    write_tree(root, staged(NEW))
+    cache = root / API_DIR / "__pycache__"
+    cache.mkdir()
+    (cache / "a.cpython-311.pyc").write_bytes(b"planted")
+    (cache / "b.cpython-311.pyc").write_bytes(b"a developer's own")
+    (root / ".gitignore").write_bytes(b"__pycache__/\n*.pyc\n")
+    Repo.init(root, initial_branch="main")
+    git_repo(root).git.add("-f", f"{API_DIR}/__pycache__/a.cpython-311.pyc")
+    commit_all(root, "planted")
+    drifts = compare(root, staged(NEW))
+    assert drifts == [Drift(f"{API_DIR}/__pycache__/a.cpython-311.pyc", "unexpected", None, b"planted")]
+    before = tree_digest(root)
+    with pytest.raises(CodegenError) as caught:
+        write_tree(root, staged(NEW))
+    assert [p.where for p in caught.value.problems] == [f"{API_DIR}/__pycache__/a.cpython-311.pyc"]
+    assert "git rm --cached" in (caught.value.problems[0].remedy or "")
+    assert tree_digest(root) == before
+    git_repo(root).git.rm("-q", "--cached", f"{API_DIR}/__pycache__/a.cpython-311.pyc")
+    assert compare(root, staged(NEW)) == []  # untracked again: a local cache like the other
+
+
+def test_a_repository_git_refuses_to_read_stops_the_comparison(root: Path) -> None:
+    """Bytecode whose tracking cannot be known is not silently ignored: exit 2, in one line."""
+    write_tree(root, staged(NEW))
+    (root / API_DIR / "__pycache__").mkdir()
+    (root / API_DIR / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    (root / ".git").write_bytes(b"gitdir: /nonexistent/repository\n")
+    with pytest.raises(CodegenError) as caught:
+        compare(root, staged(NEW))
+    assert caught.value.exit_code == 2
+    [problem] = caught.value.problems
+    assert problem.message.startswith(f"git cannot list the files it tracks under {API_DIR}: ")
+    assert "\n" not in problem.message
 
 
 def test_unexpected_file_is_refused_and_kept(root: Path) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.codegen.conftest import PERSON, commit_all, git_repo
+from tests.codegen.conftest import PERSON, commit_all, git_repo, import_generated, plant_bytecode
 from tests.release.conftest import CLI, SDK, Result, add_fragment
 
 
@@ -64,6 +65,34 @@ def test_generated_code_and_changelog_files_are_not_hand_written(branch: Path, r
     assert result.code == 0, result.out + result.err
 
 
+def test_bytecode_committed_in_a_generated_folder_is_a_change(
+    branch: Path, run: Callable[..., Result], tmp_path: Path
+) -> None:
+    """Issue 20, item 3: only what the manifest lists is generated; planted bytecode needs a fragment."""
+    planted = plant_bytecode(branch, tmp_path / "payload-ran")
+    result = run(branch, "changelog-check")
+    assert result.code == 1, result.out + result.err
+    assert f"error: e2b changed ({planted}) but {SDK}/changelog.d/ has no new fragment" in result.out
+
+
+def test_bytecode_that_imports_leave_behind_is_no_change(branch: Path, run: Callable[..., Result]) -> None:
+    import_generated(branch, write_bytecode=True)
+    assert list((branch / SDK / "e2b/api").rglob("__pycache__/*.pyc"))  # the premise
+    result = run(branch, "changelog-check")
+    assert result.code == 0, result.out + result.err
+
+
+def test_a_generated_file_a_bump_removes_is_no_change(branch: Path, run: Callable[..., Result]) -> None:
+    """Listed by the base's manifest only: still generated."""
+    manifest = branch / "spec/generated-files.json"
+    data = json.loads(manifest.read_text())
+    del data["files"][f"{SDK}/e2b/api/error_codes.py"]
+    manifest.write_text(json.dumps(data, indent=2) + "\n")
+    (branch / SDK / "e2b/api/error_codes.py").unlink()
+    result = run(branch, "changelog-check")
+    assert result.code == 0, result.out + result.err
+
+
 def test_removing_a_fragment_is_no_fragment(branch: Path, run: Callable[..., Result]) -> None:
     add_fragment(branch, CLI, "40.fix.md", "Old.\n")
     commit_all(branch, "fragment")
@@ -114,3 +143,11 @@ def test_without_main_it_asks_for_a_base(branch: Path, run: Callable[..., Result
     git_repo(branch).git.branch("-D", "main")
     result = run(branch, "changelog-check")
     assert result.code == 2 and "pass --base" in result.err
+
+
+def test_a_hostile_file_name_is_printed_escaped(branch: Path, run: Callable[..., Result]) -> None:
+    touch(branch, f"{CLI}/e2b_cli/x\x1b]0;owned\x07\u202e.py", "X = 1\n")
+    result = run(branch, "changelog-check")
+    assert result.code == 1
+    assert f"error: e2b-cli changed ({CLI}/e2b_cli/x\\x1b]0;owned\\x07\\u202e.py) but" in result.out
+    assert not {"\x1b", "\x07", "\u202e"} & set(result.out + result.err)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 from release.packages import load_packages
 from release.wheels import SMOKE_TESTS
@@ -21,3 +24,21 @@ def test_the_smoke_tests_are_the_documented_ones() -> None:
         "e2b-cli": [("e2b", "--version")],
         "e2b-local-api": [("e2b-local-api", "--help")],
     }
+
+
+def test_a_failed_step_shows_its_last_output_lines_escaped() -> None:
+    """A tool's output is data: each of its lines is shown under the problem, controls escaped."""
+    from release.errors import ReleaseError
+    from release.wheels import _run
+
+    script = "import sys; print('built'); print('x\\x1b[2J\\u202e', file=sys.stderr); sys.exit(3)"
+    with pytest.raises(ReleaseError) as caught:
+        _run([sys.executable, "-c", script], what="the smoke test")
+    [problem] = caught.value.problems
+    lines = problem.render().split("\n")
+    assert lines[0].startswith("the smoke test failed (exit 3): ")
+    assert lines[1:] == [
+        "    built",
+        "    x\\x1b[2J\\u202e",
+        "  -> fix the package, then release again; nothing was written",
+    ]
