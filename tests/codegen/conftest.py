@@ -399,6 +399,9 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
     root = tmp_path_factory.mktemp("pristine") / "project"
     for rel in project_files():
         source = ROOT / rel
+        # This checkout's pending changelog fragments would change every release plan the tests expect.
+        if "/changelog.d/" in rel and source.name != "README.md":
+            continue
         if source.is_file():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / rel)
