@@ -8,45 +8,35 @@ it. Each section talks to a local server on a free 127.0.0.1 port (the README
 says 3000): the command-line section to one this test starts, the local-server
 section to the one its own `nox -s serve` line starts. An `sh` command must
 exit 0; a `console` command must print what the README shows, up to the
-sandbox ids and timestamps, which differ per run.
+sandbox ids and timestamps, which differ per run. The machinery that runs
+them is tests/command_blocks.py, shared with the docs pages' sessions.
 """
 
 from __future__ import annotations
 
-import os
-import queue
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from .command_blocks import (
+    ROOT,
+    Server,
+    copy_repository,
+    free_port,
+    is_server,
+    needs_curl,
+    needs_nox,
+    run_blocks,
+    start_server,
+    steps,
+    with_port,
+)
+
 README = ROOT / "README.md"
-COPIED = ("README.md", "noxfile.py", "pyproject.toml", "requirements", "packages")
-README_PORT = "3000"
-SANDBOX_ID = re.compile(r"\bi[0-9a-f]{20}\b")
-TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ")
-MARKER = "@@readme-step-done@@"
-# A step may build an environment (nox -s dev); everything else takes seconds.
-STEP_TIMEOUT = 600
 
-pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the README's session uses curl")
-
-
-@dataclass
-class Step:
-    command: str
-    expected: list[str] | None  # console blocks: the output shown; sh blocks: None (exit 0 is enough)
+pytestmark = needs_curl
 
 
 def section(title: str) -> str:
@@ -56,236 +46,20 @@ def section(title: str) -> str:
     return text[start : end if end != -1 else len(text)]
 
 
-def _complete(chunk: str) -> bool:
-    return subprocess.run(["bash", "-n", "-c", chunk], capture_output=True).returncode == 0
-
-
-def steps(text: str) -> list[Step]:
-    found: list[Step] = []
-    for lang, body in re.findall(r"```(sh|console)\n(.*?)```", text, flags=re.S):
-        if lang == "console":
-            for line in body.splitlines():
-                if line.startswith("$ "):
-                    found.append(Step(line[2:], []))
-                else:
-                    expected = found[-1].expected
-                    assert expected is not None, f"output before any command: {line!r}"
-                    expected.append(line)
-        else:
-            chunk = ""
-            for line in body.splitlines():
-                chunk += line + "\n"
-                if chunk.strip() and _complete(chunk):
-                    found.append(Step(chunk.rstrip("\n"), None))
-                    chunk = ""
-            assert not chunk.strip(), f"incomplete shell command in the README: {chunk!r}"
-    return found
-
-
-def is_server(command: str) -> bool:
-    words = command.split("#", 1)[0].split()
-    return words[:1] == ["e2b-local-api"] or (words[:4] == ["python3", "-m", "nox", "-s"] and words[4:5] == ["serve"])
-
-
-def _free_port() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return str(sock.getsockname()[1])
-
-
-def _environment() -> dict[str, str]:
-    """The user's environment: no E2B settings, and the test's own virtualenv off PATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("E2B_", "VIRTUAL_ENV", "NOX_"))}
-    ours = str(Path(sys.executable).parent)
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != ours)
-    env["NO_COLOR"] = "1"
-    return env
-
-
-def _user_python_has_nox() -> bool:
-    """`python3` as the README's first command leaves it: with nox and uv."""
-    found = subprocess.run(["python3", "-c", "import nox"], env=_environment(), capture_output=True)
-    return found.returncode == 0
-
-
-needs_nox = pytest.mark.skipif(
-    not _user_python_has_nox(), reason="python3 on PATH lacks nox: run the README's first command"
-)
-
-
-class Shell:
-    """One bash, fed one command at a time, like a terminal: state carries over."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.proc = subprocess.Popen(
-            ["bash", "--noprofile", "--norc"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=_environment(),
-            text=True,
-            start_new_session=True,
-        )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def run(self, command: str) -> tuple[int, list[str]]:
-        assert self.proc.stdin is not None
-        # `(exit $s)` gives the next command the status in $?, as a terminal would.
-        self.proc.stdin.write(f"{command}\n__s=$?; printf '\\n{MARKER} %d\\n' $__s; (exit $__s)\n")
-        self.proc.stdin.flush()
-        output: list[str] = []
-        while True:
-            line = self.lines.get(timeout=STEP_TIMEOUT)
-            if line is None:
-                raise AssertionError(f"bash ended during {command!r}: {output}")
-            if line.startswith(MARKER):
-                if output and output[-1] == "":
-                    output.pop()  # the newline printed before the marker
-                return int(line.split()[1]), output
-            output.append(line.rstrip("\n").rstrip())
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-
-
-@dataclass
-class Server:
-    proc: subprocess.Popen[bytes]
-    url: str
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + STEP_TIMEOUT
-        while True:
-            try:
-                if httpx.get(f"{self.url}/_local/health", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert self.proc.poll() is None, "the server command ended"
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        # The process group: nox runs e2b-local-api as its child.
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-
-def start_server(command: list[str], cwd: Path, port: str) -> Server:
-    proc = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=_environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    server = Server(proc, f"http://127.0.0.1:{port}")
-    try:
-        server.wait_ready()
-    except BaseException:
-        server.stop()
-        raise
-    return server
-
-
-def with_port(command: str, port: str) -> list[str]:
-    """The README's server command, on `port` instead of the default."""
-    words = command.split("#", 1)[0].split()
-    if words[0] == "e2b-local-api":
-        return [str(Path(sys.executable).parent / "e2b-local-api"), *words[1:], "--port", port]
-    return [*words, *([] if "--" in words else ["--"]), "--port", port]
-
-
-def expected_pattern(lines: list[str], known_ids: dict[str, str]) -> str:
-    """A regex for the output shown: timestamps match any, each shown sandbox id stands for one real id."""
-    groups: dict[str, str] = {}
-    parts: list[str] = []
-    for line in lines:
-        pattern = ""
-        position = 0
-        for match in re.finditer(f"{SANDBOX_ID.pattern}|{TIMESTAMP.pattern}", line.rstrip()):
-            pattern += re.escape(line[position : match.start()])
-            token = match.group()
-            if TIMESTAMP.fullmatch(token):
-                pattern += TIMESTAMP.pattern
-            elif token in known_ids:
-                pattern += re.escape(known_ids[token])
-            elif token in groups:
-                pattern += f"(?P={groups[token]})"
-            else:
-                groups[token] = f"id{len(groups)}"
-                pattern += f"(?P<{groups[token]}>{SANDBOX_ID.pattern})"
-            position = match.end()
-        parts.append(pattern + re.escape(line.rstrip()[position:]))
-    return "\n".join(parts)
-
-
-def learn_ids(lines: list[str], actual: str, known_ids: dict[str, str]) -> None:
-    pattern = expected_pattern(lines, known_ids)
-    match = re.fullmatch(pattern, actual)
-    assert match is not None
-    shown = [token for line in lines for token in SANDBOX_ID.findall(line) if token not in known_ids]
-    for token in dict.fromkeys(shown):
-        known_ids[token] = match.group(f"id{list(dict.fromkeys(shown)).index(token)}")
-
-
 def run_section(title: str, workdir: Path, port: str, servers: list[Server]) -> None:
     """Run a section's commands; the servers it starts go into `servers`, for the caller to stop."""
-    shell = Shell(workdir)
-    known_ids: dict[str, str] = {}
-    try:
-        for step in steps(section(title)):
-            command = step.command.replace(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{port}")
-            if is_server(command):
-                servers.append(start_server(with_port(command, port), workdir, port))
-                continue
-            status, output = shell.run(command)
-            if step.expected is None:
-                assert status == 0, f"{title}: `{command}` exited {status}:\n" + "\n".join(output)
-                continue
-            actual = "\n".join(output)
-            expected = [line.replace(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{port}") for line in step.expected]
-            pattern = expected_pattern(expected, known_ids)
-            assert re.fullmatch(pattern, actual), (
-                f"{title}: `{command}` printed\n{actual}\n--- the README shows ---\n" + "\n".join(step.expected)
-            )
-            learn_ids(expected, actual, known_ids)
-    finally:
-        shell.close()
+    run_blocks(section(title), f"README § {title}", workdir, port, servers)
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the repository, without built environments, as a fresh clone would be."""
-    copy = tmp_path_factory.mktemp("repo")
-    ignore = shutil.ignore_patterns(".nox", "__pycache__", "*.egg-info", ".venv", ".mypy_cache", ".ruff_cache")
-    for name in COPIED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=ignore)
-        else:
-            shutil.copy2(source, copy / name)
-    return copy
+    return copy_repository(tmp_path_factory.mktemp("repo"))
 
 
 @pytest.fixture
 def cli_server() -> Iterator[tuple[str, Server]]:
-    port = _free_port()
+    port = free_port()
     server = start_server(with_port("e2b-local-api --log-level warning", port), ROOT, port)
     try:
         yield port, server
@@ -311,7 +85,7 @@ def test_the_command_line_section(workdir: Path, cli_server: tuple[str, Server])
 
 @needs_nox
 def test_the_local_api_server_section(workdir: Path) -> None:
-    port = _free_port()
+    port = free_port()
     servers: list[Server] = []
     try:
         run_section("The local API server", workdir, port, servers)

@@ -10,6 +10,7 @@ from typing import Literal
 __all__ = ["SandboxInfo", "SandboxPauseResult", "SandboxState"]
 
 SandboxState = Literal["running", "paused"]
+"""A sandbox's state as the API reports it (`SandboxInfo.state`) and as `list(state=...)` filters it."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,169 @@
+"""The documentation site's sources hold together, and its shell sessions run as written.
+
+The site itself is built by `nox -s docs` (mkdocs --strict), not here. These
+tests check what a build would not, or what is cheaper to check without one:
+that mkdocs.yml names only pages that exist and every page is in its nav; that
+the references name a real click group and a real package; that every pointer
+to a README section names a section that exists; that the package READMEs
+link to pages that exist; and that the users' guide's command-line and
+local-server pages run as written, by the machinery that runs the README's
+(tests/command_blocks.py, its conventions: `sh` exits 0, `console` prints what
+is shown, a server command is started on a free port).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+
+from .command_blocks import (
+    ROOT,
+    Server,
+    copy_repository,
+    free_port,
+    is_server,
+    needs_nox,
+    run_blocks,
+    start_server,
+    steps,
+    with_port,
+)
+
+DOCS = ROOT / "docs"
+MKDOCS = ROOT / "mkdocs.yml"
+
+# The pages whose sessions run, as the README's command-line and local-server
+# sections do: a page that starts no server of its own talks to one the test starts.
+EXECUTED = ("users/cli.md", "users/local-server.md")
+# Pages that show commands without running them here, and why. A new page
+# with a `sh` or `console` block must be in one of the two lists.
+SHOWN_NOT_RUN = {
+    "index.md": "the two commands that start everything: the whole test suite, which runs this test",
+}
+
+# A pointer to the prose a page will take over, in one paragraph (titles may wrap):
+# "`README.md`, section “Title”" or "`README.md`, sections “One”, “Two” and “Three”".
+POINTER = re.compile(r"`((?:[\w.-]+/)*README\.md)`, sections?\s+((?:“[^”]+”(?:,\s+|\s+and\s+)?)+)")
+SECTION = re.compile(r"“([^”]+)”")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)")
+
+
+def nav_files(entries: object) -> Iterator[str]:
+    """Every page mkdocs.yml's nav names (a list of `page`, `Title: page` or `Title: [...]`)."""
+    if isinstance(entries, str):
+        yield entries
+    elif isinstance(entries, list):
+        for entry in entries:
+            yield from nav_files(entry)
+    elif isinstance(entries, dict):
+        for value in entries.values():
+            yield from nav_files(value)
+    else:
+        raise AssertionError(f"mkdocs.yml: unexpected nav entry {entries!r}")
+
+
+def config() -> dict[str, object]:
+    loaded = yaml.safe_load(MKDOCS.read_text(encoding="utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def pages() -> list[str]:
+    return sorted(path.relative_to(DOCS).as_posix() for path in DOCS.rglob("*.md"))
+
+
+def page_text(page: str) -> str:
+    return (DOCS / page).read_text(encoding="utf-8")
+
+
+def headings(markdown: Path) -> set[str]:
+    return set(re.findall(r"^## (.+)$", markdown.read_text(encoding="utf-8"), flags=re.M))
+
+
+def test_the_nav_names_only_pages_that_exist_and_every_page() -> None:
+    named = list(nav_files(config()["nav"]))
+    missing = [page for page in named if not (DOCS / page).is_file()]
+    assert missing == [], f"mkdocs.yml names pages that do not exist under docs/: {missing}"
+    assert len(named) == len(set(named)), "mkdocs.yml names a page twice"
+    assert sorted(named) == pages(), "a page under docs/ is missing from mkdocs.yml's nav"
+
+
+def test_the_site_downloads_nothing_at_build_time() -> None:
+    loaded = config()
+    theme = loaded["theme"]
+    assert isinstance(theme, dict) and theme.get("font") is False, "theme.font must be false: no Google fonts"
+    plugins = loaded["plugins"]
+    assert isinstance(plugins, list)
+    names = {next(iter(p)) if isinstance(p, dict) else p for p in plugins}
+    assert not names & {"social", "privacy", "material/social", "material/privacy"}, names
+
+
+def test_the_references_name_real_objects() -> None:
+    cli_page = page_text("reference/cli.md")
+    module = re.search(r"^    :module: (\S+)$", cli_page, flags=re.M)
+    command = re.search(r"^    :command: (\S+)$", cli_page, flags=re.M)
+    assert module and command, "reference/cli.md: a `::: mkdocs-click` block with :module: and :command:"
+    group = getattr(importlib.import_module(module.group(1)), command.group(1))
+    assert isinstance(group, click.Group) and "sandbox" in group.commands
+
+    identifiers = re.findall(r"^::: (\S+)$", page_text("reference/api.md"), flags=re.M)
+    assert identifiers == ["e2b"]
+    for identifier in identifiers:
+        assert importlib.import_module(identifier).__all__
+
+
+def test_every_readme_section_pointed_to_exists() -> None:
+    pointed = 0
+    for page in pages():
+        for source, sections in POINTER.findall(page_text(page)):
+            titles = headings(ROOT / source)
+            for title in (" ".join(found.split()) for found in SECTION.findall(sections)):
+                pointed += 1
+                assert title in titles, f"docs/{page} points to {source} section “{title}”, which has no `## {title}`"
+    # The pattern still matches the pages' wording (once the prose has moved, this test goes with the pointers).
+    assert pointed, "no “section” pointer found in docs/: has their wording changed?"
+
+
+def test_the_package_readmes_link_to_the_guide() -> None:
+    for readme in sorted(ROOT.glob("packages/*/README.md")):
+        targets = [(readme.parent / link).resolve() for link in LINK.findall(readme.read_text(encoding="utf-8"))]
+        guide = [target for target in targets if target.is_relative_to(DOCS)]
+        assert guide, f"{readme.relative_to(ROOT)} has no link to a page under docs/"
+        for target in guide:
+            assert target.is_file(), f"{readme.relative_to(ROOT)} links to {target.relative_to(ROOT)}, which is missing"
+
+
+def test_every_page_with_commands_is_run_or_says_why_not() -> None:
+    with_commands = {page for page in pages() if steps(page_text(page))}
+    assert set(EXECUTED) <= with_commands, "an executed page shows no commands"
+    unclassified = with_commands - set(EXECUTED) - set(SHOWN_NOT_RUN)
+    assert unclassified == set(), (
+        f"pages with sh/console blocks neither run nor listed in SHOWN_NOT_RUN: {unclassified}"
+    )
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_repository(tmp_path_factory.mktemp("repo"))
+
+
+@needs_nox
+@pytest.mark.parametrize("page", EXECUTED)
+def test_the_page_runs_as_written(page: str, workdir: Path) -> None:
+    text = page_text(page)
+    port = free_port()
+    servers: list[Server] = []
+    try:
+        if not any(is_server(step.command) for step in steps(text)):
+            servers.append(start_server(with_port("e2b-local-api --log-level warning", port), ROOT, port))
+        run_blocks(text, f"docs/{page}", workdir, port, servers)
+        assert len(servers) == 1
+    finally:
+        for server in servers:
+            server.stop()
