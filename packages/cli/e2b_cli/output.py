@@ -18,9 +18,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from typing import IO, Any
-
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -33,12 +31,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "console",
-    "say",
     "info_dict",
     "print_error",
     "print_json",
     "sandbox_detail",
     "sandbox_table",
+    "say",
 ]
 
 # Off a terminal: wide enough that no line of ours is ever wrapped.

@@ -13,8 +13,8 @@ from e2b import SandboxInfo, SandboxState
 from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE
 
 from e2b_cli import output
-from e2b_cli.printable import printable
 from e2b_cli.errors import not_found
+from e2b_cli.printable import printable
 from e2b_cli.settings import CliState, connection_options, json_option, sandbox_ids
 
 __all__ = ["sandbox"]

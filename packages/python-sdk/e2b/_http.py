@@ -78,19 +78,15 @@ def _timeout(config: ConnectionConfig) -> httpx.Timeout:
     return httpx.Timeout(config.request_timeout)
 
 
-def _pyqwest_options(config: ConnectionConfig) -> dict[str, float | None]:
-    # No `read_timeout`: pyqwest's is an idle timeout on every read, the wait
-    # for the answer included; the operation timeout (the time left) bounds it.
-    return {"connect_timeout": config.request_timeout}
-
-
 def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
     # A module global is looked up per call, so a test's replacement takes effect.
     inner, sleep = config.transport, retry_sleep
     if inner is None:
         from e2b._transport import _factory  # pyqwest is imported on the first call
 
-        return _factory.default_transport(sleep=sleep, **_pyqwest_options(config))
+        # No pyqwest `read_timeout`: it is an idle timeout on every read, the
+        # wait for the answer included; the time left bounds each exchange.
+        return _factory.default_transport(sleep=sleep, connect_timeout=config.request_timeout)
     if not isinstance(inner, httpx.BaseTransport):
         raise TypeError("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
     return RetryableTransport(_Borrowed(inner), sleep=sleep)
@@ -101,7 +97,7 @@ def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
     if inner is None:
         from e2b._transport import _factory
 
-        return _factory.default_async_transport(sleep=sleep, **_pyqwest_options(config))
+        return _factory.default_async_transport(sleep=sleep, connect_timeout=config.request_timeout)
     if not isinstance(inner, httpx.AsyncBaseTransport):
         raise TypeError("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
     return AsyncRetryableTransport(_AsyncBorrowed(inner), sleep=sleep)
