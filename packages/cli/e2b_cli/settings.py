@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
 
 import click
 from e2b import ApiParams, ConnectionConfig
@@ -93,6 +92,8 @@ def check_api_url(url: str) -> None:
 
     `notaurl` or `ftp://x` are a value to fix, not a network failure to retry.
     """
+    from urllib.parse import urlsplit  # httpx imports it anyway, but not `e2b --help`
+
     try:
         parts = urlsplit(url)
         valid = parts.scheme in ("http", "https") and bool(parts.hostname)
