@@ -13,8 +13,8 @@ Prints:
     peek's own budget, 1 s, which counts towards the backoff, not the
     request's deadline); and `Sandbox.pause` with `request_timeout=2`
     against a body that always stalls (target: 2 s);
-  * start-up: `import httpx`, `import e2b`, `from e2b import Sandbox` and the
-    CLI's `e2b --version`, each a fresh interpreter, interleaved, medians;
+  * start-up: `import httpx`, `import e2b` and `from e2b import Sandbox`,
+    each a fresh interpreter, interleaved, medians (the CLI's: `nox -s bench-cli`);
     `--python LABEL=PATH` adds another environment's interpreter (the
     released `e2b` in a throwaway venv, say) to the same rounds.
 
@@ -317,16 +317,12 @@ def bench_stalls(server: Server) -> None:
 def bench_imports(runs: int, pythons: dict[str, str]) -> None:
     """Fresh-interpreter start-up, every variant once per round, rounds interleaved."""
     here = str(Path(sys.executable))
-    cli = Path(sys.executable).with_name("e2b")
     variants: dict[str, list[str]] = {}
     for label, python in {"this env": here, **pythons}.items():
         variants[f"{label}: python -c pass"] = [python, "-c", "pass"]
         variants[f"{label}: import httpx"] = [python, "-c", "import httpx"]
         variants[f"{label}: import e2b"] = [python, "-c", "import e2b"]
         variants[f"{label}: from e2b import Sandbox"] = [python, "-c", "from e2b import Sandbox"]
-    variants["this env: e2b --version (CLI)"] = (
-        [str(cli), "--version"] if cli.exists() else [here, "-m", "e2b_cli", "--version"]
-    )
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for i in range(runs):
         order = list(variants.items())
