@@ -199,3 +199,10 @@ def bench_transport(session: nox.Session) -> None:
     """Benchmark: the retrying transport (refusal latency, overhead on 200s, peek memory, a stalled 503), start-up."""
     _install_dev(session)
     session.run("python", "packages/python-sdk/benchmarks/bench_transport.py", *session.posargs)
+
+
+@nox.session(name="bench-cli", default=False)
+def bench_cli(session: nox.Session) -> None:
+    """Benchmark: `e2b --version`/`--help` against `import click`, `e2b sandbox list` against `import httpx`."""
+    _install_dev(session)
+    session.run("python", "packages/cli/benchmarks/bench_cli.py", *session.posargs)

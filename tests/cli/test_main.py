@@ -97,3 +97,22 @@ def test_usage_errors_without_json_keep_click_s_form(capsys: pytest.CaptureFixtu
     assert main(["sandbox", "list", "--limit", "0", "--", "--json"]) == ExitStatus.USAGE
     out, err = capsys.readouterr()
     assert out == "" and "Usage: e2b sandbox list" in err
+
+
+HEAVY = "httpx, rich, pyqwest, attrs, the generated client or the sandbox classes"
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["sandbox", "--help"], ["sandbox", "pause", "--help"]])
+def test_help_and_version_leave_the_http_stack_and_rich_unloaded(args: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from e2b_cli.main import main\n"
+        f"status = main({args!r})\n"
+        "loaded = sorted({m for m in sys.modules if m.split('.')[0] in ('httpx', 'rich', 'pyqwest', 'attr')}\n"
+        "    | {m for m in sys.modules if m.startswith(('e2b.api.client', 'e2b.api.sandbox_'))})\n"
+        "print('LOADED', status, ' '.join(loaded), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith("LOADED 0"), proc.stderr
+    assert last.split()[2:] == [], f"{args} loaded {last.split()[2:]}; none of {HEAVY} may be"

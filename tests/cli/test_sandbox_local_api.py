@@ -9,6 +9,7 @@ successful pause with the older 204. Skipped, with the reason, when the
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -293,3 +294,28 @@ def test_busy_api_retries_announced_unless_quiet(api: LocalApi) -> None:
         assert len(lines) == announced, proc.stderr
         assert all(line.startswith("busy (503), retrying in ") for line in lines)
         assert sid in proc.stdout
+
+
+SLOW_TIMEOUT = 2.0
+
+
+@pytest.mark.parametrize("share", [0.6, 0.9])
+def test_slow_healthy_pause_within_the_request_timeout_succeeds(api: LocalApi, share: float) -> None:
+    sid = api.create()
+    api.settings(pause_seconds=SLOW_TIMEOUT * share)
+    proc = api.e2b("sandbox", "pause", sid, "--request-timeout", f"{SLOW_TIMEOUT:g}")
+    assert proc.returncode == ExitStatus.OK, proc.stderr
+    assert proc.stdout == f"Paused sandbox {sid}.\n"
+    assert api.record(sid)["state"] == "paused"
+
+
+def test_pause_longer_than_the_request_timeout_gives_up_at_it_and_says_so(api: LocalApi) -> None:
+    sid = api.create()
+    api.settings(pause_seconds=SLOW_TIMEOUT * 1.5)
+    proc = api.e2b("sandbox", "pause", sid, "--request-timeout", f"{SLOW_TIMEOUT:g}")
+    assert_one_line_failure(proc, ExitStatus.NO_ANSWER, lines=2)
+    match = re.search(r"gave up after (\d+\.\d) s", proc.stderr)
+    assert match is not None, proc.stderr
+    # The time it really waited and the timeout it really used: the whole of it, not half.
+    assert SLOW_TIMEOUT * 0.95 <= float(match.group(1)) < SLOW_TIMEOUT * 1.3
+    assert f"(now {SLOW_TIMEOUT:g} s;" in proc.stderr

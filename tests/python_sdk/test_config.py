@@ -48,12 +48,6 @@ def test_zero_timeout_means_no_limit() -> None:
     assert ConnectionConfig(request_timeout=5).request_timeout == 5
 
 
-def test_one_read_gets_half_the_request_timeout() -> None:
-    assert ConnectionConfig().read_timeout == 15.0
-    assert ConnectionConfig(request_timeout=5).read_timeout == 2.5
-    assert ConnectionConfig(request_timeout=0).read_timeout is None
-
-
 def test_merged_overrides_only_what_is_given() -> None:
     base = ConnectionConfig(api_key="k", domain="d.test", headers={"A": "1"}, request_timeout=0)
     merged = base.merged(request_timeout=3, api_key=None)

@@ -11,12 +11,12 @@ is given. Each failure has one wording, whichever command met it.
 from __future__ import annotations
 
 import enum
+import sys
 import textwrap
 from collections.abc import Sequence
 from typing import IO, Any, ClassVar
 
 import click
-import httpx
 from e2b import (
     AuthenticationException,
     InvalidArgumentException,
@@ -211,11 +211,13 @@ def to_cli_error(
         return _api_error(error, error.message, "It was retried already: try again in a minute.")
     if isinstance(error, InvalidArgumentException):
         return _api_error(error, f"the API refused the request as invalid: {error.message}", "Check the arguments.")
-    if isinstance(error, TimeoutException | httpx.TimeoutException):
+    # httpx is what the SDK runs on; when no command loaded it, no error can be one of its.
+    httpx = sys.modules.get("httpx")
+    if isinstance(error, TimeoutException) or (httpx is not None and isinstance(error, httpx.TimeoutException)):
         return _timeout_error(api_url, request_timeout, elapsed)
     if isinstance(error, SandboxException):
         return _api_error(error, error.message)
-    if isinstance(error, httpx.TransportError):
+    if httpx is not None and isinstance(error, httpx.TransportError):
         # The HTTP stack nests its causes ("error sending request for url (...): client
         # error (Connect): tcp connect error: Connection refused"): the last one says it.
         reason = str(error).rsplit(": ", 1)[-1] or type(error).__name__

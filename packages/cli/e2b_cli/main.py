@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,6 +59,8 @@ class E2BGroup(click.Group):
         except Exception as error:
             state = ctx.find_object(CliState) or CliState()
             if state.debug and not isinstance(error, CliError):
+                import traceback  # only --debug shows one
+
                 traceback.print_exc()
             config = state.config()
             converted = to_cli_error(

@@ -2,25 +2,32 @@
 
 Colour only goes to a terminal, and never when `NO_COLOR` is set (any
 non-empty value, https://no-color.org): then no ANSI escape is written at
-all. Off a terminal nothing wraps, so that scripts get whole lines.
+all. Off a terminal nothing wraps, so that scripts get whole lines. Every
+value from the API goes through `e2b_cli.printable` first.
+
+rich is imported when something is printed with it, not with this module:
+`e2b --help` and `e2b --version` never load it.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
-from e2b import SandboxInfo
-from rich import box
-from rich.console import Console, JustifyMethod
-from rich.table import Table
-from rich.text import Text
+
+from e2b_cli.printable import printable
+
+if TYPE_CHECKING:
+    from e2b import SandboxInfo
+    from rich.console import Console
+    from rich.text import Text
 
 __all__ = [
     "console",
@@ -29,6 +36,7 @@ __all__ = [
     "print_json",
     "sandbox_detail",
     "sandbox_table",
+    "say",
 ]
 
 # Off a terminal: wide enough that no line of ours is ever wrapped.
@@ -39,18 +47,24 @@ def color_disabled() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        # rich would exit with status 1 here; the CLI's top-level handler decides (141, quietly).
-        self.quiet = True
-        raise BrokenPipeError
+@functools.cache
+def _console_class() -> type[Console]:
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit with status 1 here; the CLI's top-level handler decides (141, quietly).
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console
 
 
 def console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
     """A console over the current stdout (or stderr), as CliRunner swaps them in tests."""
     target = file or (sys.stderr if stderr else sys.stdout)
     # color_system=None writes no escape at all, styles (bold) included.
-    con = _Console(
+    con = _console_class()(
         file=target,
         color_system=None if color_disabled() else "auto",
         highlight=False,
@@ -63,18 +77,22 @@ def console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
 
 
 def print_error(message: str, hint: str | None, *, verbatim: bool, file: IO[Any] | None = None) -> None:
+    from rich.text import Text
+
     con = console(stderr=True, file=file)
     if verbatim:
-        con.print(Text(message), soft_wrap=True)
+        con.print(Text(printable(message)), soft_wrap=True)
         return
-    con.print(Text.assemble(("Error: ", "bold red"), message), soft_wrap=True)
+    con.print(Text.assemble(("Error: ", "bold red"), printable(message)), soft_wrap=True)
     if hint:
-        con.print(Text(hint, style="yellow"), soft_wrap=True)
+        con.print(Text(printable(hint), style="yellow"), soft_wrap=True)
 
 
 def say(message: str, style: str | None = None) -> None:
-    """One line of human output on stdout."""
-    console().print(Text(message, style=style or ""), soft_wrap=True)
+    """One line of human output on stdout; `message` may carry API values."""
+    from rich.text import Text
+
+    console().print(Text(printable(message), style=style or ""), soft_wrap=True)
 
 
 def print_json(value: object, file: IO[Any] | None = None) -> None:
@@ -102,23 +120,29 @@ def info_dict(info: SandboxInfo) -> dict[str, Any]:
 
 
 def _state(state: str) -> Text:
-    return Text(state, style="green" if state == "running" else "yellow")
+    from rich.text import Text
+
+    return Text(printable(state), style="green" if state == "running" else "yellow")
 
 
 def _metadata(metadata: Mapping[str, str]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in metadata.items())
+    return ", ".join(f"{printable(k)}={printable(v)}" for k, v in metadata.items())
 
 
 def sandbox_table(sandboxes: Sequence[SandboxInfo]) -> None:
+    from rich import box
+    from rich.console import JustifyMethod
+    from rich.table import Table
+
     table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False)
     for name in ("SANDBOX ID", "TEMPLATE", "ALIAS", "STATE", "STARTED", "ENDS", "CPU", "MEMORY MB", "METADATA"):
         justify: JustifyMethod = "right" if name in ("CPU", "MEMORY MB") else "left"
         table.add_column(name, justify=justify, no_wrap=name == "SANDBOX ID")
     for s in sandboxes:
         table.add_row(
-            s.sandbox_id,
-            s.template_id,
-            s.alias or "",
+            printable(s.sandbox_id),
+            printable(s.template_id),
+            printable(s.alias or ""),
             _state(s.state),
             _when(s.started_at),
             _when(s.end_at),
@@ -130,19 +154,21 @@ def sandbox_table(sandboxes: Sequence[SandboxInfo]) -> None:
 
 
 def sandbox_detail(info: SandboxInfo) -> None:
+    from rich.table import Table
+
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
     rows: list[tuple[str, str | Text]] = [
-        ("Sandbox ID", info.sandbox_id),
-        ("Template", info.template_id),
-        ("Alias", info.alias or "-"),
+        ("Sandbox ID", printable(info.sandbox_id)),
+        ("Template", printable(info.template_id)),
+        ("Alias", printable(info.alias or "-")),
         ("State", _state(info.state)),
         ("Started", _when(info.started_at)),
         ("Ends", _when(info.end_at)),
         ("CPUs", str(info.cpu_count)),
         ("Memory", f"{info.memory_mb} MB"),
-        ("envd", info.envd_version or "-"),
+        ("envd", printable(info.envd_version or "-")),
         ("Metadata", _metadata(info.metadata) or "-"),
     ]
     for name, value in rows:

@@ -7,8 +7,6 @@ line on stderr for the length of one command, unless `--quiet`.
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 __all__ = ["RETRY_LOGGER", "announce_retries", "quiet_option"]
@@ -16,16 +14,17 @@ __all__ = ["RETRY_LOGGER", "announce_retries", "quiet_option"]
 RETRY_LOGGER = "e2b.retries"
 
 
-class _StderrLine(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            click.echo(self.format(record), err=True)
-        except (OSError, ValueError):
-            pass  # a closed stderr must not fail the command it only narrates
-
-
 def announce_retries(ctx: click.Context) -> None:
     """Print every SDK retry on stderr until `ctx` closes."""
+    import logging  # here, not at import: `e2b --help` does not need it
+
+    class _StderrLine(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                click.echo(self.format(record), err=True)
+            except (OSError, ValueError):
+                pass  # a closed stderr must not fail the command it only narrates
+
     logger = logging.getLogger(RETRY_LOGGER)
     handler = _StderrLine(logging.INFO)
     previous = logger.level

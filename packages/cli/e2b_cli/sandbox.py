@@ -6,14 +6,15 @@ handler in `e2b_cli.main`, which decides the message and the exit status.
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import click
-from e2b import Sandbox, SandboxInfo, SandboxState
+from e2b import SandboxInfo, SandboxState
 from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE
 
 from e2b_cli import output
 from e2b_cli.errors import not_found
+from e2b_cli.printable import printable
 from e2b_cli.settings import CliState, connection_options, json_option, sandbox_ids
 
 __all__ = ["sandbox"]
@@ -21,7 +22,23 @@ __all__ = ["sandbox"]
 # The API's page size is 1-100; --limit above that takes several pages.
 MAX_PAGE_SIZE = 100
 
+if TYPE_CHECKING:
+    from e2b import Sandbox
+
 pass_state = click.make_pass_decorator(CliState, ensure=True)
+
+
+def _sandbox(state: CliState) -> type[Sandbox]:
+    """`e2b.Sandbox` for the API call about to be made.
+
+    Loaded (with httpx and the API client) only by a command that calls the
+    API; the call's clock starts after the import, so that a timeout is
+    reported with the time the call waited.
+    """
+    from e2b import Sandbox
+
+    state.start_call()
+    return Sandbox
 
 
 @click.group()
@@ -60,12 +77,12 @@ def create(state: CliState, template: str, timeout: int, as_json: bool) -> None:
       e2b sandbox create base --timeout 600
       ID=$(e2b sandbox create) && e2b sandbox pause "$ID"
     """
-    created = Sandbox.create(template, timeout, **state.api_params())
+    created = _sandbox(state).create(template, timeout, **state.api_params())
     if as_json:
         data = {"sandbox_id": created.sandbox_id, "template_id": created.template_id}
         output.print_json({**data, "envd_version": created.envd_version})
     else:
-        click.echo(created.sandbox_id)
+        click.echo(printable(created.sandbox_id))
 
 
 @sandbox.command("list")
@@ -92,9 +109,10 @@ def list_sandboxes(state: CliState, states: tuple[str, ...], limit: int | None, 
     params = state.api_params()
     page_size = min(limit, MAX_PAGE_SIZE) if limit else None
     # click.Choice has already limited the values to the SDK's SandboxState.
-    paginator = Sandbox.list(state=cast(list[SandboxState], list(states)) or None, limit=page_size, **params)
+    paginator = _sandbox(state).list(state=cast(list[SandboxState], list(states)) or None, limit=page_size, **params)
     found: list[SandboxInfo] = []
     while paginator.has_next and (limit is None or len(found) < limit):
+        state.start_call()  # one call per page
         found.extend(paginator.next_items())
     if limit is not None:
         found = found[:limit]
@@ -119,7 +137,7 @@ def info(state: CliState, sandbox_id: str, as_json: bool) -> None:
       e2b sandbox info sbx_123
       e2b sandbox info sbx_123 --json | jq -r .state
     """
-    result = Sandbox.get_info(sandbox_id, **state.api_params())
+    result = _sandbox(state).get_info(sandbox_id, **state.api_params())
     if as_json:
         output.print_json(output.info_dict(result))
     else:
@@ -143,7 +161,7 @@ def kill(state: CliState, ids: tuple[str, ...]) -> None:
     params = state.api_params()
     missing: list[str] = []
     for sandbox_id in ids:
-        if Sandbox.kill(sandbox_id, **params):
+        if _sandbox(state).kill(sandbox_id, **params):
             output.say(f"Killed sandbox {sandbox_id}.")
         else:
             missing.append(sandbox_id)
@@ -180,7 +198,7 @@ def connect(state: CliState, sandbox_id: str, on_resume: Literal["memory", "rebo
       e2b sandbox connect sbx_123
       e2b sandbox connect sbx_123 --on-resume reboot
     """
-    Sandbox.connect(sandbox_id, timeout, on_resume=on_resume, **state.api_params())
+    _sandbox(state).connect(sandbox_id, timeout, on_resume=on_resume, **state.api_params())
     how = " (cold-booted from its snapshot's disk state if it was paused)" if on_resume == "reboot" else ""
     output.say(f"Sandbox {sandbox_id} is running{how}.")
 
@@ -197,7 +215,7 @@ def set_timeout(state: CliState, sandbox_id: str, seconds: int) -> None:
     Examples:
       e2b sandbox timeout sbx_123 3600
     """
-    Sandbox.set_timeout(sandbox_id, seconds, **state.api_params())
+    _sandbox(state).set_timeout(sandbox_id, seconds, **state.api_params())
     output.say(f"Sandbox {sandbox_id} now expires in {seconds} seconds.")
 
 
@@ -230,7 +248,7 @@ def pause(state: CliState, sandbox_id: str, force: bool, as_json: bool) -> None:
       e2b sandbox pause sbx_123 || echo "refused: still running"
     """
     # Without --force nothing is sent and the API applies its default.
-    result = Sandbox.pause(sandbox_id, force=True if force else None, **state.api_params())
+    result = _sandbox(state).pause(sandbox_id, force=True if force else None, **state.api_params())
     if as_json:
         output.print_json({"sandbox_id": sandbox_id, "paused": result.paused, "forced": result.forced})
         return

@@ -13,15 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import httpx
 from e2b import ApiParams, ConnectionConfig
 from e2b._config import DEFAULT_REQUEST_TIMEOUT
 
 from e2b_cli.errors import CliUsageError, missing_api_key
+
+if TYPE_CHECKING:  # httpx costs most of a command's start-up; the SDK loads it when a call is made
+    import httpx
 
 __all__ = ["CliState", "check_api_url", "connection_options", "json_option", "sandbox_ids"]
 
@@ -43,10 +44,15 @@ class CliState:
     debug: bool = False
     transport: httpx.BaseTransport | None = None
     # What the top-level handler needs to word a failure: the output format,
-    # the ids the command was given, and when the command started.
+    # the ids the command was given, and when its latest API call started
+    # (the command's start until it makes one).
     as_json: bool = False
     sandbox_ids: tuple[str, ...] = ()
     started: float = field(default_factory=time.monotonic)
+
+    def start_call(self) -> None:
+        """An API call starts now: a timeout is reported with the time since."""
+        self.started = time.monotonic()
 
     def params(self) -> ApiParams:
         """The SDK's connection options; unset ones are left to its environment defaults."""
@@ -86,6 +92,8 @@ def check_api_url(url: str) -> None:
 
     `notaurl` or `ftp://x` are a value to fix, not a network failure to retry.
     """
+    from urllib.parse import urlsplit  # httpx imports it anyway, but not `e2b --help`
+
     try:
         parts = urlsplit(url)
         valid = parts.scheme in ("http", "https") and bool(parts.hostname)

@@ -17,10 +17,6 @@ DEFAULT_REQUEST_TIMEOUT = 30.0
 # What `Sandbox.create()` (and `e2b sandbox create`) starts when not told otherwise.
 DEFAULT_TEMPLATE = "base"
 DEFAULT_SANDBOX_TIMEOUT = 300
-# A read that waits longer than this share of the request timeout (for the
-# answer to begin, or for the next bytes of its body) ends the attempt, so a
-# stalled answer leaves the rest of the budget for a retry.
-READ_TIMEOUT_SHARE = 0.5
 DEBUG_API_URL = "http://localhost:3000"
 
 
@@ -32,8 +28,8 @@ class ApiParams(TypedDict, total=False):
     - `api_url`: defaults to `E2B_API_URL`, then `https://api.{domain}`
       (`http://localhost:3000` in debug mode).
     - `request_timeout`: seconds for one call including the SDK's retries;
-      defaults to 30, 0 means no limit. A single read waits at most half of
-      it, so a stalled answer leaves time for a retry.
+      defaults to 30, 0 means no limit. The wait for the answer may use all
+      of it: a healthy pause of a large sandbox takes tens of seconds.
     - `debug`: defaults to `E2B_DEBUG`; talks to a local API.
     - `headers`: extra headers sent with every request.
     - `transport`: the httpx transport requests go through (for tests and
@@ -66,11 +62,6 @@ class ConnectionConfig:
         self.request_timeout: float | None = self._timeout(timeout)
         self.headers: dict[str, str] = dict(opts.get("headers") or {})
         self.transport = opts.get("transport")
-
-    @property
-    def read_timeout(self) -> float | None:
-        """How long one read may wait for the next bytes; None when unlimited."""
-        return None if self.request_timeout is None else self.request_timeout * READ_TIMEOUT_SHARE
 
     def _derived_api_url(self) -> str:
         return DEBUG_API_URL if self.debug else f"https://api.{self.domain}"

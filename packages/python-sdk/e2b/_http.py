@@ -16,7 +16,6 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import TypedDict
 
 import httpx
 
@@ -68,22 +67,15 @@ class _AsyncBorrowed(httpx.AsyncBaseTransport):
 
 
 def _timeout(config: ConnectionConfig) -> httpx.Timeout:
-    """The whole call's budget in every phase but read, which is per read.
+    """The whole call's budget, in every phase.
 
     The retrying transport takes the longest phase as the deadline for the
-    call, retries included (e2b._transport._policy.overall_timeout).
+    call, retries included (e2b._transport._policy.overall_timeout). No
+    shorter read timeout: the answer to a healthy call (a pause of a large
+    sandbox) may take most of the budget to begin, and only the peek at a
+    503 body has a budget of its own, which the transport enforces.
     """
-    return httpx.Timeout(config.request_timeout, read=config.read_timeout)
-
-
-class _PyqwestOptions(TypedDict):
-    read_timeout: float | None
-    connect_timeout: float | None
-
-
-def _pyqwest_options(config: ConnectionConfig) -> _PyqwestOptions:
-    # pyqwest fixes its per-read idle timeout per transport; each client here gets its own.
-    return {"read_timeout": config.read_timeout, "connect_timeout": config.request_timeout}
+    return httpx.Timeout(config.request_timeout)
 
 
 def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
@@ -92,7 +84,9 @@ def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
     if inner is None:
         from e2b._transport import _factory  # pyqwest is imported on the first call
 
-        return _factory.default_transport(sleep=sleep, **_pyqwest_options(config))
+        # No pyqwest `read_timeout`: it is an idle timeout on every read, the
+        # wait for the answer included; the time left bounds each exchange.
+        return _factory.default_transport(sleep=sleep, connect_timeout=config.request_timeout)
     if not isinstance(inner, httpx.BaseTransport):
         raise TypeError("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
     return RetryableTransport(_Borrowed(inner), sleep=sleep)
@@ -103,7 +97,7 @@ def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
     if inner is None:
         from e2b._transport import _factory
 
-        return _factory.default_async_transport(sleep=sleep, **_pyqwest_options(config))
+        return _factory.default_async_transport(sleep=sleep, connect_timeout=config.request_timeout)
     if not isinstance(inner, httpx.AsyncBaseTransport):
         raise TypeError("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
     return AsyncRetryableTransport(_AsyncBorrowed(inner), sleep=sleep)

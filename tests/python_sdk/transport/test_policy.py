@@ -132,6 +132,23 @@ def test_read_bound(read: float | None, now: float, deadline: float | None, expe
 
 
 @pytest.mark.parametrize(
+    ("read", "now", "deadline", "budget_end", "expected"),
+    [
+        (None, 0.0, None, 1.0, (1.0, True)),  # no read timeout, no deadline: the budget alone
+        (None, 0.0, 30.0, 1.0, (1.0, True)),  # the SDK's case: the budget, not the 30 s deadline
+        (5.0, 0.0, 30.0, 1.0, (1.0, True)),  # a read timeout longer than the budget
+        (0.3, 0.0, 30.0, 1.0, (0.3, False)),  # a shorter read timeout ends the wait first: a timeout
+        (None, 0.0, 0.5, 1.0, (0.5, False)),  # the deadline comes first: a timeout
+        (None, 2.0, None, 1.0, (0.0, True)),  # past the budget: no wait
+    ],
+)
+def test_peek_read_bound(
+    read: float | None, now: float, deadline: float | None, budget_end: float, expected: tuple[float, bool]
+) -> None:
+    assert p.peek_read_bound(read, now, deadline, budget_end) == expected
+
+
+@pytest.mark.parametrize(
     ("delay", "now", "deadline", "expected"),
     [(0.1, 0.0, None, 1.0), (3.0, 0.0, None, 3.0), (3.0, 0.0, 2.0, 2.0), (0.1, 5.0, 5.5, 0.5), (1.0, 9.0, 8.0, 0.0)],
 )

@@ -197,6 +197,37 @@ async def test_broken_503_body_ends_by_the_deadline(server: TestServer, client: 
     assert elapsed < 0.5 + SLACK
 
 
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_stalled_peek_costs_its_budget_without_any_read_timeout(server: TestServer, kind: str) -> None:
+    """The SDK's configuration: no read timeout shorter than the deadline, on any stack."""
+    budget = 0.3
+    policy = RetryPolicy(retries=0, min_peek_budget=budget)
+    transport: RetryableTransport | AsyncRetryableTransport
+    if kind == "sync-pyqwest":
+        transport = default_transport(policy=policy)
+    elif kind == "async-pyqwest":
+        transport = default_async_transport(policy=policy)
+    elif kind == "sync-httpx":
+        transport = RetryableTransport(httpx.HTTPTransport(), policy)
+    else:
+        transport = AsyncRetryableTransport(httpx.AsyncHTTPTransport(), policy)
+    request = httpx.Request("GET", server.url + "/stall?stall=3", extensions={"timeout": httpx.Timeout(5.0).as_dict()})
+    started = time.monotonic()
+    if isinstance(transport, AsyncRetryableTransport):
+        response = await transport.handle_async_request(request)
+        elapsed = time.monotonic() - started
+        await response.aclose()
+        await transport.aclose()
+    else:
+        response = transport.handle_request(request)
+        elapsed = time.monotonic() - started
+        response.close()
+        transport.close()
+    # Handed on after the peek's budget (the body stays unread), not after the 5 s deadline.
+    assert response.status_code == 503
+    assert budget * 0.9 <= elapsed < budget + SLACK
+
+
 @pytest.mark.parametrize("kind", ["sync-pyqwest", "async-pyqwest"])
 async def test_pyqwest_ends_a_body_it_hands_on_by_the_total_not_read_plus_write(server: TestServer, kind: str) -> None:
     c = make_client(kind)

@@ -12,6 +12,7 @@ import httpx
 
 from e2b._transport._policy import (
     Action,
+    BudgetSpent,
     Clock,
     PeekState,
     Random,
@@ -68,20 +69,25 @@ class _Inner:
             self._iterator = stream.__aiter__()
         return self._iterator
 
-    async def read(self, ctx: RequestContext) -> bytes:
-        """One chunk, bounded by the read timeout and the deadline.
+    async def read(self, ctx: RequestContext, budget_end: float | None = None) -> bytes:
+        """One chunk, bounded by the read timeout and the deadline, and by a peek's `budget_end`.
 
-        Raises StopAsyncIteration at the end of the body.
+        Raises StopAsyncIteration at the end of the body, `BudgetSpent` when
+        the budget ends the wait.
         """
-        bound = ctx.read_bound()
-        if bound is not None and bound <= 0:
+        by_budget = False
+        if budget_end is None:
+            bound = ctx.read_bound()
+        else:
+            bound, by_budget = ctx.peek_read_bound(budget_end)
+        if bound is not None and bound <= 0 and not by_budget:
             raise ctx.read_timeout_error()
         if self._pending is None:
             self._pending = asyncio.ensure_future(_step(self._iter()))
         done, _ = await asyncio.wait({self._pending}, timeout=bound)
         if not done:
-            # The read stays pending; closing cancels it.
-            raise ctx.read_timeout_error()
+            # The read stays pending: a partial replay picks it up, closing cancels it.
+            raise BudgetSpent() if by_budget else ctx.read_timeout_error()
         task, self._pending = self._pending, None
         chunk = task.result()
         if chunk is _EOF:
@@ -158,9 +164,11 @@ async def _peek(inner: _Inner, state: PeekState, ctx: RequestContext) -> None:
     try:
         while state.wants_more(ctx.clock()):
             try:
-                chunk = await inner.read(ctx)
+                chunk = await inner.read(ctx, state.budget_end)
             except StopAsyncIteration:
                 state.eof()
+            except BudgetSpent:
+                state.out_of_budget()
             except Exception as error:  # any failed read decides "not a refusal"
                 state.fail(error)
             else:

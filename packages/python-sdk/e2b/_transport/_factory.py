@@ -77,9 +77,12 @@ def default_transport(
     """A retrying transport over a fresh ``pyqwest.SyncHTTPTransport``.
 
     ``pyqwest_options`` go to ``SyncHTTPTransport``; redirects are left to
-    httpx unless ``follow_redirects`` says otherwise. pyqwest cannot change
-    its per-read idle timeout per request: pass ``read_timeout`` here, or a
-    blocking read of a stalled body waits until the request's total timeout.
+    httpx unless ``follow_redirects`` says otherwise. pyqwest's
+    ``read_timeout`` is an idle timeout on every read, the wait for the
+    answer included: the SDK leaves it unset, as a healthy answer (a pause)
+    may take most of the request's timeout. The peek at a 503 body keeps its
+    own budget without it: its reads run in a worker the transport stops
+    waiting for (``_sync._Inner``).
     """
     pyqwest_options.setdefault("follow_redirects", False)
     inner = _OwnedPyqwestTransport(pyqwest.SyncHTTPTransport(**pyqwest_options))

@@ -188,6 +188,25 @@ def read_bound(read_timeout_s: float | None, now: float, deadline: float | None)
     return max(min(bounds), 0.0)
 
 
+def peek_read_bound(
+    read_timeout_s: float | None, now: float, deadline: float | None, budget_end: float
+) -> tuple[float, bool]:
+    """How long one read of a peek may wait, and whether the peek's budget is what cuts it.
+
+    The budget ends the wait, not just the reads begun after it: a stalled
+    body must cost the peek's budget, never a whole read timeout.
+    """
+    bound = read_bound(read_timeout_s, now, deadline)
+    left = max(budget_end - now, 0.0)
+    if bound is None or left < bound:
+        return left, True
+    return bound, False
+
+
+class BudgetSpent(Exception):
+    """A peek's read outlasted the peek's budget; the read stays pending, the peek stops."""
+
+
 def peek_budget(policy: RetryPolicy, delay: float, now: float, deadline: float | None) -> float:
     """Wall-clock seconds the peek may spend: min(max(delay, floor), time left)."""
     budget = max(delay, policy.min_peek_budget)
@@ -368,8 +387,8 @@ class PeekState:
     error: Exception | None = None
 
     def wants_more(self, now: float) -> bool:
-        # The budget is checked only before a wait begins, so a chunk whose
-        # wait started inside the budget is always kept.
+        # Checked before each wait; the wait itself ends with the budget
+        # (`peek_read_bound`), so a chunk that arrives inside it is kept.
         if self.stop is not None:
             return False
         if self.size > self.cap:
@@ -385,6 +404,9 @@ class PeekState:
 
     def eof(self) -> None:
         self.stop = Stop.EOF
+
+    def out_of_budget(self) -> None:
+        self.stop = Stop.BUDGET
 
     def fail(self, error: Exception) -> None:
         self.stop = Stop.ERROR
@@ -489,6 +511,9 @@ class RequestContext:
 
     def read_bound(self) -> float | None:
         return read_bound(self.read_timeout, self.clock(), self.deadline)
+
+    def peek_read_bound(self, budget_end: float) -> tuple[float, bool]:
+        return peek_read_bound(self.read_timeout, self.clock(), self.deadline, budget_end)
 
     def decide(self, plan: Plan, state: PeekState | None, response: httpx.Response) -> Outcome:
         """What to do with a retryable response once its peek, if any, has stopped."""

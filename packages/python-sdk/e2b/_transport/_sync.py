@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import random as _random
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 import httpx
 
 from e2b._transport._policy import (
     Action,
+    BudgetSpent,
     Clock,
     PeekState,
     Random,
@@ -22,12 +26,32 @@ from e2b._transport._policy import (
 )
 
 
+def _next_into(iterator: Iterator[bytes], future: Future[bytes | object]) -> None:
+    try:
+        future.set_result(next(iterator, _EOF))
+    except BaseException as error:  # handed to the waiting thread, which raises it
+        future.set_exception(error)
+
+
+_EOF = object()
+
+
 class _Inner:
-    """Owns one inner response; closes it (and its iterator) exactly once."""
+    """Owns one inner response; closes it (and its iterator) exactly once.
+
+    A blocking read cannot be interrupted from the thread that waits in it,
+    so a read that must end with a peek's budget runs in a worker thread
+    while the caller waits on it with a deadline. When the wait ends first,
+    the read stays pending: a partial replay picks its chunk up, and closing
+    the response cancels it (pyqwest ends a read at once when its response
+    is closed from another thread; httpx's own transport ends it at its read
+    timeout at the latest).
+    """
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
         self._iterator: Iterator[bytes] | None = None
+        self._pending: Future[bytes | object] | None = None
         self._closed = False
 
     def iterator(self) -> Iterator[bytes]:
@@ -37,18 +61,38 @@ class _Inner:
             self._iterator = iter(stream)
         return self._iterator
 
-    def read(self, ctx: RequestContext) -> bytes:
-        """One chunk; the inner transport bounds the wait.
+    def read(self, ctx: RequestContext, budget_end: float | None = None) -> bytes:
+        """One chunk, bounded by the request's deadline and by a peek's `budget_end`.
 
-        A blocking read cannot be interrupted from here. httpx bounds each
-        read by the request's read timeout, pyqwest by its transport's
-        ``read_timeout`` (and the exchange by the time left, see
-        ``RequestContext.attempt_request``), so a stalled peek costs one read
-        timeout at most.
+        Raises StopIteration at the end of the body, `BudgetSpent` when the
+        budget ends the wait. Without a budget or a pending read, the read
+        runs here: the inner transport bounds it (httpx by the read timeout,
+        pyqwest by the time left, see `RequestContext.attempt_request`).
         """
         if ctx.past_deadline():
             raise ctx.read_timeout_error()
-        return next(self.iterator())
+        if budget_end is None and self._pending is None:
+            return next(self.iterator())
+        by_budget = False
+        if budget_end is None:
+            bound = ctx.read_bound()
+        else:
+            bound, by_budget = ctx.peek_read_bound(budget_end)
+        if self._pending is None:
+            self._pending = Future()
+            worker = threading.Thread(target=_next_into, args=(self.iterator(), self._pending), daemon=True)
+            worker.start()
+        try:
+            chunk = self._pending.result(timeout=bound)
+        except FutureTimeout:
+            raise BudgetSpent() if by_budget else ctx.read_timeout_error() from None
+        finally:
+            if self._pending.done():
+                self._pending = None
+        if chunk is _EOF:
+            raise StopIteration
+        assert isinstance(chunk, bytes)
+        return chunk
 
     def close_quietly(self) -> None:
         """Close on the way out of an interruption, which must not be masked."""
@@ -61,12 +105,30 @@ class _Inner:
         if self._closed:
             return
         self._closed = True
+        pending = self._pending
+        if pending is not None and not pending.done():
+            # The iterator is running in the worker and cannot be closed from
+            # here: closing the response ends its read, then the worker closes it.
+            try:
+                self.response.close()
+            finally:
+                pending.add_done_callback(lambda _: self._close_iterator_quietly())
+            return
         try:
-            close_iterator = getattr(self._iterator, "close", None)
-            if close_iterator is not None:
-                close_iterator()
+            self._close_iterator()
         finally:
             self.response.close()
+
+    def _close_iterator(self) -> None:
+        close_iterator = getattr(self._iterator, "close", None)
+        if close_iterator is not None:
+            close_iterator()
+
+    def _close_iterator_quietly(self) -> None:
+        try:
+            self._close_iterator()
+        except Exception:  # the response is closed already; nobody waits for this
+            pass
 
 
 class _ReplayStream(httpx.SyncByteStream):
@@ -101,9 +163,11 @@ def _peek(inner: _Inner, state: PeekState, ctx: RequestContext) -> None:
     try:
         while state.wants_more(ctx.clock()):
             try:
-                chunk = inner.read(ctx)
+                chunk = inner.read(ctx, state.budget_end)
             except StopIteration:
                 state.eof()
+            except BudgetSpent:
+                state.out_of_budget()
             except Exception as error:  # any failed read decides "not a refusal"
                 state.fail(error)
             else:

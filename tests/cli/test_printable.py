@@ -1,0 +1,112 @@
+"""`e2b_cli.printable`, and API values that try to drive the terminal, through every command that prints them."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from e2b_cli.errors import ExitStatus
+from e2b_cli.printable import printable
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.cli.conftest import SANDBOX_ID, Invoke, MockApi, error, sandbox_json
+from tests.fuzz_budget import examples
+
+CLEAR = "\x1b[2J"
+TITLE = "\x1b]0;owned\x07"
+C1_CSI = "\x9b2J"
+RLO = "\u202e"
+HOSTILE = f"base{CLEAR}{TITLE}{C1_CSI}{RLO}\nfake line"
+# Nothing a terminal acts on may reach it: ESC, BEL, the C1 CSI, the bidi override, a newline.
+RAW = ("\x1b", "\x07", "\x9b", RLO)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain sbx_123 ünïcode ✓", "plain sbx_123 ünïcode ✓"),
+        (CLEAR, "\\x1b[2J"),
+        (TITLE, "\\x1b]0;owned\\x07"),
+        (C1_CSI, "\\x9b2J"),
+        ("a\nb\tc\rd\x7f", "a\\nb\\tc\\rd\\x7f"),
+        (f"x{RLO}y\u2066z", "x\\u202ey\\u2066z"),
+    ],
+)
+def test_controls_come_out_as_escapes(text: str, shown: str) -> None:
+    assert printable(text) == shown
+
+
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def _acted_on(char: str) -> bool:
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code < 0xA0 or char in BIDI
+
+
+@settings(max_examples=examples(300))
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(BIDI)))
+def test_nothing_a_terminal_acts_on_survives_and_the_rest_is_untouched(text: str) -> None:
+    out = printable(text)
+    assert not any(_acted_on(c) for c in out)
+    if not any(_acted_on(c) for c in text):
+        assert out == text
+
+
+def _hostile_sandbox(sandbox_id: str = SANDBOX_ID) -> dict[str, object]:
+    return sandbox_json(sandbox_id, templateID=HOSTILE, alias=TITLE, metadata={f"k{CLEAR}": HOSTILE})
+
+
+def _assert_inert(text: str) -> None:
+    assert not any(c in text for c in RAW), repr(text)
+    assert "fake line" not in text.splitlines()
+
+
+@pytest.mark.parametrize("args", [["sandbox", "list"], ["sandbox", "info", SANDBOX_ID]])
+def test_tables_escape_api_values(api: MockApi, run: Invoke, args: list[str]) -> None:
+    api.on("GET", "/v2/sandboxes", httpx.Response(200, json=[_hostile_sandbox()]))
+    api.on("GET", f"/sandboxes/{SANDBOX_ID}", httpx.Response(200, json=_hostile_sandbox()))
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    _assert_inert(result.stdout)
+    assert "base\\x1b[2J\\x1b]0;owned\\x07\\x9b2J\\u202e\\nfake line" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["sandbox", "list", "--json"], ["sandbox", "info", SANDBOX_ID, "--json"]])
+def test_json_output_is_escaped_by_json_and_keeps_the_values(api: MockApi, run: Invoke, args: list[str]) -> None:
+    api.on("GET", "/v2/sandboxes", httpx.Response(200, json=[_hostile_sandbox()]))
+    api.on("GET", f"/sandboxes/{SANDBOX_ID}", httpx.Response(200, json=_hostile_sandbox()))
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    _assert_inert(result.stdout)
+    data = json.loads(result.stdout)
+    record = data[0] if isinstance(data, list) else data
+    assert record["template_id"] == HOSTILE  # a program gets the value itself
+    assert record["metadata"] == {f"k{CLEAR}": HOSTILE}
+
+
+def test_created_id_is_escaped(api: MockApi, run: Invoke) -> None:
+    created = {"sandboxID": f"sbx{CLEAR}", "templateID": "base", "clientID": "c", "envdVersion": "0.2.0"}
+    api.on("POST", "/sandboxes", httpx.Response(201, json=created))
+    result = run("sandbox", "create")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "sbx\\x1b[2J\n"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_api_error_messages_are_escaped(api: MockApi, run: Invoke, as_json: bool) -> None:
+    refusal = {"code": 503, "message": f"refused{TITLE}{RLO}\nfake line", "error_code": "sandbox_pause_refused"}
+    api.on("POST", f"/sandboxes/{SANDBOX_ID}/pause", httpx.Response(503, json=refusal))
+    api.on("GET", f"/sandboxes/{SANDBOX_ID}", error(400, f"bad{CLEAR}"))
+    for args in (["sandbox", "pause", SANDBOX_ID], ["sandbox", "info", SANDBOX_ID]):
+        result = run(*args, *(["--json"] if as_json else []))
+        assert result.exit_code == ExitStatus.FAILED, result.output
+        _assert_inert(result.stdout)
+        _assert_inert(result.stderr)
+        if as_json:
+            invalid = f"the API refused the request as invalid: bad{CLEAR}"
+            assert json.loads(result.stdout)["error"]["message"] in (refusal["message"], invalid)
+        else:
+            assert len(result.stderr.splitlines()) <= 2, result.stderr
