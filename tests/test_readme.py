@@ -30,6 +30,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.signal_dispositions import default_dispositions
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 COPIED = ("README.md", "noxfile.py", "pyproject.toml", "requirements", "packages")
@@ -186,14 +188,15 @@ class Server:
 
 
 def start_server(command: list[str], cwd: Path, port: str) -> Server:
-    proc = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=_environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with default_dispositions():  # `stop` sends SIGTERM: the server must not inherit an ignored one
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=_environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     server = Server(proc, f"http://127.0.0.1:{port}")
     try:
         server.wait_ready()

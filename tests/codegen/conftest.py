@@ -36,6 +36,7 @@ from codegen.config import Project
 from codegen.messages import Messages
 from codegen.stage import generate_tree as real_generate_tree
 from codegen.upstream_history import build_runtime_repo
+from tests.signal_dispositions import default_dispositions
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -308,8 +309,12 @@ def start_subprocess(root: Path, *args: str, env: dict[str, str | None]) -> subp
 
 
 def signal_when_generating(root: Path, verb: str, sig: int, *, env: dict[str, str | None]) -> Result:
-    """Run `python -m codegen VERB` and send `sig` as the generators start; its result."""
-    proc = start_subprocess(root, verb, env=env)
+    """Run `python -m codegen VERB` and send `sig` as the generators start; its result.
+
+    The child starts with SIGINT and SIGTERM at their defaults, however the suite was started.
+    """
+    with default_dispositions():
+        proc = start_subprocess(root, verb, env=env)
     assert proc.stderr is not None
     seen = []
     for line in proc.stderr:

@@ -24,6 +24,9 @@ from codegen.errors import CodegenError
 from codegen.transaction import JOURNAL, InterruptedWrite, leftovers, recover, remove_leftovers, swap_into_place
 from tests.codegen.conftest import tree_digest
 
+# The signals sent here must do what a terminal's do, however the suite was started.
+pytestmark = pytest.mark.usefixtures("default_signals")
+
 OLD_FOLDER = {"a.py": b"old a\n", "sub/b.py": b"old b\n", "gone.py": b"gone\n"}
 NEW_FOLDER = {"a.py": b"new a\n", "sub/b.py": b"new b\n", "sub/c.py": b"new c\n"}
 FOLDERS = (".", "pkg", "spec")
