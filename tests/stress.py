@@ -70,12 +70,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 @contextmanager
-def busy_cores(seconds: float) -> Iterator[int]:
-    """One busy loop per core for the block; how many."""
-    cores = os.cpu_count() or 1
-    loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(seconds)]) for _ in range(cores)]
+def busy_cores(seconds: float) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """One busy loop per core for the block (at most `seconds`); the processes."""
+    loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(seconds)]) for _ in range(os.cpu_count() or 1)]
     try:
-        yield cores
+        yield loops
     finally:
         for loop in loops:
             loop.kill()
@@ -113,9 +112,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not any(arg.startswith("tests") for arg in pytest_args):
         pytest_args = [*STRESSED, *pytest_args]
     failed: list[int] = []
-    with busy_cores(args.load_seconds) as cores:
+    with busy_cores(args.load_seconds) as loops:
         for n in range(1, args.rounds + 1):
-            print(f"stress: round {n}/{args.rounds}, SIGINT ignored, {cores} busy loop(s)", file=sys.stderr, flush=True)
+            print(
+                f"stress: round {n}/{args.rounds}, SIGINT ignored, {len(loops)} busy loop(s)",
+                file=sys.stderr,
+                flush=True,
+            )
             start = time.monotonic()
             code = run_round(pytest_args)
             took = time.monotonic() - start
