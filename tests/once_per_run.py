@@ -25,8 +25,9 @@ import pytest
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The temporary folder shared by every worker of this run (without xdist: the base temp itself)."""
     base = tmp_path_factory.getbasetemp()
-    # xdist gives each worker <the controller's base temp>/<worker id> as its base temp.
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    # xdist gives worker gwN the base temp <the controller's base temp>/popen-gwN. The name is checked
+    # too: a pytest that a test starts inherits PYTEST_XDIST_WORKER but has a base temp of its own.
+    return base.parent if base.name == f"popen-{os.environ.get('PYTEST_XDIST_WORKER')}" else base
 
 
 @contextmanager
