@@ -1,3 +1,5 @@
+"""Fixtures for every test: the event loop flavour, the SDK's retry sleeps, the signal dispositions."""
+
 from collections.abc import Iterator
 
 import e2b._http
