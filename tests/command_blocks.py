@@ -28,6 +28,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.signal_dispositions import default_dispositions
+
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ("README.md", "noxfile.py", "pyproject.toml", "requirements", "packages")
 DOCUMENTED_PORT = "3000"
@@ -176,14 +178,15 @@ class Server:
 
 
 def start_server(command: list[str], cwd: Path, port: str) -> Server:
-    proc = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with default_dispositions():  # `stop` sends SIGTERM: the server must not inherit an ignored one
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     server = Server(proc, f"http://127.0.0.1:{port}")
     try:
         server.wait_ready()

@@ -1,7 +1,12 @@
+"""Fixtures for every test: the event loop flavour, the SDK's retry sleeps, the signal dispositions."""
+
+from collections.abc import Iterator
+
 import e2b._http
 import pytest
 
 from . import fuzz_budget  # noqa: F401  (loads the hypothesis profile before any test module)
+from .signal_dispositions import default_dispositions
 
 
 @pytest.fixture
@@ -21,3 +26,14 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     monkeypatch.setattr(e2b._http, "retry_sleep", waited.append)
     monkeypatch.setattr(e2b._http, "async_retry_sleep", async_sleep)
     return waited
+
+
+@pytest.fixture
+def default_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM at their defaults for the test, in process and in the subprocesses it starts.
+
+    For every test that sends or expects a signal: the suite may run with
+    SIGINT ignored (a background job) and must pass all the same.
+    """
+    with default_dispositions():
+        yield

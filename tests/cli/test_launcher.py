@@ -22,6 +22,9 @@ from e2b_cli.errors import ExitStatus
 
 E2B = [sys.executable, "-m", "e2b_cli"]
 
+# The Ctrl-C sent here must reach the CLI as a terminal's would, however the suite was started.
+pytestmark = pytest.mark.usefixtures("default_signals")
+
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("E2B_")}

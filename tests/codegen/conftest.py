@@ -1,20 +1,23 @@
 """Shared fixtures for the codegen tests: a rebuilt upstream, a pristine project copy, runners.
 
-Nothing here touches the project tree itself: the project is copied once per session
+Nothing here touches the project tree itself: the project is copied once per test run
 (tracked plus untracked-but-not-ignored files), committed in its own git
 repository, and copied again per test.  The upstream is rebuilt once per
-session with `codegen.upstream_history` and copied per test; tests add real
-commits to their copy.
+run with `codegen.upstream_history` and copied per test; tests add real
+commits to their copy.  "Once per run" holds across pytest-xdist's workers
+(tests/once_per_run.py): one builds, the others reuse the folder.
 
 A full generation takes seconds, so in-process runs share them: the
 generate, overlays and format steps (`generate_tree`) are memoized on
-everything they read (commit, filtered spec, templates).  Tests that must exercise the generators for real
+everything they read (commit, filtered spec, templates), in each worker and
+in a folder the workers share.  Tests that must exercise the generators for real
 run `python -m codegen` in a subprocess, where the memo does not reach.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -36,6 +39,8 @@ from codegen.config import Project
 from codegen.messages import Messages
 from codegen.stage import generate_tree as real_generate_tree
 from codegen.upstream_history import build_runtime_repo
+from tests.once_per_run import build_once, locked
+from tests.signal_dispositions import default_dispositions
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -183,10 +188,11 @@ class Upstream:
 
 @pytest.fixture(scope="session")
 def pristine_upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("upstream") / "runtime"
-    built = build_runtime_repo(dest)
-    assert built[-1][1] == PIN, "the rebuilt upstream no longer ends at spec/runtime-ref"
-    return dest
+    def build(folder: Path) -> None:
+        built = build_runtime_repo(folder / "runtime")
+        assert built[-1][1] == PIN, "the rebuilt upstream no longer ends at spec/runtime-ref"
+
+    return build_once(tmp_path_factory, "upstream", build) / "runtime"
 
 
 @pytest.fixture(scope="session")
@@ -219,21 +225,40 @@ def _templates_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def memo_generate_tree(project: Project, source: Any, filtered: dict[str, Any], messages: Messages) -> dict[str, bytes]:
+def memo_generate_tree(
+    project: Project, source: Any, filtered: dict[str, Any], messages: Messages, *, shared: Path
+) -> dict[str, bytes]:
+    """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`."""
     key = (
         source.commit,
         hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
         _templates_digest(project.templates),
     )
     if key not in _GENERATED:
-        # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
-        _GENERATED[key] = real_generate_tree(project, source, filtered, Messages(err=lambda _: None))
+        stored = shared / (hashlib.sha256("\0".join(key).encode()).hexdigest() + ".json")
+        with locked(stored.with_suffix(".lock")):  # one worker generates, the others wait and read
+            if stored.exists():
+                # latin-1 maps each byte to one character and back: the files' exact bytes.
+                files = {rel: text.encode("latin-1") for rel, text in json.loads(stored.read_text()).items()}
+            else:
+                # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
+                files = real_generate_tree(project, source, filtered, Messages(err=lambda _: None))
+                stored.write_text(json.dumps({rel: data.decode("latin-1") for rel, data in files.items()}))
+        _GENERATED[key] = files
     return _GENERATED[key]
 
 
+@pytest.fixture(scope="session")
+def generation_memo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where every worker of this run finds the generations another one already made."""
+    return build_once(tmp_path_factory, "generated", lambda folder: None)
+
+
 @pytest.fixture(autouse=True)
-def _memoized_generation(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(codegen.pipeline, "generate_tree", memo_generate_tree)
+def _memoized_generation(monkeypatch: pytest.MonkeyPatch, generation_memo: Path) -> None:
+    monkeypatch.setattr(
+        codegen.pipeline, "generate_tree", functools.partial(memo_generate_tree, shared=generation_memo)
+    )
 
 
 @pytest.fixture
@@ -308,8 +333,12 @@ def start_subprocess(root: Path, *args: str, env: dict[str, str | None]) -> subp
 
 
 def signal_when_generating(root: Path, verb: str, sig: int, *, env: dict[str, str | None]) -> Result:
-    """Run `python -m codegen VERB` and send `sig` as the generators start; its result."""
-    proc = start_subprocess(root, verb, env=env)
+    """Run `python -m codegen VERB` and send `sig` as the generators start; its result.
+
+    The child starts with SIGINT and SIGTERM at their defaults, however the suite was started.
+    """
+    with default_dispositions():
+        proc = start_subprocess(root, verb, env=env)
     assert proc.stderr is not None
     seen = []
     for line in proc.stderr:
@@ -394,9 +423,17 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream: Path) -> Path:
+def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream: Path, generation_memo: Path) -> Path:
     """The project as it is in this checkout, regenerated once from the rebuilt upstream, committed."""
-    root = tmp_path_factory.mktemp("pristine") / "project"
+
+    def build(folder: Path) -> None:
+        _build_pristine(folder, pristine_upstream, generation_memo)
+
+    return build_once(tmp_path_factory, "pristine", build) / "project"
+
+
+def _build_pristine(folder: Path, pristine_upstream: Path, generation_memo: Path) -> None:
+    root = folder / "project"
     for rel in project_files():
         source = ROOT / rel
         # This checkout's pending changelog fragments would change every release plan the tests expect.
@@ -408,9 +445,9 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
     repo = Repo.init(root, initial_branch="main")
     repo.git.update_environment(**_GIT_ENV)
     commit_all(root, "snapshot of the project")
-    cache = tmp_path_factory.mktemp("pristine-cache")
+    cache = folder / "cache"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(codegen.pipeline, "generate_tree", memo_generate_tree)
+        mp.setattr(codegen.pipeline, "generate_tree", functools.partial(memo_generate_tree, shared=generation_memo))
         result = run_in_process(
             root, "generate", env={"E2B_RUNTIME_REPO": str(pristine_upstream), "E2B_CODEGEN_CACHE": str(cache)}
         )
@@ -418,7 +455,6 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
     if git_status(root):
         # Uncommitted work in this checkout; the tests need a consistent baseline.
         commit_all(root, "regenerate")
-    return root
 
 
 @pytest.fixture

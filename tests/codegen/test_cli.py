@@ -107,6 +107,7 @@ def test_a_failed_write_is_a_message_exit_2_and_rolled_back(
 MODEL = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
 
 
+@pytest.mark.usefixtures("default_signals")
 def test_ctrl_c_during_the_write_finishes_it_and_says_so(
     project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:

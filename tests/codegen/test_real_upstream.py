@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,7 @@ from git import Repo
 
 from codegen.tree import FRAGMENT_TYPES
 from tests.codegen.conftest import PIN, ROOT, Result, Upstream, run_in_process, unchanged
+from tests.once_per_run import build_once
 
 FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 PAUSE_CHANGE = Path(__file__).parent / "real_upstream" / "pause-contract.patch"
@@ -57,12 +58,19 @@ class RealUpstream:
 
 @pytest.fixture(scope="module")
 def real_upstream(tmp_path_factory: pytest.TempPathFactory) -> RealUpstream:
-    dest = tmp_path_factory.mktemp("real-upstream") / "runtime"
-    Repo.init(dest, initial_branch="main")
-    upstream = Upstream(dest)
-    before = upstream.commit_bytes(FIXTURE.read_bytes(), "the runtime spec (fixture)")
-    upstream.repo.git.apply(str(PAUSE_CHANGE))
-    after = upstream.commit_bytes((dest / SPEC_PATH).read_bytes(), "pause contract")
+    def build(folder: Path) -> None:
+        dest = folder / "runtime"
+        Repo.init(dest, initial_branch="main")
+        upstream = Upstream(dest)
+        before = upstream.commit_bytes(FIXTURE.read_bytes(), "the runtime spec (fixture)")
+        upstream.repo.git.apply(str(PAUSE_CHANGE))
+        after = upstream.commit_bytes((dest / SPEC_PATH).read_bytes(), "pause contract")
+        (folder / "commits.json").write_text(json.dumps([before, after]))
+
+    # Once per run: the commits (their dates) must be the same for every worker that reads the bump below.
+    folder = build_once(tmp_path_factory, "real-upstream", build)
+    before, after = json.loads((folder / "commits.json").read_text())
+    dest = folder / "runtime"
     return RealUpstream(str(dest), before, after, (dest / SPEC_PATH).read_bytes())
 
 
@@ -99,10 +107,15 @@ def bumped(
     pristine_project: Path, real_upstream: RealUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, Result]:
     """A scratch copy of this repository, bumped to the pause change (its pin is not in that upstream)."""
-    root = tmp_path_factory.mktemp("real-shape") / "project"
-    shutil.copytree(pristine_project, root, symlinks=True)
-    cache = tmp_path_factory.mktemp("real-shape-cache")
-    return root, run_in_process(root, "bump", real_upstream.after, env=env_for(real_upstream, cache))
+
+    def build(folder: Path) -> None:
+        root = folder / "project"
+        shutil.copytree(pristine_project, root, symlinks=True)
+        result = run_in_process(root, "bump", real_upstream.after, env=env_for(real_upstream, folder / "cache"))
+        (folder / "result.json").write_text(json.dumps(asdict(result)))
+
+    folder = build_once(tmp_path_factory, "real-shape", build)
+    return folder / "project", Result(**json.loads((folder / "result.json").read_text()))
 
 
 def test_bump_writes_pin_spec_lock_generated_files_and_fragment(
@@ -153,7 +166,7 @@ def scratch_python(root: Path, *args: str, timeout: float) -> subprocess.Complet
     )
 
 
-def test_the_sdk_cli_and_local_api_generated_from_it_pass_the_pause_tests(bumped: tuple[Path, Result]) -> None:
+def test_the_scratch_copy_runs_its_own_sdk_cli_and_local_api(bumped: tuple[Path, Result]) -> None:
     root, result = bumped
     assert result.code == 0, result.text
     probe = scratch_python(
@@ -169,6 +182,14 @@ def test_the_sdk_cli_and_local_api_generated_from_it_pass_the_pause_tests(bumped
     assert all(path.startswith(str(root)) for path in paths.split()), paths
     assert model == "ConnectSandbox"  # the runtime's schema, not this repository's SandboxConnectRequest
 
-    run = scratch_python(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SDK_TESTS, timeout=600)
+
+# One test module per run: the runs are the suite's slowest part, and pytest-xdist spreads them over the cores.
+@pytest.mark.parametrize("tests", SDK_TESTS)
+def test_the_sdk_cli_and_local_api_generated_from_it_pass_the_pause_tests(
+    bumped: tuple[Path, Result], tests: str
+) -> None:
+    root, result = bumped
+    assert result.code == 0, result.text
+    run = scratch_python(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", tests, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert " passed" in run.stdout and " failed" not in run.stdout

@@ -36,6 +36,10 @@ from codegen.transaction import (
 from tests.codegen.conftest import tree_digest
 
 _GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+# The signals sent here must do what a terminal's do, however the suite was started.
+pytestmark = pytest.mark.usefixtures("default_signals")
+
 OLD_FOLDER = {"a.py": b"old a\n", "sub/b.py": b"old b\n", "gone.py": b"gone\n"}
 NEW_FOLDER = {"a.py": b"new a\n", "sub/b.py": b"new b\n", "sub/c.py": b"new c\n"}
 FOLDERS = (".", "pkg", "spec")

@@ -20,6 +20,7 @@ from release.cli import main as release_main
 from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the codegen tests)
     _memoized_generation,
     commit_all,
+    generation_memo,
     git_repo,
     pristine_project,
     pristine_upstream,

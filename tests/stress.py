@@ -1,0 +1,136 @@
+"""`nox -s stress`: the signal- and timing-sensitive tests, started as a background job, on a machine with no idle core.
+
+A test that passes on a quiet machine from a terminal may still race a timer
+or rely on an inherited signal disposition. This runs the tests most exposed
+to either (STRESSED) the way `nox -s tests` runs them (pytest-xdist, one
+worker per core), but:
+
+- with SIGINT ignored, as a shell hands it to `nox -s tests &` in a script;
+- beside one busy loop per core, so that every worker competes for its core;
+  each loop ends by itself after `--load-seconds` or when this process is
+  gone, and all are stopped at the end;
+- `--rounds N` times (default 3); the exit status is 1 if any round failed.
+
+`python -m tests.stress [--rounds N] [--load-seconds S] [PYTEST ARGS]`: test
+paths or node ids replace the selection; other arguments (`-x`, `-k EXPR`)
+reach pytest beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+STRESSED = (
+    # signals: sent to the test process itself or to the subprocesses it starts
+    "tests/test_signal_dispositions.py",
+    "tests/codegen/test_transaction.py",
+    "tests/codegen/test_cli.py",  # also two runs racing for one tree's lock
+    "tests/codegen/test_check.py::test_sigint_during_check_leaves_the_tree_unchanged",
+    "tests/codegen/test_pipeline.py::test_sigint_during_generation_leaves_the_tree_unchanged",
+    "tests/codegen/test_pipeline.py::test_sigterm_during_generation_leaves_the_tree_unchanged",
+    "tests/cli/test_launcher.py",
+    # timing: read timeouts, deadlines, backoff, slow clients, concurrent requests on real sockets
+    "tests/cli/test_sandbox_local_api.py",
+    "tests/local_api/test_http_protocol.py",
+    "tests/local_api/test_body_limit.py",
+    "tests/local_api/test_faults.py",
+    "tests/local_api/test_load.py",
+    "tests/local_api/test_cli.py",
+    "tests/python_sdk/test_http.py",
+    "tests/python_sdk/transport/test_real_sockets.py",
+    "tests/python_sdk/transport/test_retryable.py",
+)
+
+# One busy loop: it spins until its time is up or its parent (this process) is gone.
+BUSY_LOOP = (
+    "import os, sys, time\n"
+    "end, parent = time.monotonic() + float(sys.argv[1]), os.getppid()\n"
+    "while time.monotonic() < end and os.getppid() == parent:\n"
+    "    pass\n"
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nox -s stress --", description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=3, help="how many times to run the tests (default 3)")
+    p.add_argument(
+        "--load-seconds",
+        type=float,
+        default=1800,
+        help="the busy loops' own bound, should this process be unable to stop them (default 1800)",
+    )
+    return p
+
+
+@contextmanager
+def busy_cores(seconds: float) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """One busy loop per core for the block (at most `seconds`); the processes."""
+    loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(seconds)]) for _ in range(os.cpu_count() or 1)]
+    try:
+        yield loops
+    finally:
+        for loop in loops:
+            loop.kill()
+        for loop in loops:
+            loop.wait()
+
+
+@contextmanager
+def sigint_ignored_for_children() -> Iterator[None]:
+    """Processes started in the block inherit SIGINT ignored (an ignored signal stays so across exec)."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run_round(pytest_args: Sequence[str]) -> int:
+    command = [sys.executable, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "-q", *pytest_args]
+    with sigint_ignored_for_children():
+        proc = subprocess.Popen(command)
+    try:
+        return proc.wait()
+    finally:
+        if proc.poll() is None:  # interrupted here: the test run ignores SIGINT, so end it
+            proc.kill()
+            proc.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, pytest_args = parser().parse_known_args(argv)
+    if args.rounds < 1:
+        print("stress: --rounds must be at least 1", file=sys.stderr)
+        return 2
+    if not any(arg.startswith("tests") for arg in pytest_args):
+        pytest_args = [*STRESSED, *pytest_args]
+    failed: list[int] = []
+    with busy_cores(args.load_seconds) as loops:
+        for n in range(1, args.rounds + 1):
+            print(
+                f"stress: round {n}/{args.rounds}, SIGINT ignored, {len(loops)} busy loop(s)",
+                file=sys.stderr,
+                flush=True,
+            )
+            start = time.monotonic()
+            code = run_round(pytest_args)
+            took = time.monotonic() - start
+            print(f"stress: round {n}: exit {code} in {took:.0f} s", file=sys.stderr, flush=True)
+            if code != 0:
+                failed.append(n)
+    if failed:
+        print(f"stress: {len(failed)} of {args.rounds} round(s) failed: {failed}", file=sys.stderr)
+        return 1
+    print(f"stress: {args.rounds} round(s) passed", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

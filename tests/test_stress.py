@@ -1,0 +1,50 @@
+"""`tests.stress` (`nox -s stress`): its load is bounded and stopped, its test runs inherit SIGINT ignored."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.stress import BUSY_LOOP, STRESSED, busy_cores, main, sigint_ignored_for_children
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_one_busy_loop_per_core_all_stopped_after_the_block() -> None:
+    with busy_cores(60) as loops:
+        assert len(loops) == (os.cpu_count() or 1)
+        assert all(loop.poll() is None for loop in loops)
+    assert all(loop.returncode is not None for loop in loops)
+
+
+def test_a_busy_loop_ends_by_itself_when_its_time_is_up() -> None:
+    done = subprocess.run([sys.executable, "-c", BUSY_LOOP, "0"], timeout=60, check=False)
+    assert done.returncode == 0
+
+
+@pytest.mark.usefixtures("default_signals")
+def test_the_test_runs_start_with_sigint_ignored_and_this_process_keeps_its_own() -> None:
+    child = "import signal; print(int(signal.getsignal(signal.SIGINT)))"
+    with sigint_ignored_for_children():
+        done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout == f"{int(signal.SIG_IGN)}\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_zero_rounds_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--rounds", "0"]) == 2
+    assert capsys.readouterr().err == "stress: --rounds must be at least 1\n"
+
+
+def test_every_stressed_test_exists() -> None:
+    """A renamed or moved test must not drop out of the stress run unnoticed."""
+    for entry in STRESSED:
+        path, _, name = entry.partition("::")
+        assert (ROOT / path).is_file(), entry
+        if name:
+            assert f"def {name}(" in (ROOT / path).read_text(), entry
