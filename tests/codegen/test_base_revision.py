@@ -79,11 +79,21 @@ def test_a_base_that_names_no_commit_is_an_error(project: Path, run: Callable[..
         find_base(Project(project), "--output=x")
 
 
-def test_without_git_there_is_no_base_and_the_output_says_the_lock_is_trusted(
+def test_without_git_there_is_no_base_and_nothing_vouches_unless_the_tree_is_trusted_explicitly(
     project: Path, run: Callable[..., Result]
 ) -> None:
     shutil.rmtree(project / ".git")
     assert find_base(Project(project), None) is None
-    result = run(project, "check", **OFFLINE)
-    assert result.code == 0, result.text
-    assert "no base revision" in result.err and "the tree's lock is trusted as is" in result.err
+    with unchanged(project):
+        result = run(project, "check", **OFFLINE)
+    assert result.code == 2, result.text
+    assert "no base revision" in result.err and "the check cannot vouch for the lock" in result.err
+    assert "--trust-tree" in result.err and "clean" not in result.text
+    trusted = run(project, "check", "--trust-tree", **OFFLINE)
+    assert trusted.code == 0, trusted.text
+    assert "--trust-tree: no base revision; the tree's lock and [tool.codegen] are trusted as they are" in trusted.err
+
+
+def test_trust_tree_and_base_are_exclusive(project: Path, run: Callable[..., Result]) -> None:
+    result = run(project, "check", "--base", "main", "--trust-tree")
+    assert result.code == 2 and "not allowed with argument" in result.err
