@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 # Each drift line's own remedy, short; the "To fix:" lines below the diffs say more.
 LINE_REMEDIES = {
-    "hand-edited spec": "land the change upstream, then `nox -s bump -- <commit>`",
+    "hand-edited spec": "`nox -s codegen` restores it; to change the API, land it upstream, then bump",
     "changed": "`nox -s codegen`, then commit",
     "missing": "`nox -s codegen`, then commit",
     "stale": "`nox -s codegen`, then commit",
