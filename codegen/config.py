@@ -278,7 +278,7 @@ def refuse_inside_tree(url: str, project: Project, *, origin: str) -> str:
     guarded = [root, *_git_dirs(root)]
     candidates = {(base / Path(path).expanduser()).resolve() for base in (root, Path.cwd())}
     for candidate in candidates:
-        if any(candidate == folder or candidate.is_relative_to(folder) for folder in guarded):
+        if any(candidate.is_relative_to(folder) for folder in guarded):
             raise CodegenError(
                 Problem(
                     f"the runtime repository {url!r} resolves inside this repository ({candidate}): "
