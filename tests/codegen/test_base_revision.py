@@ -302,3 +302,21 @@ def test_offline_a_hand_edited_spec_is_drift_against_the_bases_locked_blob(
     assert spec.read_bytes() == pinned
     after = run(project, "check", *(("--base", "main") if committed else ()), **OFFLINE)
     assert after.code == 0, after.text
+
+
+def test_offline_a_change_to_any_codegen_setting_is_refused_naming_it(
+    project: Path, run: Callable[..., Result]
+) -> None:
+    git_repo(project).git.checkout("-q", "-b", "pr")
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('sdk-tags = ["sandboxes"]', 'sdk-tags = ["sandboxes", "admin"]'))
+    commit_all(project, "more tags")
+    with unchanged(project):
+        result = run(project, "check", "--base", "main", **OFFLINE)
+    assert result.code == 2, result.text
+    assert "(pyproject.toml [tool.codegen] (sdk-tags) differ from the base " in result.err
+    assert "clean" not in result.text
+    # Anything else in pyproject.toml is not a setting: the lock still vouches.
+    git_repo(project).git.checkout("-q", "main", "--", "pyproject.toml")
+    pyproject.write_text(pyproject.read_text() + "\n[tool.other]\nkey = 1\n")
+    assert run(project, "check", "--base", "main", **OFFLINE).code == 0
