@@ -1,9 +1,12 @@
 """The generated-files check: regenerate from the pin in memory and compare with the tree.
 
 It never writes to the working tree.  Exit statuses: 0 clean, 1 drift, 2 the
-check could not run.  When a real generation of exactly the same inputs was
-recorded on this machine (codegen/generation_cache.py), a tree that matches it
-is clean without generating; anything else takes the full run.
+check could not run.  What it trusts comes from the base revision
+(codegen/base_revision.py): with none, nothing vouches for the tree's lock or
+`[tool.codegen]`, and it says so (exit 2) unless told `--trust-tree`.  When a
+real generation of exactly the same inputs was recorded on this machine
+(codegen/generation_cache.py), a tree that matches it is clean without
+generating; anything else takes the full run.
 """
 
 from __future__ import annotations
