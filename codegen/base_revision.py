@@ -1,11 +1,13 @@
-"""Which lock the offline fallback may trust: the one at the base revision, not the one under review.
+"""What the check may trust: the base revision's upstream and lock, never the ones under review.
 
-The lock lives in the same tree as the spec, so a pull request can edit both.
-When the upstream cannot be reached, the check therefore compares the pin, the
-lock and the spec with the base revision (`--base REF`, in CI the pull
-request's base; locally the merge base with the default branch): unchanged,
-the lock is the base's and the tracked spec may stand in; touched, the change
-moves or edits the pin and only the upstream can vouch for the spec.
+The lock lives in the same tree as the spec, and `[tool.codegen]` (which names
+the upstream) in the same tree too, so a pull request can edit all of them.
+The check therefore reads them at the base revision (`--base REF`, in CI the
+pull request's base; locally the merge base with the default branch): the
+spec is fetched from the base's `runtime-repo` and the pin must be reachable
+from the base's `runtime-branch`.  When the upstream cannot be reached, the
+pin, the lock and `[tool.codegen]` must be the base's: then the lock is the
+base's and vouches for the spec's blob; touched, only the upstream can.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from dataclasses import dataclass
 
 import git
 
-from codegen.config import LOCK, RUNTIME_REF, SPEC, Project
+from codegen.config import LOCK, PYPROJECT, RUNTIME_REF, SPEC, Project, Settings, load_settings, read_settings
 from codegen.errors import CodegenError, Problem
 from codegen.lock import git_blob_id
 
 PIN_FILES = (RUNTIME_REF, LOCK, SPEC)
+SETTINGS = f"{PYPROJECT} [tool.codegen]"  # how `touched` names a change to the settings
 # Where the default branch may be found, most specific first.
 _DEFAULT_BRANCHES = ("refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/heads/main", "refs/heads/master")
 _REGULAR_FILE = "100644"
@@ -28,7 +31,8 @@ _REGULAR_FILE = "100644"
 class Base:
     commit: str
     described: str  # how it was found, for the output
-    touched: tuple[str, ...]  # pin files that differ from it (or are missing there)
+    touched: tuple[str, ...]  # pin files (and SETTINGS) that differ from it (or are missing there)
+    settings: Settings  # [tool.codegen] at the base: the upstream the check fetches from
 
     @property
     def short(self) -> str:
@@ -66,7 +70,12 @@ def find_base(project: Project, ref: str | None) -> Base | None:
         if found is None:
             return None
         commit, described = found
-    return Base(commit=commit, described=described, touched=_touched(project, g, commit))
+    settings = _settings_at(project, g, commit)
+    touched = _touched(project, g, commit)
+    changed = settings.differences(load_settings(project))
+    if changed:
+        touched += (f"{SETTINGS} ({', '.join(changed)})",)
+    return Base(commit=commit, described=described, touched=touched, settings=settings)
 
 
 def _rev_parse(g: git.Git, ref: str) -> str | None:
@@ -89,14 +98,39 @@ def _merge_base_with_default_branch(g: git.Git) -> tuple[str, str] | None:
     return None
 
 
-def _touched(project: Project, g: git.Git, commit: str) -> tuple[str, ...]:
-    """Pin files whose working-tree bytes are not the base's regular file."""
-    listed = str(g.ls_tree("-z", "--full-tree", "--end-of-options", commit, "--", *PIN_FILES))
+def _settings_at(project: Project, g: git.Git, commit: str) -> Settings:
+    """`[tool.codegen]` as the base has it, from its regular pyproject.toml."""
+    where = f"{PYPROJECT} at the base {commit[:7]}"
+    mode, blob = _entries(g, commit, PYPROJECT).get(PYPROJECT, ("", ""))
+    if mode != _REGULAR_FILE:
+        raise CodegenError(
+            Problem(
+                "the base revision has no regular pyproject.toml, so no upstream to trust",
+                where=where,
+                remedy="pass a --base that has [tool.codegen] (the branch this change merges into)",
+            )
+        )
+    try:
+        text = str(g.cat_file("blob", blob, strip_newline_in_stdout=False))
+    except (git.GitCommandError, UnicodeDecodeError) as exc:
+        raise CodegenError(Problem(f"cannot read it: {exc}", where=where)) from None
+    return read_settings(text, project, where=where)
+
+
+def _entries(g: git.Git, commit: str, *paths: str) -> dict[str, tuple[str, str]]:
+    """path -> (mode, blob) at `commit`, for those of `paths` it has."""
+    listed = str(g.ls_tree("-z", "--full-tree", "--end-of-options", commit, "--", *paths))
     at_base: dict[str, tuple[str, str]] = {}
     for entry in filter(None, listed.split("\0")):
         meta, path = entry.split("\t", 1)
         mode, _, blob = meta.split(" ")
         at_base[path] = (mode, blob)
+    return at_base
+
+
+def _touched(project: Project, g: git.Git, commit: str) -> tuple[str, ...]:
+    """Pin files whose working-tree bytes are not the base's regular file."""
+    at_base = _entries(g, commit, *PIN_FILES)
     touched = []
     for path in PIN_FILES:
         target = project.root / path

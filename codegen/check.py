@@ -1,9 +1,12 @@
 """The generated-files check: regenerate from the pin in memory and compare with the tree.
 
 It never writes to the working tree.  Exit statuses: 0 clean, 1 drift, 2 the
-check could not run.  When a real generation of exactly the same inputs was
-recorded on this machine (codegen/generation_cache.py), a tree that matches it
-is clean without generating; anything else takes the full run.
+check could not run.  What it trusts comes from the base revision
+(codegen/base_revision.py): with none, nothing vouches for the tree's lock or
+`[tool.codegen]`, and it says so (exit 2) unless told `--trust-tree`.  When a
+real generation of exactly the same inputs was recorded on this machine
+(codegen/generation_cache.py), a tree that matches it is clean without
+generating; anything else takes the full run.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from codegen.base_revision import Base, find_base
 from codegen.config import SPEC, Project, Source, load_source
-from codegen.errors import EXIT_DRIFT, EXIT_OK
+from codegen.errors import EXIT_DRIFT, EXIT_OK, CodegenError, Problem
 from codegen.messages import Messages, printable
 from codegen.transaction import JOURNAL, recover
 from codegen.tree import Drift, leftover_drifts, may_swap, read_or_none, symlink_drifts
@@ -24,7 +27,7 @@ if TYPE_CHECKING:
 
 # Each drift line's own remedy, short; the "To fix:" lines below the diffs say more.
 LINE_REMEDIES = {
-    "hand-edited spec": "land the change upstream, then `nox -s bump -- <commit>`",
+    "hand-edited spec": "`nox -s codegen` restores it; to change the API, land it upstream, then bump",
     "changed": "`nox -s codegen`, then commit",
     "missing": "`nox -s codegen`, then commit",
     "stale": "`nox -s codegen`, then commit",
@@ -54,6 +57,14 @@ UNEXPECTED_REMEDY = (
 )
 
 
+NO_BASE = Problem(
+    "no base revision (no --base, and no default branch to merge-base with): the check cannot vouch for the lock, "
+    "the pin or [tool.codegen], which the change under review may have written",
+    remedy="pass --base REF (in CI the pull request's base, with the full history: fetch-depth 0), "
+    "or --trust-tree to trust this tree's lock and [tool.codegen] as they are",
+)
+
+
 def find_drift(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> list[Drift]:
     """The full run: every step in memory, then the tree compared with the output."""
     from codegen.pipeline import build  # the generators and their dependencies: only on a full run
@@ -62,13 +73,13 @@ def find_drift(project: Project, source: Source, fetched: FetchedSpec, messages:
     result = build(project, source, messages, fetched=fetched)
     drifts: list[Drift] = []
     with messages.step("compare") as used:
+        tree_spec = read_or_none(project.spec)
+        if tree_spec != fetched.data:
+            drifts.append(Drift(SPEC, "hand-edited spec", fetched.data, tree_spec))
         if fetched.origin == "upstream":
-            tree_spec = read_or_none(project.spec)
-            if tree_spec != fetched.data:
-                drifts.append(Drift(SPEC, "hand-edited spec", fetched.data, tree_spec))
             used(f"{SPEC} byte for byte with runtime@{source.short_commit}:{source.spec_path}")
         else:
-            used(f"{SPEC} by git blob id with the lock ({fetched.blob_id[:12]}), the upstream being unreachable")
+            used(f"{SPEC} byte for byte with the lock's blob ({fetched.blob_id[:12]}), the upstream being unreachable")
         drifts += compare(project.root, result.staged)
         used(f"{len(result.staged.files())} generated path(s)")
     return drifts
@@ -139,6 +150,7 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     if "hand-edited spec" in kinds:
         out.append("To fix: " + SPEC_REMEDY.format(short=short_pin or "the pin") + ".")
         out.append(f"        Never edit {SPEC} here: it is synced from the runtime repository.")
+        out.append(f"        `nox -s codegen` restores the pinned {SPEC}.")
     if kinds & {"changed", "missing", "stale"}:
         out.append("To fix: " + GENERATED_REMEDY + ".")
     if "unexpected" in kinds:
@@ -152,7 +164,14 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     return "\n".join(out)
 
 
-def run_check(project: Project, messages: Messages, base_ref: str | None = None, *, use_cache: bool = True) -> int:
+def run_check(
+    project: Project,
+    messages: Messages,
+    base_ref: str | None = None,
+    *,
+    use_cache: bool = True,
+    trust_tree: bool = False,
+) -> int:
     links = symlink_drifts(project.root)
     if links:  # before anything reads the spec, the lock or the contract
         messages.result(render_drift(links, None))
@@ -161,10 +180,12 @@ def run_check(project: Project, messages: Messages, base_ref: str | None = None,
     if recovered:
         messages.warning(recovered)
     leftovers = leftover_drifts(project.root)
-    base = find_base(project, base_ref)
-    if base is None:
-        messages("no base revision (no --base, no default branch to merge-base with): the tree's lock is trusted as is")
-    source = load_source(project)
+    base = None if trust_tree else find_base(project, base_ref)
+    if trust_tree:
+        messages("--trust-tree: no base revision; the tree's lock and [tool.codegen] are trusted as they are")
+    elif base is None:
+        raise CodegenError(NO_BASE)
+    source = load_source(project, base=base.settings if base is not None else None)
     fetched = _fetch(project, source, messages, base)
     if use_cache and not recovered and not leftovers and _clean_by_cache(project, source, fetched, messages):
         messages.result(_clean(source))

@@ -35,7 +35,7 @@ def cmd_generate(project: Project, args: argparse.Namespace, messages: Messages)
 def cmd_check(project: Project, args: argparse.Namespace, messages: Messages) -> int:
     from codegen.check import run_check
 
-    return run_check(project, messages, args.base, use_cache=not args.no_cache)
+    return run_check(project, messages, args.base, use_cache=not args.no_cache, trust_tree=args.trust_tree)
 
 
 def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> int:
@@ -123,11 +123,17 @@ def parser() -> argparse.ArgumentParser:
         "python -m codegen check --base origin/main",
         common,
     )
-    check.add_argument(
+    trusted = check.add_mutually_exclusive_group()
+    trusted.add_argument(
         "--base",
         metavar="REF",
-        help="the revision whose lock may be trusted when the upstream is unreachable "
-        "(CI: the pull request's base; default: the merge base with the default branch)",
+        help="the revision whose [tool.codegen] names the upstream and whose lock may be trusted when it is "
+        "unreachable (CI: the pull request's base; default: the merge base with the default branch)",
+    )
+    trusted.add_argument(
+        "--trust-tree",
+        action="store_true",
+        help="no base revision: trust this tree's lock and [tool.codegen] as they are (a tree without git history)",
     )
     check.add_argument(
         "--no-cache", action="store_true", help="always regenerate in memory; never answer from the cache"

@@ -4,6 +4,12 @@ Everything user-supplied that later reaches git (the runtime URL, the ref) is
 checked here, before any git call, against an allow-list.  GitPython's own
 guard is a deny-list that has been bypassed many times (CVE-2022-24439 and its
 successors), so it is a second line of defence, not the first.
+
+`[tool.codegen]` is read into `Settings` from the tree or, for the check, from
+the base revision's `pyproject.toml` too (codegen/base_revision.py): a pull
+request edits the tree, so the upstream the check fetches from is the base's.
+A runtime repository inside the working tree (or its git directory) is refused
+wherever it is configured: whoever commits there would be their own upstream.
 """
 
 from __future__ import annotations
@@ -93,26 +99,51 @@ class Project:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """`[tool.codegen]`, validated."""
+
+    runtime_repo: str
+    runtime_branch: str
+    spec_path: str
+    sdk_tags: tuple[str, ...]
+
+    def differences(self, other: Settings) -> tuple[str, ...]:
+        """The keys whose values differ from `other`'s, in the table's order."""
+        keys = ("runtime-repo", "runtime-branch", "spec-path", "sdk-tags")
+        mine = (self.runtime_repo, self.runtime_branch, self.spec_path, self.sdk_tags)
+        theirs = (other.runtime_repo, other.runtime_branch, other.spec_path, other.sdk_tags)
+        return tuple(key for key, a, b in zip(keys, mine, theirs, strict=True) if a != b)
+
+
+@dataclass(frozen=True)
 class Source:
     """The upstream runtime repository, the commit to read, and where the spec is in it."""
 
-    url: str  # what to fetch from (the configured URL, or the override)
-    configured_url: str  # the canonical upstream, recorded in the lock
-    branch: str
+    url: str  # what to fetch from (the configured URL, the base's, or the override)
+    configured_url: str  # the tree's upstream, recorded in the lock
+    branch: str  # the tree's branch, recorded in the lock
     spec_path: str
     commit: str
     sdk_tags: tuple[str, ...]
     url_overridden: bool = False
     ref_overridden: bool = False
     url_from_env: bool = False  # E2B_RUNTIME_REPO was set: a mistyped override must not fall back
+    # The check: the base revision's runtime-branch, which the pin must be reachable from.
+    base_branch: str | None = None
+    base_notes: tuple[str, ...] = ()  # what the base changed, for the output
 
     @property
     def short_commit(self) -> str:
         return self.commit[:7]
 
+    @property
+    def verified_branch(self) -> str:
+        """The branch fetched and every pin checked against: the base's in the check, else the tree's."""
+        return self.base_branch or self.branch
+
     def notes(self) -> list[str]:
-        """What the environment changed, so that the output can say so."""
-        said = []
+        """What the environment and the base changed, so that the output can say so."""
+        said = list(self.base_notes)
         if self.url_overridden:
             said.append(f"{RUNTIME_REPO_ENV} overrides the runtime repository: {self.url}")
         if self.ref_overridden:
@@ -141,8 +172,10 @@ def check_url(url: str, *, origin: str) -> str:
             problem = f"the runtime repository URL uses the scheme {scheme!r}"
     elif _SCP_LIKE.fullmatch(url):
         pass
-    elif ":" in url.split("/", 1)[0] and not Path(url).exists():
-        problem = f"the runtime repository URL {url!r} is neither a URL nor a local path"
+    elif ":" in url.split("/", 1)[0]:
+        # git reads `host:path` as ssh, Path as a local folder named `host:`; `https:/host/...`
+        # (one slash) is a look-alike of a URL whatever folder the tree may hold.
+        problem = f"the runtime repository URL {url!r} is neither a URL nor a local path (a ':' before the first '/')"
     if problem:
         raise CodegenError(
             Problem(
@@ -183,35 +216,120 @@ def read_pin(project: Project) -> str:
     return check_commit(text.strip(), origin=RUNTIME_REF)
 
 
-def load_source(project: Project, *, commit: str | None = None) -> Source:
-    """Resolve the source from pyproject.toml, the pin (or `commit`) and the environment."""
-    pyproject = project.pyproject
+def read_settings(text: str, project: Project, *, where: str = PYPROJECT) -> Settings:
+    """`[tool.codegen]` from a pyproject.toml's text, every value checked before git sees it."""
     try:
-        table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["codegen"]
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise CodegenError(Problem(f"cannot read [tool.codegen]: {exc}", where="pyproject.toml")) from None
+        table = tomllib.loads(text)["tool"]["codegen"]
+        if not isinstance(table, dict):
+            raise TypeError("[tool.codegen] is not a table")
+    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise CodegenError(Problem(f"cannot read [tool.codegen]: {exc}", where=where)) from None
 
     def setting(key: str, default: str | None = None) -> str:
         value = table.get(key, default)
         if not isinstance(value, str) or not value:
-            raise CodegenError(Problem(f"[tool.codegen] {key} must be a non-empty string", where="pyproject.toml"))
+            raise CodegenError(Problem(f"[tool.codegen] {key} must be a non-empty string", where=where))
         return value
 
-    configured = check_url(setting("runtime-repo"), origin="pyproject.toml [tool.codegen]")
+    origin = f"{where} [tool.codegen]"
+    runtime_repo = refuse_inside_tree(check_url(setting("runtime-repo"), origin=origin), project, origin=origin)
     branch = setting("runtime-branch", "main")
     if branch.startswith("-") or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) or ".." in branch:
-        raise CodegenError(Problem(f"runtime-branch {branch!r} is not a plain branch name", where="pyproject.toml"))
+        raise CodegenError(Problem(f"runtime-branch {branch!r} is not a plain branch name", where=where))
     spec_path = setting("spec-path", SPEC)
     if spec_path.startswith(("/", "-")) or ".." in spec_path.split("/"):
-        raise CodegenError(Problem(f"spec-path {spec_path!r} must be a relative path", where="pyproject.toml"))
+        raise CodegenError(Problem(f"spec-path {spec_path!r} must be a relative path", where=where))
     tags = table.get("sdk-tags")
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
-        raise CodegenError(Problem("[tool.codegen] sdk-tags must be a list of tag names", where="pyproject.toml"))
+        raise CodegenError(Problem("[tool.codegen] sdk-tags must be a list of tag names", where=where))
+    return Settings(runtime_repo, branch, spec_path, tuple(tags))
 
-    url = configured
+
+def load_settings(project: Project) -> Settings:
+    """The tree's `[tool.codegen]` (never through a symlink)."""
+    if project.pyproject.is_symlink():
+        raise CodegenError(
+            Problem(
+                "pyproject.toml is a symlink; codegen never reads through one",
+                where=PYPROJECT,
+                remedy="replace it with the regular file from git",
+            )
+        )
+    try:
+        text = project.pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CodegenError(Problem(f"cannot read [tool.codegen]: {exc}", where=PYPROJECT)) from None
+    return read_settings(text, project)
+
+
+def refuse_inside_tree(url: str, project: Project, *, origin: str) -> str:
+    """A local runtime repository must lie outside the working tree and its git directory.
+
+    A relative path is tried against the project's root and the current
+    folder (git resolves it against the latter): either inside is refused.
+    """
+    if url.startswith("file://"):
+        path = url.removeprefix("file://")
+    elif "://" in url or _SCP_LIKE.fullmatch(url):
+        return url
+    else:
+        path = url
+    root = project.root.resolve()
+    guarded = [root, *_git_dirs(root)]
+    candidates = {(base / Path(path).expanduser()).resolve() for base in (root, Path.cwd())}
+    for candidate in candidates:
+        if any(candidate.is_relative_to(folder) for folder in guarded):
+            raise CodegenError(
+                Problem(
+                    f"the runtime repository {url!r} resolves inside this repository ({candidate}): "
+                    "whatever commits there would vouch for itself",
+                    where=origin,
+                    remedy="point runtime-repo at the runtime's own repository (E2B_RUNTIME_REPO may name a "
+                    "local mirror or checkout outside this tree)",
+                )
+            )
+    return url
+
+
+def _git_dirs(root: Path) -> list[Path]:
+    """A worktree's git directories, which a `.git` file names, may lie outside the tree."""
+    dot_git = root / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file():
+        return []
+    try:
+        named = dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+        git_dir = (root / named).resolve()
+        found = [git_dir]
+        common = git_dir / "commondir"
+        if common.is_file() and not common.is_symlink():
+            found.append((git_dir / common.read_text(encoding="utf-8").strip()).resolve())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    return found
+
+
+def load_source(project: Project, *, commit: str | None = None, base: Settings | None = None) -> Source:
+    """Resolve the source from pyproject.toml, the pin (or `commit`) and the environment.
+
+    With `base` (the check, the base revision's settings) the spec is fetched
+    from the base's runtime-repo and the pin must be reachable from the base's
+    runtime-branch; what the lock records and what is generated stay the tree's.
+    """
+    settings = load_settings(project)
+    url = base.runtime_repo if base is not None else settings.runtime_repo
+    base_notes: list[str] = []
     env_url = os.environ.get(RUNTIME_REPO_ENV)
     if env_url is not None:
         url = check_url(env_url, origin=RUNTIME_REPO_ENV)
+    elif base is not None and base.runtime_repo != settings.runtime_repo:
+        base_notes.append(
+            f"[tool.codegen] runtime-repo differs from the base revision's: fetching from the base's {url}"
+        )
+    if base is not None and base.runtime_branch != settings.runtime_branch:
+        base_notes.append(
+            f"[tool.codegen] runtime-branch differs from the base revision's: "
+            f"the pin must be reachable from the base's {base.runtime_branch!r}"
+        )
     env_ref = os.environ.get(RUNTIME_REF_ENV)
     ref_overridden = False
     if commit is None and env_ref is not None:
@@ -221,14 +339,16 @@ def load_source(project: Project, *, commit: str | None = None) -> Source:
         commit = read_pin(project)
     return Source(
         url=url,
-        configured_url=configured,
-        branch=branch,
-        spec_path=spec_path,
+        configured_url=settings.runtime_repo,
+        branch=settings.runtime_branch,
+        spec_path=settings.spec_path,
         commit=commit,
-        sdk_tags=tuple(tags),
-        url_overridden=env_url is not None and env_url != configured,
+        sdk_tags=settings.sdk_tags,
+        url_overridden=env_url is not None and env_url != settings.runtime_repo,
         ref_overridden=ref_overridden and commit != _pin_or_none(project),
         url_from_env=env_url is not None,
+        base_branch=base.runtime_branch if base is not None else None,
+        base_notes=tuple(base_notes),
     )
 
 

@@ -229,11 +229,11 @@ def _git_reason(exc: git.GitCommandError) -> str:
 def fetch_configured_branch(upstream: UpstreamRepository, source: Source) -> str:
     """Fetch the configured branch; its local ref. An upstream without it is an error naming the branch."""
     try:
-        return upstream.fetch_branch(source.branch)
+        return upstream.fetch_branch(source.verified_branch)
     except MissingRef:
         raise CodegenError(
             Problem(
-                f"the runtime repository {source.url} answered, but has no branch {source.branch!r}",
+                f"the runtime repository {source.url} answered, but has no branch {source.verified_branch!r}",
                 where="pyproject.toml [tool.codegen] runtime-branch",
                 remedy="fix runtime-branch (the branch every pin must be reachable from), "
                 + (
@@ -261,9 +261,10 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
         raise CodegenError(
             Problem(
                 f"commit {source.commit} exists upstream but is not reachable from "
-                f"{source.branch!r} (a fork's or an unmerged pull request's commit?)",
+                f"{source.verified_branch!r} (a fork's or an unmerged pull request's commit?)",
                 where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
-                remedy=f"merge the change into the runtime's {source.branch} first, then bump to the merged commit",
+                remedy=f"merge the change into the runtime's {source.verified_branch} first, "
+                "then bump to the merged commit",
             )
         )
     found = upstream.read_regular_file(source.commit, source.spec_path)
@@ -288,49 +289,76 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
 
 
 def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> FetchedSpec:
-    """The offline fallback: the tracked spec, only when it is exactly what the lock recorded."""
+    """The offline fallback: the bytes the lock records, from the tracked spec or else from git.
+
+    The lock names the spec by its git blob id, so git's object of that id is
+    those bytes whoever stored it: a hand-edited (or deleted) spec does not
+    stop the run; the check reports it as drift and codegen restores it.
+    """
     lock: Lock = read_lock(project)
     where = f"{source.url} is unreachable ({reason})"
-    data = read_or_none(project.spec)
-    if data is None:
-        what = "a directory" if project.spec.is_dir() else "missing"
-        raise CodegenError(Problem(f"{where} and {SPEC} is {what}", remedy="restore it from git"))
-    if data.startswith(LFS_POINTER):
-        raise CodegenError(
-            Problem(
-                f"{where} and {SPEC} is a Git LFS pointer, not the spec",
-                remedy="restore the file itself from git (it is never stored in LFS)",
-            )
-        )
-    blob_id = git_blob_id(data)
     mismatch = None
     if lock.commit != source.commit:
         mismatch = f"the lock records runtime@{lock.commit[:7]}, not {source.short_commit}"
     elif lock.path != source.spec_path:
         mismatch = f"the lock records {lock.path}, not {source.spec_path}"
-    elif lock.blob != blob_id:
-        mismatch = f"{SPEC} (blob {blob_id[:12]}) differs from the lock (blob {lock.blob[:12]}): it was edited here"
     if mismatch:
         raise CodegenError(
             Problem(
                 f"{where}, and the tracked copy cannot stand in for it: {mismatch}",
+                remedy=f"restore {SPEC} and the lock from git, or run where the runtime "
+                "repository is reachable (E2B_RUNTIME_REPO may name a mirror or a checkout)",
+            )
+        )
+    data = read_or_none(project.spec)
+    if data is not None and not data.startswith(LFS_POINTER) and git_blob_id(data) == lock.blob:
+        return FetchedSpec(
+            data=data,
+            blob_id=lock.blob,
+            origin="lock",
+            note=f"warning: {where}; using the tracked {SPEC}, whose blob id matches the lock",
+        )
+    if data is None:
+        differs = "a directory" if project.spec.is_dir() else "missing"
+    elif data.startswith(LFS_POINTER):
+        differs = "a Git LFS pointer, not the spec"
+    else:
+        differs = f"edited here (blob {git_blob_id(data)[:12]}, the lock's is {lock.blob[:12]})"
+    locked = locked_blob_from_git(project, lock.blob)
+    if locked is None:
+        raise CodegenError(
+            Problem(
+                f"{where}, {SPEC} is {differs}, and git holds no copy of the locked blob {lock.blob[:12]}",
                 remedy=f"restore {SPEC} from git, or run where the runtime "
                 "repository is reachable (E2B_RUNTIME_REPO may name a mirror or a checkout)",
             )
         )
     return FetchedSpec(
-        data=data,
-        blob_id=blob_id,
+        data=locked,
+        blob_id=lock.blob,
         origin="lock",
-        note=f"warning: {where}; using the tracked {SPEC}, whose blob id matches the lock",
+        note=f"warning: {where}; {SPEC} is {differs}: using git's copy of the locked blob {lock.blob[:12]}",
     )
 
 
+def locked_blob_from_git(project: Project, blob_id: str) -> bytes | None:
+    """The bytes of blob `blob_id` in the project's git repository, re-hashed; None when git lacks it."""
+    try:
+        with git.Repo(project.root) as repo:
+            found = repo.odb.stream(bytes.fromhex(blob_id))
+            data: bytes = found.read() if found.type == b"blob" else b""
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError, git.ODBError, OSError):
+        return None
+    return data if git_blob_id(data) == blob_id else None
+
+
 def obtain_spec(project: Project, source: Source, base: Base | None = None) -> FetchedSpec:
-    """The spec at the source commit: from the upstream, else the tracked copy if the lock vouches for it.
+    """The spec at the source commit: from the upstream, else the bytes the lock vouches for.
 
     With a base revision (the check), the lock vouches only when the pin, the
-    lock and the spec are the base's: a change that touches them needs the upstream.
+    lock and `[tool.codegen]` are the base's (then the lock is the base's): a
+    change that touches them needs the upstream.  A spec edited on its own is
+    drift, found against the locked blob.
     """
     try:
         return fetch_spec_at(source)
@@ -355,12 +383,12 @@ def obtain_spec(project: Project, source: Source, base: Base | None = None) -> F
                     remedy=f"run where the runtime repository is reachable, or unset {RUNTIME_REF_ENV}",
                 )
             ) from None
-        if base is not None and base.touched:
+        if base is not None and set(base.touched) - {SPEC}:
             raise CodegenError(
                 Problem(
                     f"{source.url} is unreachable ({exc}), and this change moves or touches the pin "
                     f"({', '.join(base.touched)} differ from the base {base.short}, {base.described}): "
-                    "a lock written by the change cannot vouch for its spec, only the upstream can",
+                    "a lock or [tool.codegen] written by the change cannot vouch for its spec, only the upstream can",
                     remedy="run where the runtime repository is reachable "
                     "(E2B_RUNTIME_REPO may name a mirror or a checkout; in CI, give the job a token)",
                 )
@@ -368,7 +396,9 @@ def obtain_spec(project: Project, source: Source, base: Base | None = None) -> F
         fetched = tracked_copy_if_locked(project, source, str(exc))
         if base is None:
             return fetched
-        return replace(fetched, note=f"{fetched.note}, unchanged since the base {base.short} ({base.described})")
+        return replace(
+            fetched, note=f"{fetched.note}; the lock is unchanged since the base {base.short} ({base.described})"
+        )
 
 
 def fetch_spec(project: Project, source: Source, messages: Messages, base: Base | None = None) -> FetchedSpec:

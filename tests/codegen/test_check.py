@@ -52,7 +52,7 @@ def test_clean_tree_with_the_upstream_unreachable(offline_project: Path, run: Ca
     result = check(run, offline_project, **OFFLINE)
     assert result.code == 0, result.text
     assert "codegen: clean: " in result.out
-    assert "(spec/openapi.yml by git blob id with the lock (" in result.err
+    assert "(spec/openapi.yml byte for byte with the lock's blob (" in result.err
     assert "the upstream being unreachable" in result.err
     warnings = [line for line in result.err.splitlines() if "warning:" in line]
     assert len(warnings) == 1 and f"{UNREACHABLE_URL} is unreachable (" in warnings[0]

@@ -30,6 +30,9 @@ BAD_URLS = [
     ("/srv/runtime\0", "control characters"),
     ("https://x/\u200b", "control characters"),
     ("c:foo", "neither a URL nor a local path"),
+    ("https:/github.com/e2b-dev/runtime.git", "a ':' before the first '/'"),  # one slash: a look-alike
+    ("https:github.com/e2b-dev/runtime.git", "a ':' before the first '/'"),
+    ("vendor:/runtime.git", "a ':' before the first '/'"),
 ]
 
 
@@ -118,3 +121,68 @@ def test_read_pin(tmp_path: Path) -> None:
     (tmp_path / "spec" / "runtime-ref").unlink()
     with pytest.raises(CodegenError, match="spec/runtime-ref is missing"):
         read_pin(project)
+
+
+def test_a_scheme_look_alike_is_refused_even_when_the_tree_holds_that_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "https:" / "github.com" / "e2b-dev" / "runtime.git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CodegenError, match="neither a URL nor a local path"):
+        check_url("https:/github.com/e2b-dev/runtime.git", origin="pyproject.toml [tool.codegen]")
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["vendor/runtime.git", ".", "./", ".git", "spec/../vendor/r.git", "{root}", "{root}/vendor", "file://{root}/v.git"],
+)
+def test_a_runtime_repo_inside_the_tree_is_refused(tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E2B_RUNTIME_REPO", raising=False)
+    root = tmp_path / "project"
+    project = write_pyproject(root, BASE.replace("https://example.com/r.git", url.format(root=root)))
+    monkeypatch.chdir(tmp_path)  # relative paths are tried against the root and the current folder
+    with pytest.raises(CodegenError, match="resolves inside this repository") as caught:
+        load_source(project)
+    assert caught.value.problems[0].where == "pyproject.toml [tool.codegen]"
+
+
+def test_a_relative_runtime_repo_is_refused_when_the_current_folder_puts_it_inside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    project = write_pyproject(root, BASE.replace("https://example.com/r.git", "../x.git"))
+    monkeypatch.chdir(root / "spec")  # git resolves it against the current folder: project/x.git
+    with pytest.raises(CodegenError, match="resolves inside this repository"):
+        load_source(project)
+
+
+def test_a_worktrees_git_directory_counts_as_inside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E2B_RUNTIME_REPO", raising=False)
+    common = tmp_path / "main" / ".git"
+    (common / "worktrees" / "wt").mkdir(parents=True)
+    (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    root = tmp_path / "wt"
+    (root).mkdir()
+    (root / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
+    project = write_pyproject(root, BASE.replace("https://example.com/r.git", str(common)))
+    with pytest.raises(CodegenError, match="resolves inside this repository"):
+        load_source(project)
+
+
+def test_a_runtime_repo_beside_the_tree_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E2B_RUNTIME_REPO", raising=False)
+    root = tmp_path / "project"
+    project = write_pyproject(root, BASE.replace("https://example.com/r.git", "../runtime"))
+    monkeypatch.chdir(root)
+    assert load_source(project).url == "../runtime"
+
+
+def test_a_symlinked_pyproject_is_never_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.toml"
+    outside.write_text("[tool.codegen]\n" + BASE)
+    root = tmp_path / "project"
+    write_pyproject(root, BASE)
+    (root / "pyproject.toml").unlink()
+    (root / "pyproject.toml").symlink_to(outside)
+    with pytest.raises(CodegenError, match=r"pyproject\.toml is a symlink"):
+        load_source(Project(root))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +22,9 @@ from tests.codegen.conftest import (
     Result,
     Upstream,
     add_optional_property,
+    commit_all,
     configure_unreachable_upstream,
+    git_status,
     unchanged,
 )
 
@@ -79,19 +82,56 @@ def test_an_upstream_without_the_configured_branch_is_an_error_naming_it(
 ) -> None:
     pyproject = project / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('runtime-branch = "main"', 'runtime-branch = "trunk"'))
+    commit_all(project, "the runtime's branch is trunk")  # the check reads the branch at the base revision
     result = refused(run, project, "check")
     assert "pyproject.toml [tool.codegen] runtime-branch: " in result.err
     assert "answered, but has no branch 'trunk'" in result.err
     assert "unreachable" not in result.text and "clean" not in result.text
 
 
-def test_unreachable_with_an_edited_spec_is_refused(offline_project: Path, run: Callable[..., Result]) -> None:
+def spoil_spec(project: Path, kind: str) -> str:
+    """Make the tracked spec something other than the locked bytes; the fallback's words for it."""
+    spec = project / "spec/openapi.yml"
+    if kind == "edited":
+        spec.write_text(add_optional_property(spec.read_text()))
+        return "spec/openapi.yml is edited here (blob "
+    spec.unlink()
+    if kind == "missing":
+        return "spec/openapi.yml is missing"
+    if kind == "directory":
+        spec.mkdir()
+        return "spec/openapi.yml is a directory"
+    spec.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n")
+    return "spec/openapi.yml is a Git LFS pointer, not the spec"
+
+
+@pytest.mark.parametrize("kind", ["edited", "missing", "lfs"])
+def test_offline_codegen_restores_the_locked_spec_from_git(
+    offline_project: Path, run: Callable[..., Result], kind: str
+) -> None:
+    """The lock names the spec by blob id: git's object of that id is the locked spec, whoever stored it."""
     spec = offline_project / "spec/openapi.yml"
-    spec.write_text(add_optional_property(spec.read_text()))
-    result = refused(run, offline_project, **OFFLINE)
+    locked = spec.read_bytes()
+    said = spoil_spec(offline_project, kind)
+    result = run(offline_project, "generate", **OFFLINE)
+    assert result.code == 0, result.text
     assert f"{UNREACHABLE_URL} is unreachable" in result.err
-    assert "the tracked copy cannot stand in for it" in result.err
-    assert "differs from the lock" in result.err and "it was edited here" in result.err
+    assert said in result.err and "using git's copy of the locked blob " in result.err
+    assert spec.read_bytes() == locked
+    assert git_status(offline_project) == ""
+
+
+@pytest.mark.parametrize("kind", ["edited", "directory", "lfs"])
+def test_offline_without_git_a_spec_that_is_not_the_locked_one_is_refused_naming_it(
+    offline_project: Path, run: Callable[..., Result], kind: str
+) -> None:
+    shutil.rmtree(offline_project / ".git")
+    said = spoil_spec(offline_project, kind)
+    for args in (("generate",), ("check", "--trust-tree")):
+        result = refused(run, offline_project, *args, **OFFLINE)
+        assert f"{UNREACHABLE_URL} is unreachable" in result.err
+        assert said in result.err and "git holds no copy of the locked blob" in result.err, result.err
+        assert "clean" not in result.text
 
 
 def test_unreachable_with_an_overridden_ref_is_an_error_naming_the_variable(
@@ -312,23 +352,6 @@ def test_an_upstream_spec_that_is_not_a_file_is_named(
         commit = upstream.repo.index.commit("spec as a symlink", author=PERSON, committer=PERSON).hexsha
     result = refused(run, project, E2B_RUNTIME_REF=commit)
     assert complaint in result.err, result.err
-
-
-@pytest.mark.parametrize("kind", ["directory", "lfs"])
-def test_an_offline_tracked_spec_that_is_not_the_spec_is_named(
-    offline_project: Path, run: Callable[..., Result], kind: str
-) -> None:
-    project = offline_project
-    spec = project / "spec/openapi.yml"
-    spec.unlink()
-    if kind == "directory":
-        spec.mkdir()
-        expected = "spec/openapi.yml is a directory"
-    else:
-        spec.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n")
-        expected = "spec/openapi.yml is a Git LFS pointer, not the spec"
-    result = run(project, "generate", **OFFLINE)
-    assert result.code == 2 and expected in result.err, result.text
 
 
 # --- a shared cache ------------------------------------------------------------------

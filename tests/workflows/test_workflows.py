@@ -52,10 +52,65 @@ def test_the_required_check_passes_the_base_revision_and_never_answers_from_a_ca
     assert job["steps"][-1]["run"] == 'python -m nox -s generated-files -- --base "$BASE" --no-cache'
 
 
-def test_ci_runs_the_required_check_without_the_cache() -> None:
+def test_the_required_check_always_runs() -> None:
+    """No step decides to skip it: a skip rule is one more input a pull request could steer."""
+    steps = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]["steps"]
+    assert [step for step in steps if "if" in step] == []
+    assert "git diff" not in (WORKFLOWS / "generated-files.yml").read_text()
+
+
+def base_step_script(workflow: dict[str, Any]) -> str:
+    steps = workflow["jobs"]["generated-files"]["steps"]
+    (step,) = [step for step in steps if step.get("id") == "base"]
+    script: str = step["run"]
+    return script
+
+
+@pytest.mark.parametrize(
+    ("pr_base", "queue_base", "expected"),
+    [("a" * 40, "", "a" * 40), ("", "b" * 40, "b" * 40), ("", "", "HEAD")],
+    ids=["pull_request", "merge_group", "push"],
+)
+def test_the_base_step_names_the_pull_requests_base_or_main_itself(
+    tmp_path: Path, pr_base: str, queue_base: str, expected: str
+) -> None:
+    """The step's own script, run by bash in a real repository, for each event."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    author = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", *author, "commit", "-q", "--allow-empty", "-m", "x"], cwd=tmp_path, env=env, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    output = tmp_path / "output"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", base_step_script(load(WORKFLOWS / "generated-files.yml"))],
+        cwd=tmp_path,
+        env={**env, "PR_BASE": pr_base, "QUEUE_BASE": queue_base, "GITHUB_OUTPUT": str(output)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    want = head.stdout.strip() if expected == "HEAD" else expected
+    assert output.read_text() == f"sha={want}\n"
+
+
+def test_ci_runs_the_required_check_against_a_base_without_the_cache() -> None:
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
     checks = [line for line in lines if "generated-files" in line and not line.startswith("#")]
-    assert checks == ["python3 -m nox -s generated-files -- --no-cache"]
+    assert checks == ['python3 -m nox -s generated-files -- --base "${CODEGEN_BASE:-origin/main}" --no-cache']
+    job = load(WORKFLOWS / "ci.yml")["jobs"]["ci-run"]
+    assert job["steps"][0]["with"]["fetch-depth"] == 0
+    assert job["steps"][-1]["env"]["CODEGEN_BASE"] == (
+        "${{ github.event.pull_request.base.sha || github.event.merge_group.base_sha || github.sha }}"
+    )
+
+
+def test_every_check_in_the_workflows_and_ci_run_names_a_base() -> None:
+    """No base, no trust: a check without --base exits 2 in a CI checkout, and --trust-tree is never CI's."""
+    texts = [path.read_text() for path in FILES] + [(ROOT / ".ci" / "run").read_text()]
+    lines = [line for text in texts for line in text.splitlines() if not line.lstrip().startswith("#")]
+    runs = [line for line in lines if "generated-files --" in line or "codegen check" in line]
+    assert runs and all("--base " in line and "--trust-tree" not in line for line in runs), runs
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
