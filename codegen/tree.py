@@ -37,7 +37,7 @@ from codegen.config import (
 from codegen.errors import CodegenError, Problem
 from codegen.transaction import Content, leftovers, recover, remove_leftovers, swap_into_place
 from release.fragments import BUMP_TYPES
-from release.packages import is_release_target, release_folders
+from release.layout import is_release_target, release_folders
 
 if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compare a tree
     from codegen.stage import Staged

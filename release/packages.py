@@ -8,7 +8,6 @@ in-repo package must read `name>=X,<Y` so that a release can move them.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -18,20 +17,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from release.errors import Problem, ReleaseError
-from release.fragments import FRAGMENT_DIR, FRAGMENT_NAME, TYPES
+from release.fragments import FRAGMENT_DIR, TYPES
+from release.layout import CHANGELOG, PACKAGES_DIR
 from release.versions import Version
 
-PACKAGES_DIR = "packages"
-CHANGELOG = "CHANGELOG.md"
 _PYPROJECT_VERSION = re.compile(r'^version = "(?P<v>[^"]*)"$', re.MULTILINE)
 _DUNDER_VERSION = re.compile(r'^__version__ = "(?P<v>[^"]*)"$', re.MULTILINE)
-# Everything a release writes (release/tree.py), per package: its pyproject.toml, its CHANGELOG.md, the
-# `<module>/__init__.py` holding __version__, and the fragments it consumes.  With codegen's own targets
-# these are all an interrupted write's journal may name (codegen/tree.py, `may_swap`).
-_RELEASE_TARGET = re.compile(
-    rf"{PACKAGES_DIR}/[A-Za-z0-9][A-Za-z0-9_.-]*/"
-    rf"(?:pyproject\.toml|{re.escape(CHANGELOG)}|[A-Za-z_][A-Za-z0-9_]*/__init__\.py|{FRAGMENT_DIR}/{FRAGMENT_NAME})"
-)
 
 
 @dataclass(frozen=True)
@@ -76,30 +67,6 @@ class Package:
     @property
     def tag_prefix(self) -> str:
         return f"{self.name}-v"
-
-
-def is_release_target(path: str) -> bool:
-    """A path a release writes or removes (relative to the repository root)."""
-    return _RELEASE_TARGET.fullmatch(path) is not None
-
-
-def release_folders(root: Path) -> list[str]:
-    """Where a release's write leaves its temporary siblings: each package folder and the folders in it."""
-    found: list[str] = []
-    base = root / PACKAGES_DIR
-    if base.is_symlink() or not base.is_dir():
-        return found
-    for package in sorted(os.listdir(base)):
-        folder = base / package
-        if folder.is_symlink() or not folder.is_dir():
-            continue
-        found.append(f"{PACKAGES_DIR}/{package}")
-        found += [
-            f"{PACKAGES_DIR}/{package}/{name}"
-            for name in sorted(os.listdir(folder))
-            if not (folder / name).is_symlink() and (folder / name).is_dir()
-        ]
-    return found
 
 
 def load_packages(root: Path) -> list[Package]:

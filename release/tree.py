@@ -4,7 +4,7 @@ It goes through codegen's journaled transaction (codegen/transaction.py), the
 one way anything here writes many files as one change: an error, Ctrl-C,
 SIGTERM or a crash leaves the tree, after the next run at the latest (a
 release, or any codegen verb), fully old or fully new.  What a release may
-write is also all its journal may name (`is_release_target`).
+write is also all its journal may name (release/layout.py).
 """
 
 from __future__ import annotations
