@@ -7,6 +7,7 @@ venvs); every other one stops before building.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -236,3 +237,35 @@ def test_a_release_killed_during_its_write_leaves_the_tree_fully_old_or_fully_ne
         }
         assert {p.name: str(p.version) for p in load_packages(project)}["e2b-local-api"] == "0.1.1"
     assert not [p for p in after if ".codegen-" in p]  # no journal, no temporary sibling
+
+
+def test_ctrl_c_during_the_release_write_waits_for_it_and_says_the_tree_is_new(
+    project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT lands while the journal says "swapping"; the write finishes first, and the message says so.
+
+    The wheels are not built (as above): they come before the write.
+    """
+    add_fragment(project, LOCAL_API, "+tidy.misc.md", "Internal tidying.\n")
+    monkeypatch.setattr(make_release, "build_all", lambda *args: {})
+    monkeypatch.setattr(make_release, "smoke_test", lambda *args: None)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    real = transaction._write_journal
+
+    def interrupt(root: Path, swaps: Any, state: str) -> None:
+        real(root, swaps, state)
+        if state == "swapping":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(transaction, "_write_journal", interrupt)
+    try:
+        result = run(project, "release", "e2b-local-api", "--date", DATE)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.code == 130, result.out + result.err
+    assert "interrupted: SIGINT arrived during the write, which finished first: the tree holds the new files" in (
+        result.err
+    )
+    assert {p.name: str(p.version) for p in load_packages(project)}["e2b-local-api"] == "0.1.1"
+    assert not (project / ".codegen-journal.json").exists()
+    assert not (project / LOCAL_API / "changelog.d/+tidy.misc.md").exists()
