@@ -40,7 +40,8 @@ from codegen.pipeline import build, parse_spec
 from codegen.source import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
-from codegen.tree import FRAGMENT_TYPES, fragment_path, read_or_none, recover_tree, refuse_symlinks, write_tree
+from codegen.tree import fragment_path, read_or_none, recover_tree, refuse_symlinks, write_tree
+from release.fragments import BUMP_TYPES
 
 # The report is a towncrier fragment whose type is the release's semver level
 # (types: release/fragments.py); "+" keeps the name out of the changelog.
@@ -225,7 +226,7 @@ def python_api_section(project: Project, generated: Mapping[str, bytes], http_le
         lines += [f"{diff.package}: **{diff.level}** ({len(diff.breaks)} break(s), {len(diff.added)} addition(s))"]
         lines += [*render(diff), ""]
     if _LEVEL_RANK[level] > _LEVEL_RANK[http_level]:
-        lines.append(f"The fragment's type follows the Python API: `{FRAGMENT_TYPES[level]}`.")
+        lines.append(f"The fragment's type follows the Python API: `{BUMP_TYPES[level]}`.")
     return "\n".join(lines).rstrip("\n") + "\n", level
 
 

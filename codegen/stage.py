@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from codegen.config import (
-    API_DIR,
     CLIENT_DIR,
     GENERATED_ROOTS,
     LOCK,
@@ -35,8 +34,7 @@ from codegen.lock import Lock
 from codegen.messages import Messages
 from codegen.overlays import render_overlays
 
-__all__ = ["API_DIR", "GENERATED_ROOTS", "HEADER", "WIRE_DIR", "Staged", "generate_tree", "stamp"]
-
+__all__ = ["HEADER", "Staged", "generate_tree", "stamp"]
 
 # No commit here: the lock and the manifest record it, so a bump that leaves
 # a schema alone leaves the files generated from it byte for byte alone too.

@@ -1,5 +1,9 @@
 """Swap many files and folders into place as one transaction, with a journal for what interrupts it.
 
+Every write of the tree goes through here: codegen's (codegen/tree.py) and a
+release's (release/tree.py).  A target given no content (None) is removed:
+moved aside like a replaced one, with nothing put in its place.
+
 1. Prepare: every new file or folder is written beside its target
    (`.NAME.codegen-new-TAG`).  Nothing visible has changed; an interruption
    removes them and truly nothing was written.
@@ -90,13 +94,16 @@ class _Swap:
         return _sibling(self.target, "old", self.tag)
 
 
-def swap_into_place(root: Path, contents: Mapping[str, Content]) -> None:
-    """Replace every target (a path relative to root) with its content, all or nothing."""
+def swap_into_place(root: Path, contents: Mapping[str, Content | None]) -> None:
+    """Replace every target (a path relative to root) with its content, or remove it (None), all or nothing."""
     tag = uuid.uuid4().hex[:8]
     swaps = [_Swap(target, os.path.lexists(root / target), tag) for target in contents]
+    swaps = [swap for swap in swaps if swap.existed or contents[swap.target] is not None]  # nothing to remove
     try:
         for swap in swaps:
-            _write(root / swap.fresh, contents[swap.target])
+            content = contents[swap.target]
+            if content is not None:
+                _write(root / swap.fresh, content)
     except BaseException:
         for swap in swaps:
             _remove(root / swap.fresh)
@@ -107,7 +114,8 @@ def swap_into_place(root: Path, contents: Mapping[str, Content]) -> None:
             for swap in swaps:
                 if swap.existed:
                     os.replace(root / swap.target, root / swap.backup)
-                os.replace(root / swap.fresh, root / swap.target)
+                if contents[swap.target] is not None:
+                    os.replace(root / swap.fresh, root / swap.target)
             _write_journal(root, swaps, "done")
         except BaseException:
             _roll_back(root, swaps)

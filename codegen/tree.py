@@ -3,7 +3,10 @@
 Writing swaps whole generated folders and the single files into place in one
 transaction (codegen/transaction.py): an error, Ctrl-C, SIGTERM or a crash
 leaves the tree, after the next run at the latest, fully old or fully new.
-Nothing here reads or writes through a symlink.
+A release writes through the same transaction (release/tree.py), so what an
+interrupted write may name, and where its leftovers lie, is decided here for
+both (`may_swap`, `leftover_folders`).  Nothing here reads or writes through a
+symlink.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from codegen.config import (
 )
 from codegen.errors import CodegenError, Problem
 from codegen.transaction import Content, leftovers, recover, remove_leftovers, swap_into_place
+from release.fragments import BUMP_TYPES
+from release.layout import is_release_target, release_folders
 
 if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compare a tree
     from codegen.stage import Staged
@@ -43,12 +48,9 @@ if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compa
 PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS)
 PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS)
 # The changelog fragment a bump writes: +runtime-<commit[:12]>.<type>.md, its type by the report's level.
-FRAGMENT_TYPES = {"major": "breaking", "minor": "feature", "patch": "fix", "none": "misc"}
-_FRAGMENT = re.compile(
-    rf"{re.escape(CHANGELOG_DIR)}/\+runtime-[0-9a-f]{{12}}\.(?:{'|'.join(FRAGMENT_TYPES.values())})\.md"
-)
+_FRAGMENT = re.compile(rf"{re.escape(CHANGELOG_DIR)}/\+runtime-[0-9a-f]{{12}}\.(?:{'|'.join(BUMP_TYPES.values())})\.md")
 # Everything a codegen write swaps (generate: the folders, spec, lock, manifest; bump: also the pin and
-# a fragment).  Nothing else may be named by a journal or removed as a leftover.
+# a fragment).  With what a release writes, nothing else may be named by a journal or removed as a leftover.
 WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF})
 # Where a write puts its temporary siblings: beside every target it may swap.
 LEFTOVER_FOLDERS = (
@@ -59,12 +61,17 @@ LEFTOVER_FOLDERS = (
 
 
 def fragment_path(commit: str, level: str) -> str:
-    return f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{FRAGMENT_TYPES[level]}.md"
+    return f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{BUMP_TYPES[level]}.md"
 
 
 def may_swap(path: str) -> bool:
-    """A path a codegen write swaps into place: the only kind a journal may name."""
-    return path in WRITE_TARGETS or _FRAGMENT.fullmatch(path) is not None
+    """A path a codegen or release write swaps into place: the only kind a journal may name."""
+    return path in WRITE_TARGETS or _FRAGMENT.fullmatch(path) is not None or is_release_target(path)
+
+
+def leftover_folders(root: Path) -> tuple[str, ...]:
+    """Every folder where a codegen or release write puts its temporary siblings."""
+    return (*LEFTOVER_FOLDERS, *release_folders(root))
 
 
 def read_manifest_paths(data: bytes) -> set[str]:
@@ -291,7 +298,7 @@ def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
     said = recover(root, may_swap)
     if said:
         say(f"warning: {said}")
-    stray = leftovers(root, LEFTOVER_FOLDERS, may_swap)
+    stray = leftovers(root, leftover_folders(root), may_swap)
     if stray:
         remove_leftovers(root, stray)
         say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
@@ -300,4 +307,4 @@ def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
 
 def leftover_drifts(root: Path) -> list[Drift]:
     """What an interrupted write left behind: never part of a clean tree."""
-    return [Drift(path, "leftover", None, None) for path in leftovers(root, LEFTOVER_FOLDERS, may_swap)]
+    return [Drift(path, "leftover", None, None) for path in leftovers(root, leftover_folders(root), may_swap)]

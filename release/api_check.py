@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.errors import EXIT_MISSING_FRAGMENT, EXIT_OK, Problem, ReleaseError
+from codegen.errors import EXIT_OK
+from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
 from release.fragments import parse_name
 from release.packages import Package, load_packages
 from release.plan import Plan

@@ -21,7 +21,8 @@ from pathlib import Path
 from release.api_check import api_verdicts, show_verdicts
 from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, parse_name, read_fragments
-from release.packages import CHANGELOG, Package, load_packages
+from release.layout import CHANGELOG
+from release.packages import Package, load_packages
 
 Say = Callable[[str], None]
 DEFAULT_BASES = ("main", "origin/main")

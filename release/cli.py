@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from codegen.errors import EXIT_CANNOT_RUN, CodegenError
 from codegen.messages import printable_lines
-from release.errors import EXIT_CANNOT_RUN, ReleaseError
+from release.errors import ReleaseError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +31,6 @@ def _show(message: str) -> None:
 
 
 def cmd_release(root: Path, args: argparse.Namespace) -> int:
-    from codegen.errors import CodegenError
     from codegen.transaction import refuse_tracked_journal
     from release.make_release import run_release
 
@@ -87,15 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = args.root.resolve()
     try:
         return int(args.run(root, args))
-    except ReleaseError as exc:
+    except CodegenError as exc:  # a ReleaseError, or codegen's own (e.g. a journal it cannot recover)
         for problem in exc.problems:
             print(printable_lines(f"error: {problem.render()}"), file=sys.stderr)
         if args.debug:
             raise
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # an InterruptedWrite says what the tree holds: the write finished first
+        print(f"interrupted: {printable_lines(str(exc)) or 'nothing was written'}", file=sys.stderr)
+        return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except OSError as exc:
         if args.debug:
             raise

@@ -7,11 +7,11 @@ that failed; nothing has been written.
 
 from __future__ import annotations
 
-from codegen.errors import EXIT_CANNOT_RUN, EXIT_DRIFT, EXIT_OK, CodegenError, Problem
+from codegen.errors import EXIT_DRIFT, CodegenError, Problem
 
 EXIT_MISSING_FRAGMENT = EXIT_DRIFT
 
-__all__ = ["EXIT_CANNOT_RUN", "EXIT_MISSING_FRAGMENT", "EXIT_OK", "Problem", "ReleaseError"]
+__all__ = ["EXIT_MISSING_FRAGMENT", "Problem", "ReleaseError"]
 
 
 class ReleaseError(CodegenError):

@@ -13,8 +13,10 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK
+from codegen.tree import recover_tree
 from release.api_check import check_release_levels
-from release.errors import EXIT_CANNOT_RUN, EXIT_OK, Problem, ReleaseError
+from release.errors import Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, Fragment, read_fragments
 from release.packages import load_packages
 from release.plan import Plan, make_plan
@@ -66,6 +68,8 @@ def check_generated_files(root: Path, say: Say) -> None:
 
 
 def run_release(root: Path, names: Sequence[str], *, dry_run: bool, date: str, say: Say, show: Say) -> int:
+    if not dry_run:  # an interrupted write (a release's or codegen's) is settled before the tree is read
+        recover_tree(root, say)
     plan = load_plan(root, names)
     if not plan.releases:
         asked = ", ".join(names) if names else "any package"

@@ -18,10 +18,9 @@ from packaging.utils import canonicalize_name
 
 from release.errors import Problem, ReleaseError
 from release.fragments import FRAGMENT_DIR, TYPES
+from release.layout import CHANGELOG, PACKAGES_DIR
 from release.versions import Version
 
-PACKAGES_DIR = "packages"
-CHANGELOG = "CHANGELOG.md"
 _PYPROJECT_VERSION = re.compile(r'^version = "(?P<v>[^"]*)"$', re.MULTILINE)
 _DUNDER_VERSION = re.compile(r'^__version__ = "(?P<v>[^"]*)"$', re.MULTILINE)
 
@@ -131,6 +130,15 @@ def _check_towncrier(config: object, where: str, name: str) -> None:
             Problem(
                 f"[tool.towncrier] must use directory {FRAGMENT_DIR!r}, filename {CHANGELOG!r} "
                 f"and the types {expected} in that order (found {types})",
+                where=where,
+                remedy=_TOWNCRIER_REMEDY,
+            )
+        )
+    titles = [t.get("name") for t in config.get("type", []) if isinstance(t, dict)]
+    if titles != [t.title for t in TYPES]:
+        raise ReleaseError(
+            Problem(
+                f"[tool.towncrier] must title the types {[t.title for t in TYPES]} in that order (found {titles})",
                 where=where,
                 remedy=_TOWNCRIER_REMEDY,
             )

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from release.errors import Problem, ReleaseError
-from release.packages import PACKAGES_DIR, move_bound, write_version
+from release.layout import PACKAGES_DIR
+from release.packages import move_bound, write_version
 from release.plan import Plan
 
 CHANGELOG_HEAD = (

@@ -12,7 +12,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from release.errors import EXIT_OK, Problem, ReleaseError
+from codegen.errors import EXIT_OK
+from release.errors import Problem, ReleaseError
 from release.packages import Package, load_packages
 from release.versions import Version
 from release.wheels import build_all, smoke_test

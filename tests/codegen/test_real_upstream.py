@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from codegen.tree import FRAGMENT_TYPES
+from release.fragments import BUMP_TYPES
 from tests.codegen.conftest import PIN, ROOT, Result, Upstream, run_in_process, unchanged
 from tests.once_per_run import build_once
 
@@ -132,7 +132,7 @@ def test_bump_writes_pin_spec_lock_generated_files_and_fragment(
     (fragment,) = (root / CHANGELOG).glob(f"+runtime-{after[:12]}.*.md")
     level = re.search(r"^Semver: \*\*(\w+)\*\*", result.out, re.MULTILINE)
     assert level is not None, result.out
-    assert fragment.name == f"+runtime-{after[:12]}.{FRAGMENT_TYPES[level[1]]}.md"
+    assert fragment.name == f"+runtime-{after[:12]}.{BUMP_TYPES[level[1]]}.md"
     assert fragment.read_text() in result.out
     # The old pin is in another upstream: the old side is the locked spec, said in one line.
     assert f"runtime@{PIN[:7]} is not in {real_upstream.url}: the report's old side is the tracked" in result.err

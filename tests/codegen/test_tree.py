@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from codegen.config import MANIFEST
+from codegen.config import API_DIR, MANIFEST, WIRE_DIR
 from codegen.errors import CodegenError
-from codegen.stage import API_DIR, WIRE_DIR, Staged, manifest_for
+from codegen.stage import Staged, manifest_for
 from codegen.tree import Drift, compare, find_symlinks, read_or_none, write_tree
 from tests.codegen.conftest import commit_all, git_repo, tree_digest
 

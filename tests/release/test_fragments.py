@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from release.errors import ReleaseError
-from release.fragments import TYPE_BY_NAME, TYPES, highest_level, parse_name, read_fragments
+from release.fragments import BUMP_TYPES, TYPE_BY_NAME, TYPES, highest_level, parse_name, read_fragments
 
 PKG = "packages/demo"
 
@@ -78,9 +78,7 @@ def test_parse_name(name: str, parsed: tuple[str, str] | None) -> None:
 
 def test_bump_writes_fragments_of_the_level_it_reports() -> None:
     """codegen.bump types its report by semver level; each type must give that level back."""
-    from codegen.tree import FRAGMENT_TYPES
-
-    assert {level: TYPE_BY_NAME[kind].level for level, kind in FRAGMENT_TYPES.items()} == {
+    assert {level: TYPE_BY_NAME[kind].level for level, kind in BUMP_TYPES.items()} == {
         "major": "major",
         "minor": "minor",
         "patch": "patch",

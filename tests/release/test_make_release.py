@@ -6,11 +6,16 @@ venvs); every other one stops before building.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import codegen.transaction as transaction
+from release import make_release
 from release.packages import load_packages
 from tests.codegen.conftest import run_in_process, tree_digest, unchanged
 from tests.release.conftest import CLI, LOCAL_API, SDK, Result, add_fragment
@@ -174,3 +179,93 @@ def test_release_writes_versions_changelogs_and_bounds_and_the_wheels_pass(
     with unchanged(pending):
         again = run(pending, "release")
     assert again.code == 0 and "nothing to release" in again.out
+
+
+@pytest.mark.parametrize(
+    ("seam", "outcome"),
+    [
+        ("_write_journal", "old"),  # every swap made, the journal not yet saying "done": rolled back
+        ("_finish", "new"),  # the journal says "done", nothing cleaned up yet: finished
+    ],
+)
+def test_a_release_killed_during_its_write_leaves_the_tree_fully_old_or_fully_new_after_the_next_run(
+    project: Path, run: Callable[..., Result], seam: str, outcome: str
+) -> None:
+    """A forked child releases e2b-local-api and dies (os._exit, as SIGKILL would) at a seam of the write.
+
+    Its wheels are not built: they come before the write and are not what this test is about
+    (test_release_writes_... builds them).  The next run is a release of another package.
+    """
+    add_fragment(project, LOCAL_API, "+tidy.misc.md", "Internal tidying.\n")
+    before = tree_digest(project)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child never returns
+        try:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(make_release, "build_all", lambda *args: {})
+                mp.setattr(make_release, "smoke_test", lambda *args: None)
+                real = getattr(transaction, seam)
+
+                def die(root: Path, swaps: Any, *state: str) -> None:
+                    if seam == "_finish" or state == ("done",):
+                        os._exit(9)
+                    real(root, swaps, *state)
+
+                mp.setattr(transaction, seam, die)
+                run(project, "release", "e2b-local-api", "--date", DATE)
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 9  # it died inside the write
+    assert (project / ".codegen-journal.json").exists()
+
+    result = run(project, "release", "e2b")
+    assert result.code == 0, result.out + result.err
+    said = "rolled back, the tree holds what it held before" if outcome == "old" else "the tree holds its new files"
+    assert "release: warning: found a write from " in result.err and said in result.err
+    assert "no pending fragments for e2b; nothing written" in result.out
+    after = tree_digest(project)
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    if outcome == "old":
+        assert changed == set()
+    else:
+        assert changed == {
+            f"{LOCAL_API}/pyproject.toml",
+            f"{LOCAL_API}/CHANGELOG.md",
+            f"{LOCAL_API}/changelog.d/+tidy.misc.md",
+        }
+        assert {p.name: str(p.version) for p in load_packages(project)}["e2b-local-api"] == "0.1.1"
+    assert not [p for p in after if ".codegen-" in p]  # no journal, no temporary sibling
+
+
+def test_ctrl_c_during_the_release_write_waits_for_it_and_says_the_tree_is_new(
+    project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT lands while the journal says "swapping"; the write finishes first, and the message says so.
+
+    The wheels are not built (as above): they come before the write.
+    """
+    add_fragment(project, LOCAL_API, "+tidy.misc.md", "Internal tidying.\n")
+    monkeypatch.setattr(make_release, "build_all", lambda *args: {})
+    monkeypatch.setattr(make_release, "smoke_test", lambda *args: None)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    real = transaction._write_journal
+
+    def interrupt(root: Path, swaps: Any, state: str) -> None:
+        real(root, swaps, state)
+        if state == "swapping":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(transaction, "_write_journal", interrupt)
+    try:
+        result = run(project, "release", "e2b-local-api", "--date", DATE)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.code == 130, result.out + result.err
+    assert "interrupted: SIGINT arrived during the write, which finished first: the tree holds the new files" in (
+        result.err
+    )
+    assert {p.name: str(p.version) for p in load_packages(project)}["e2b-local-api"] == "0.1.1"
+    assert not (project / ".codegen-journal.json").exists()
+    assert not (project / LOCAL_API / "changelog.d/+tidy.misc.md").exists()

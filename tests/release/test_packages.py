@@ -60,6 +60,7 @@ def test_version_out_of_step_is_refused(tree: Path) -> None:
         ('directory = "changelog.d"', 'directory = "news"', "must use directory 'changelog.d'"),
         ('directory = "misc"', 'directory = "chore"', "found \\['breaking', 'feature', 'fix', 'doc', 'chore'\\]"),
         ('name = "e2b-local-api"\ndirectory', 'name = "other"\ndirectory', "name must be 'e2b-local-api'"),
+        ('name = "Other changes"', 'name = "Misc"', "must title the types .* \\(found .*'Misc'\\]\\)"),
         ("tool.towncrier", "tool.news", "has no \\[tool.towncrier\\] section"),
         ('version = "0.1.0"', 'version = "0.1"', "is not MAJOR.MINOR.PATCH"),
     ],
