@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from codegen.base_revision import Base, find_base
 from codegen.config import SPEC, Project, Source, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
+from codegen.generation_cache import cache_root
 from codegen.messages import Messages
 from codegen.transaction import JOURNAL, recover
 from codegen.tree import Drift, leftover_drifts, read_or_none, symlink_drifts
@@ -53,12 +54,14 @@ UNEXPECTED_REMEDY = (
 )
 
 
-def find_drift(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> list[Drift]:
+def find_drift(
+    project: Project, source: Source, fetched: FetchedSpec, messages: Messages, *, use_cache: bool = True
+) -> list[Drift]:
     """The full run: every step in memory, then the tree compared with the output."""
     from codegen.pipeline import build  # the generators and their dependencies: only on a full run
     from codegen.tree import compare
 
-    result = build(project, source, messages, fetched=fetched)
+    result = build(project, source, messages, fetched=fetched, use_cache=use_cache)
     drifts: list[Drift] = []
     with messages.step("compare") as used:
         if fetched.origin == "upstream":
@@ -76,9 +79,10 @@ def find_drift(project: Project, source: Source, fetched: FetchedSpec, messages:
 def _clean_by_cache(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> bool:
     """True when a real generation of exactly these inputs produced exactly what the tree holds."""
     from codegen.generation_cache import generation_key, recall, tree_matches
+    from codegen.generation_inputs import read_inputs
 
     with messages.step("cache") as used:
-        recorded = recall(generation_key(project, source, fetched.data))
+        recorded = recall(project, generation_key(read_inputs(project), source, fetched.data))
         clean = recorded is not None and tree_matches(project.root, recorded, fetched.data)
         if recorded is None:
             used("no generation of these inputs on this machine: the full run follows")
@@ -158,6 +162,7 @@ def run_check(project: Project, messages: Messages, base_ref: str | None = None,
     if recovered:
         messages.warning(recovered)
     leftovers = leftover_drifts(project.root)
+    cache_root(project)  # refused inside the project, before anything is fetched into it
     base = find_base(project, base_ref)
     if base is None:
         messages("no base revision (no --base, no default branch to merge-base with): the tree's lock is trusted as is")
@@ -166,7 +171,7 @@ def run_check(project: Project, messages: Messages, base_ref: str | None = None,
     if use_cache and not recovered and not leftovers and _clean_by_cache(project, source, fetched, messages):
         messages.result(_clean(source))
         return EXIT_OK
-    drifts = find_drift(project, source, fetched, messages)
+    drifts = find_drift(project, source, fetched, messages, use_cache=use_cache)
     if recovered:
         drifts.insert(0, Drift(JOURNAL, "interrupted write", None, None))
     drifts += leftovers

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from codegen.config import SPEC, Project, load_source
 from codegen.errors import EXIT_OK
+from codegen.generation_cache import cache_root
 from codegen.messages import Messages
 from codegen.pipeline import build
 from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
@@ -13,6 +14,7 @@ LISTED = 50  # changed paths named one by one; the rest are counted
 
 def run_generate(project: Project, messages: Messages) -> int:
     refuse_symlinks(project.root)
+    cache_root(project)  # refused inside the project: a commit could fill it
     recover_tree(project.root, messages)
     source = load_source(project)
     result = build(project, source, messages)

@@ -1,31 +1,89 @@
-"""Run the code generators on the filtered spec, in a scratch folder, and collect their output.
+"""Run the code generators on the filtered spec, hermetically, and collect their output.
 
-Both generators are run as subprocesses of this interpreter, so that the
-versions pinned in requirements/codegen.txt are the ones that run.  Their
-messages are shown as they wrote them when they fail.
+Both generators, and ruff after them, are run as subprocesses of this
+interpreter, so that the versions pinned in requirements/codegen.txt are the
+ones that run.  Their messages are shown as they wrote them when they fail.
+
+Hermetic means that nothing but this repository configures them:
+
+- a private scratch folder (mode 0700, under codegen's cache folder, never
+  `$TMPDIR`): a world-writable folder above it could hold a `pyproject.toml`
+  whose `[tool.datamodel-codegen] custom-template-dir` writes code into the
+  wire models;
+- every setting on the command line or in a file codegen writes into that
+  folder: `--ignore-pyproject` for datamodel-code-generator, `--config` for
+  openapi-python-client, `--isolated` for ruff;
+- `python -I` (no `PYTHON*` variables, no user site, no cwd on `sys.path`) and
+  an environment of our own: `HOME` and `TMPDIR` in the scratch folder, no
+  `RUFF_*`, `XDG_*` or anything else inherited.
+
+datamodel-code-generator runs with `--no-formatters`: its black and isort pass
+would only be undone by the one formatting pass over everything (ruff, pinned).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import shutil
+import stat
 import subprocess
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from codegen.config import SPEC
 from codegen.errors import CodegenError, Problem
 
-CLIENT_CONFIG = Path(__file__).with_name("openapi_python_client.yml")
+CLIENT_CONFIG = "openapi_python_client.yml"  # in codegen/; written into the scratch folder from the run's inputs
+# -I: no PYTHON* variables, no user site-packages, not the cwd on sys.path.
+PYTHON = (sys.executable, "-I", "-X", "utf8")
 
 
-def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+@contextmanager
+def private_scratch(parent: Path) -> Iterator[Path]:
+    """A fresh folder only this user can enter, under `parent` (codegen's own), removed afterwards."""
+    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = parent.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise CodegenError(
+            Problem(
+                f"{parent} is not a folder of this user's: codegen's scratch folders go there "
+                "(point E2B_CODEGEN_CACHE at a folder of your own)"
+            )
+        )
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(parent, 0o700)
+    scratch = Path(tempfile.mkdtemp(prefix="run-", dir=parent))  # mode 0700
+    try:
+        for folder in ("home", "tmp"):
+            (scratch / folder).mkdir(mode=0o700)
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def tool_env(scratch: Path) -> dict[str, str]:
+    """The whole environment a generator or ruff sees: nothing of the caller's."""
+    return {
+        "PATH": os.defpath,
+        "HOME": str(scratch / "home"),
+        "TMPDIR": str(scratch / "tmp"),
+        "LC_ALL": "C.UTF-8",
+        "NO_COLOR": "1",
+    }
+
+
+def _start(args: list[str], scratch: Path, cwd: Path | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", *args],
-        cwd=cwd,
+        [*PYTHON, "-m", *args],
+        cwd=cwd or scratch,
+        env=tool_env(scratch),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -81,13 +139,13 @@ def check_syntax(folder: Path) -> None:
             ) from None
 
 
-def _run(tool: str, args: list[str], cwd: Path) -> None:
-    _finish(tool, _start(args, cwd))
+def _run(tool: str, args: list[str], scratch: Path, cwd: Path) -> None:
+    _finish(tool, _start(args, scratch, cwd))
 
 
-def _run_together(jobs: list[tuple[str, list[str]]], cwd: Path) -> None:
+def _run_together(jobs: list[tuple[str, list[str]]], scratch: Path) -> None:
     """The generators are independent and single-threaded: run them side by side."""
-    started = [(tool, _start(args, cwd)) for tool, args in jobs]
+    started = [(tool, _start(args, scratch)) for tool, args in jobs]
     try:
         for tool, process in started:
             _finish(tool, process)
@@ -104,8 +162,8 @@ def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
     return path
 
 
-def client_args(spec_path: Path, out: Path, templates: Path | None) -> list[str]:
-    """openapi-python-client, package only (--meta none)."""
+def client_args(spec_path: Path, out: Path, templates: Path | None, config: Path) -> list[str]:
+    """openapi-python-client, package only (--meta none); `config` is the only configuration it reads."""
     args = [
         "openapi_python_client",
         "generate",
@@ -114,7 +172,7 @@ def client_args(spec_path: Path, out: Path, templates: Path | None) -> list[str]
         "--meta",
         "none",
         "--config",
-        str(CLIENT_CONFIG),
+        str(config),
         "--output-path",
         str(out),
         "--fail-on-warning",
@@ -125,9 +183,11 @@ def client_args(spec_path: Path, out: Path, templates: Path | None) -> list[str]
 
 
 def wire_model_args(spec_path: Path, out: Path) -> list[str]:
-    """datamodel-code-generator: pydantic v2 models of the wire schemas, one module."""
+    """datamodel-code-generator: pydantic v2 models of the wire schemas, one module, unformatted."""
     return [
         "datamodel_code_generator",
+        "--ignore-pyproject",
+        "--no-formatters",
         "--input",
         str(spec_path),
         "--input-file-type",
@@ -150,12 +210,15 @@ def wire_model_args(spec_path: Path, out: Path) -> list[str]:
     ]
 
 
-def generate(spec_path: Path, scratch: Path, templates: Path | None) -> tuple[Path, Path]:
-    """Run both generators on the filtered spec; return the client package and the models module."""
+def generate(spec_path: Path, scratch: Path, templates: Path | None, client_config: Path) -> tuple[Path, Path]:
+    """Run both generators on the filtered spec; return the client package and the models module.
+
+    `scratch` comes from `private_scratch`: the generators run there, in `tool_env`.
+    """
     client, wire = scratch / "client", scratch / "wire_models.py"
     _run_together(
         [
-            ("openapi-python-client", client_args(spec_path, client, templates)),
+            ("openapi-python-client", client_args(spec_path, client, templates, client_config)),
             ("datamodel-code-generator", wire_model_args(spec_path, wire)),
         ],
         scratch,
@@ -163,13 +226,14 @@ def generate(spec_path: Path, scratch: Path, templates: Path | None) -> tuple[Pa
     return client, wire
 
 
-def format_python(folder: Path) -> None:
-    """Ruff (pinned) with fixed settings, so the output does not follow the repo's lint config."""
+def format_python(folder: Path, scratch: Path) -> None:
+    """Ruff (pinned) with fixed settings, so the output does not follow any config file or variable."""
     check_syntax(folder)
     common = ["--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100"]
     _run(
         "ruff",
         ["ruff", "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."],
+        scratch,
         folder,
     )
-    _run("ruff", ["ruff", "format", *common, "."], folder)  # not --quiet: it would hide ruff's errors too
+    _run("ruff", ["ruff", "format", *common, "."], scratch, folder)  # not --quiet: it would hide ruff's errors too

@@ -8,7 +8,7 @@ commits to their copy.
 
 A full generation takes seconds, so in-process runs share them: the
 generate, overlays and format steps (`generate_tree`) are memoized on
-everything they read (commit, filtered spec, templates).  Tests that must exercise the generators for real
+everything they read (commit, filtered spec, the templates as the run read them).  Tests that must exercise the generators for real
 run `python -m codegen` in a subprocess, where the memo does not reach.
 """
 
@@ -33,6 +33,7 @@ from git import Actor, Repo
 import codegen.pipeline
 from codegen.cli import main as cli_main
 from codegen.config import Project
+from codegen.generation_inputs import GenerationInputs
 from codegen.messages import Messages
 from codegen.stage import generate_tree as real_generate_tree
 from codegen.upstream_history import build_runtime_repo
@@ -210,24 +211,24 @@ def upstream(pristine_upstream: Path, tmp_path: Path) -> Upstream:
 _GENERATED: dict[tuple[str, ...], dict[str, bytes]] = {}
 
 
-def _templates_digest(folder: Path) -> str:
+def _templates_digest(inputs: GenerationInputs) -> str:
     digest = hashlib.sha256()
-    if folder.is_dir():
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for rel, data in inputs.templates.items():
+        digest.update(rel.encode() + b"\0" + (data or b"") + b"\0")
     return digest.hexdigest()
 
 
-def memo_generate_tree(project: Project, source: Any, filtered: dict[str, Any], messages: Messages) -> dict[str, bytes]:
+def memo_generate_tree(
+    project: Project, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
+) -> dict[str, bytes]:
     key = (
         source.commit,
         hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
-        _templates_digest(project.templates),
+        _templates_digest(inputs),
     )
     if key not in _GENERATED:
         # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
-        _GENERATED[key] = real_generate_tree(project, source, filtered, Messages(err=lambda _: None))
+        _GENERATED[key] = real_generate_tree(project, inputs, source, filtered, Messages(err=lambda _: None))
     return _GENERATED[key]
 
 
@@ -242,7 +243,7 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def fake_generate_tree(
-        project: Project, source: Any, filtered: dict[str, Any], messages: Messages
+        project: Project, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
     ) -> dict[str, bytes]:
         calls.append(source.commit)
         return {}

@@ -11,6 +11,7 @@ import pytest
 
 from codegen.config import Project, load_source
 from codegen.generation_cache import FORMAT, generation_key
+from codegen.generation_inputs import read_inputs
 from codegen.transaction import JOURNAL
 from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
 
@@ -157,8 +158,8 @@ def _key(project: Path, codegen_source: Path | None = None) -> str:
         mp.delenv("E2B_RUNTIME_REF", raising=False)
         source = load_source(p)
     if codegen_source is None:
-        return generation_key(p, source, spec)
-    return generation_key(p, source, spec, codegen_source=codegen_source)
+        return generation_key(read_inputs(p), source, spec)
+    return generation_key(read_inputs(p, codegen_source=codegen_source), source, spec)
 
 
 EDITS: dict[str, Callable[[Path], object]] = {
