@@ -79,9 +79,9 @@ class GenerationInputs:
         return dest
 
 
-def read_inputs(project: Project, *, codegen_source: Path = CODEGEN_SOURCE, imported_ns: int | None = None) -> (
-    GenerationInputs
-):
+def read_inputs(
+    project: Project, *, codegen_source: Path = CODEGEN_SOURCE, imported_ns: int | None = None
+) -> GenerationInputs:
     """Read every input once.  `imported_ns`: when the pipeline's modules were imported (time.time_ns())."""
     code = dict(folder_files(codegen_source))
     changed: tuple[str, ...] = ()

@@ -8,8 +8,9 @@ commits to their copy.
 
 A full generation takes seconds, so in-process runs share them: the
 generate, overlays and format steps (`generate_tree`) are memoized on
-everything they read (commit, filtered spec, the templates as the run read them).  Tests that must exercise the generators for real
-run `python -m codegen` in a subprocess, where the memo does not reach.
+everything they read (commit, filtered spec, the templates as the run read
+them).  Tests that must exercise the generators for real run `python -m
+codegen` in a subprocess, where the memo does not reach.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ def scratch(tmp_path: Path) -> Iterator[Path]:
     with private_scratch(tmp_path / "codegen-cache" / "scratch") as folder:
         yield folder
 
+
 CLIENT_WARNING = """Generating /tmp/x/out
 Warning(s) encountered while generating. Client was generated, but some pieces may be missing
 WARNING parsing GET /sandboxes within sandboxes.
