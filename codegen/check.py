@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from codegen.base_revision import Base, find_base
+from codegen.cache_folder import cache_root
 from codegen.config import SPEC, Project, Source, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK
-from codegen.generation_cache import cache_root
 from codegen.messages import Messages
 from codegen.transaction import JOURNAL, recover
 from codegen.tree import Drift, leftover_drifts, read_or_none, symlink_drifts

@@ -34,14 +34,13 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from codegen.cache_folder import cache_root
 from codegen.config import GENERATED_ROOTS, SPEC, TOOLCHAIN, Project, Source
-from codegen.errors import CodegenError, Problem
 from codegen.generation_inputs import GenerationInputs
 from codegen.tree import read_or_none, tree_files
 
 FORMAT = "e2b-codegen-generation/2"
 VALIDATION_FORMAT = "e2b-codegen-validation/1"
-CACHE_ENV = "E2B_CODEGEN_CACHE"  # codegen/source.py reads it
 # openapi-spec-validator and what decides its verdict with it.
 VALIDATOR = (
     "openapi-spec-validator",
@@ -60,21 +59,6 @@ class Recorded:
 
     files: Mapping[str, str]
     warnings: tuple[str, ...]
-
-
-def cache_root(project: Project) -> Path:
-    """Codegen's cache folder; refused inside the project, where committed entries would decide a check."""
-    from codegen.source import cache_dir  # git is imported there; only the cache dir is needed
-
-    folder = cache_dir().resolve()
-    if folder.is_relative_to(project.root.resolve()):
-        raise CodegenError(
-            Problem(
-                f"the codegen cache {folder} is inside the project, where a commit could fill it: "
-                f"point {CACHE_ENV} at a folder outside the repository, or unset it"
-            )
-        )
-    return folder
 
 
 class _Digest:

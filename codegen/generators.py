@@ -19,6 +19,12 @@ Hermetic means that nothing but this repository configures them:
 
 datamodel-code-generator runs with `--no-formatters`: its black and isort pass
 would only be undone by the one formatting pass over everything (ruff, pinned).
+
+Each generator's interpreter is started before the spec is even fetched
+(`Generators.start`): it imports the generator (about a second for
+openapi-python-client) while codegen imports, fetches, parses and filters,
+then reads its arguments, the same as on a command line, from its stdin and
+runs the generator's own `__main__`.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from codegen.config import SPEC
+from codegen.cache_folder import cache_root
+from codegen.config import SPEC, Project
 from codegen.errors import CodegenError, Problem
 
 CLIENT_CONFIG = "openapi_python_client.yml"  # in codegen/; written into the scratch folder from the run's inputs
@@ -96,6 +103,95 @@ def _finish(tool: str, process: subprocess.Popen[str]) -> None:
         raise CodegenError(tool_failure(tool, process.returncode, output))
 
 
+# What a generator imports before its arguments are known (measured with -X importtime).
+_PRELOAD = {
+    "openapi-python-client": ("openapi_python_client.cli",),
+    "datamodel-code-generator": (
+        "datamodel_code_generator.__main__",
+        "datamodel_code_generator.model.pydantic_v2",
+        "datamodel_code_generator.parser.openapi",
+    ),
+}
+# argv: the modules to import; stdin: one JSON line, [module, *arguments], or nothing (not needed after all).
+_LAUNCHER = """\
+import json, runpy, sys
+for module in sys.argv[1:]:
+    __import__(module)
+line = sys.stdin.readline()
+if not line:
+    sys.exit(0)
+sys.argv = json.loads(line)
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+class Generators:
+    """The two generators' interpreters for one run, in its private scratch folder."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self._started: dict[str, subprocess.Popen[str]] = {}  # waiting for their arguments
+        self._running: list[subprocess.Popen[str]] = []
+
+    def start(self) -> None:
+        """Start both now, so that they import themselves while codegen prepares the spec."""
+        for tool in _PRELOAD:
+            if tool not in self._started:
+                self._started[tool] = self._launch(tool)
+
+    def _launch(self, tool: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*PYTHON, "-c", _LAUNCHER, *_PRELOAD[tool]],
+            cwd=self.scratch,
+            env=tool_env(self.scratch),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def run(self, jobs: list[tuple[str, list[str]]]) -> None:
+        """Hand each its arguments (`python -m` form), side by side; every failure said as the tool said it."""
+        running = []
+        for tool, args in jobs:
+            process = self._started.pop(tool, None) or self._launch(tool)
+            assert process.stdin is not None
+            try:
+                process.stdin.write(json.dumps(args) + "\n")
+                process.stdin.close()
+            except BrokenPipeError:
+                pass  # it died importing: its output says why
+            process.stdin = None  # written and closed: communicate() has nothing more to send
+            running.append((tool, process))
+            self._running.append(process)
+        for tool, process in running:
+            _finish(tool, process)
+
+    def close(self) -> None:
+        """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM)."""
+        for process in [*self._started.values(), *self._running]:
+            if process.returncode is None:  # not yet waited for
+                process.kill()
+                process.communicate()
+        self._started.clear()
+        self._running.clear()
+
+
+@contextmanager
+def open_generators(project: Project) -> Iterator[Generators]:
+    """A private scratch folder under the cache folder's `scratch/`, and the generators, started, for it.
+
+    Nothing outlives the block: the processes are stopped and the folder removed.
+    """
+    with private_scratch(cache_root(project) / "scratch") as scratch:
+        generators = Generators(scratch)
+        try:
+            generators.start()
+            yield generators
+        finally:
+            generators.close()
+
+
 # Lines that frame a tool's message rather than say what went wrong.
 _NOISE = re.compile(
     r"^(Generating |Warning\(s\) encountered|If you believe|Traceback |File \"|During handling|The above exception"
@@ -141,19 +237,6 @@ def check_syntax(folder: Path) -> None:
 
 def _run(tool: str, args: list[str], scratch: Path, cwd: Path) -> None:
     _finish(tool, _start(args, scratch, cwd))
-
-
-def _run_together(jobs: list[tuple[str, list[str]]], scratch: Path) -> None:
-    """The generators are independent and single-threaded: run them side by side."""
-    started = [(tool, _start(args, scratch)) for tool, args in jobs]
-    try:
-        for tool, process in started:
-            _finish(tool, process)
-    finally:
-        for _, process in started:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
 
 
 def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
@@ -210,18 +293,17 @@ def wire_model_args(spec_path: Path, out: Path) -> list[str]:
     ]
 
 
-def generate(spec_path: Path, scratch: Path, templates: Path | None, client_config: Path) -> tuple[Path, Path]:
-    """Run both generators on the filtered spec; return the client package and the models module.
+def generate(spec_path: Path, generators: Generators, templates: Path | None, client_config: Path) -> tuple[Path, Path]:
+    """Run both generators on the filtered spec, side by side; return the client package and the models module.
 
-    `scratch` comes from `private_scratch`: the generators run there, in `tool_env`.
+    They are independent and single-threaded; they run in `generators.scratch` (from `private_scratch`).
     """
-    client, wire = scratch / "client", scratch / "wire_models.py"
-    _run_together(
+    client, wire = generators.scratch / "client", generators.scratch / "wire_models.py"
+    generators.run(
         [
             ("openapi-python-client", client_args(spec_path, client, templates, client_config)),
             ("datamodel-code-generator", wire_model_args(spec_path, wire)),
-        ],
-        scratch,
+        ]
     )
     return client, wire
 

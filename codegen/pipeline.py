@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from typing import Any
@@ -32,7 +32,6 @@ from codegen.contract import check_contract, parse_contract
 from codegen.error_codes import error_code_problems
 from codegen.errors import CodegenError, Problem
 from codegen.generation_cache import (
-    cache_root,
     generation_key,
     recall_valid,
     record,
@@ -40,6 +39,7 @@ from codegen.generation_cache import (
     validation_key,
 )
 from codegen.generation_inputs import GenerationInputs, read_inputs
+from codegen.generators import Generators, open_generators
 from codegen.messages import Messages
 from codegen.operation_map import MappedOperation, check_operation_map, parse_operation_map
 from codegen.source import FetchedSpec, fetch_spec
@@ -146,16 +146,34 @@ def build(
     fetched: FetchedSpec | None = None,
     document: SpecDocument | None = None,
     use_cache: bool = True,
+    generators: Generators | None = None,
 ) -> Build:
-    """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in."""
-    cache_root(project)  # refused inside the project, before anything is read
+    """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in.
+
+    `generate` hands in generators it started before importing this module (codegen/generators.py).
+    """
+    with ExitStack() as stack:
+        if generators is None:
+            generators = stack.enter_context(open_generators(project))  # refused: a cache inside the project
+        return _build(project, source, messages, fetched, document, use_cache, generators)
+
+
+def _build(
+    project: Project,
+    source: Source,
+    messages: Messages,
+    fetched: FetchedSpec | None,
+    document: SpecDocument | None,
+    use_cache: bool,
+    generators: Generators,
+) -> Build:
     inputs = read_inputs(project, imported_ns=IMPORTED_NS)
     if fetched is None:
         fetched = fetch_spec(project, source, messages)
     validation: AbstractContextManager[None] = nullcontext()  # a document handed in is validated
-    validated = validation_key(inputs, fetched.data)
     if document is None:
         document = parse_spec(source, fetched, messages, validate=False)
+        validated = validation_key(inputs, fetched.data)
         if use_cache and recall_valid(project, validated):
             validation = _passed_before(messages)
         else:
@@ -166,7 +184,7 @@ def build(
             filtered = filter_spec(document.data, tags=source.sdk_tags, operations=operations)
             used(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
         try:
-            generated = generate_tree(project, inputs, source, filtered, messages)
+            generated = generate_tree(generators, inputs, source, filtered, messages)
         except CodegenError as exc:
             # A generator names the operation in the filtered spec: say which spec that came from.
             display = spec_display(source, fetched)

@@ -27,12 +27,10 @@ from codegen.config import (
     TEMPLATES,
     TOOLCHAIN,
     WIRE_DIR,
-    Project,
     Source,
 )
-from codegen.generation_cache import cache_root
 from codegen.generation_inputs import GenerationInputs
-from codegen.generators import CLIENT_CONFIG, format_python, generate, private_scratch, write_filtered_spec
+from codegen.generators import CLIENT_CONFIG, Generators, format_python, generate, write_filtered_spec
 from codegen.lock import Lock
 from codegen.messages import Messages
 from codegen.overlays import render_overlays
@@ -81,34 +79,34 @@ def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
 
 
 def generate_tree(
-    project: Project, inputs: GenerationInputs, source: Source, filtered: dict[str, Any], messages: Messages
+    generators: Generators, inputs: GenerationInputs, source: Source, filtered: dict[str, Any], messages: Messages
 ) -> dict[str, bytes]:
-    """The generate, overlays and format steps, in a private scratch folder: path -> bytes, unstamped.
+    """The generate, overlays and format steps, in the generators' private scratch folder: path -> bytes, unstamped.
 
     The templates and the client generator's config come from `inputs`, the bytes the run read once.
     """
-    with private_scratch(cache_root(project) / "scratch") as scratch:
-        templates = inputs.write_templates(scratch / TEMPLATES)
-        config = inputs.write_code_file(CLIENT_CONFIG, scratch / CLIENT_CONFIG)
-        spec_path = write_filtered_spec(filtered, scratch)
-        with messages.step("generate") as used:
-            client, wire = generate(spec_path, scratch, templates / "client", config)
-            used(" ∥ ".join(f"{name} {version(name)}" for name in TOOLCHAIN[:2]))
-        with messages.step("overlays") as used:
-            tree = scratch / "tree"
-            overlays = render_overlays(templates / "overlays", filtered, commit=source.commit)
-            for rel, text in overlays.items():
-                target = tree / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(text)
-            used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
-        shutil.copytree(client, tree / CLIENT_DIR)
-        (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
-        with messages.step("format") as used:
-            format_python(tree, scratch)
-            used(f"ruff {version('ruff')}")
-        return {path.removeprefix("./"): data for path, data in _collect(tree, ".").items()}
+    scratch = generators.scratch
+    templates = inputs.write_templates(scratch / TEMPLATES)
+    config = inputs.write_code_file(CLIENT_CONFIG, scratch / CLIENT_CONFIG)
+    spec_path = write_filtered_spec(filtered, scratch)
+    with messages.step("generate") as used:
+        client, wire = generate(spec_path, generators, templates / "client", config)
+        used(" ∥ ".join(f"{name} {version(name)}" for name in TOOLCHAIN[:2]))
+    with messages.step("overlays") as used:
+        tree = scratch / "tree"
+        overlays = render_overlays(templates / "overlays", filtered, commit=source.commit)
+        for rel, text in overlays.items():
+            target = tree / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text)
+        used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
+    shutil.copytree(client, tree / CLIENT_DIR)
+    (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
+    with messages.step("format") as used:
+        format_python(tree, scratch)
+        used(f"ruff {version('ruff')}")
+    return {path.removeprefix("./"): data for path, data in _collect(tree, ".").items()}
 
 
 def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[str, bytes]) -> Staged:

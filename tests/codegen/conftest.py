@@ -33,8 +33,8 @@ from git import Actor, Repo
 
 import codegen.pipeline
 from codegen.cli import main as cli_main
-from codegen.config import Project
 from codegen.generation_inputs import GenerationInputs
+from codegen.generators import Generators
 from codegen.messages import Messages
 from codegen.stage import generate_tree as real_generate_tree
 from codegen.upstream_history import build_runtime_repo
@@ -220,7 +220,7 @@ def _templates_digest(inputs: GenerationInputs) -> str:
 
 
 def memo_generate_tree(
-    project: Project, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
+    generators: Generators, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
 ) -> dict[str, bytes]:
     key = (
         source.commit,
@@ -229,13 +229,15 @@ def memo_generate_tree(
     )
     if key not in _GENERATED:
         # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
-        _GENERATED[key] = real_generate_tree(project, inputs, source, filtered, Messages(err=lambda _: None))
+        _GENERATED[key] = real_generate_tree(generators, inputs, source, filtered, Messages(err=lambda _: None))
     return _GENERATED[key]
 
 
 @pytest.fixture(autouse=True)
 def _memoized_generation(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(codegen.pipeline, "generate_tree", memo_generate_tree)
+    # In process, a generator starts only when it is needed: the memo mostly answers instead.
+    monkeypatch.setattr(Generators, "start", lambda self: None)
 
 
 @pytest.fixture
@@ -244,7 +246,7 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def fake_generate_tree(
-        project: Project, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
+        generators: Generators, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
     ) -> dict[str, bytes]:
         calls.append(source.commit)
         return {}
@@ -410,6 +412,7 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
     cache = tmp_path_factory.mktemp("pristine-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(codegen.pipeline, "generate_tree", memo_generate_tree)
+        mp.setattr(Generators, "start", lambda self: None)
         result = run_in_process(
             root, "generate", env={"E2B_RUNTIME_REPO": str(pristine_upstream), "E2B_CODEGEN_CACHE": str(cache)}
         )

@@ -14,6 +14,7 @@ from codegen.config import Project, load_source
 from codegen.errors import CodegenError
 from codegen.generators import (
     CLIENT_CONFIG,
+    Generators,
     format_python,
     generate,
     private_scratch,
@@ -27,6 +28,12 @@ from codegen.spec_filter import filter_spec
 from tests.codegen.conftest import ROOT
 
 MARKER = "PLANTED"
+REAL_START = Generators.start  # before conftest's fixture makes it lazy for in-process runs
+
+
+@pytest.fixture(autouse=True)
+def _early_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Generators, "start", REAL_START)
 
 
 @pytest.fixture
@@ -150,8 +157,13 @@ def test_a_pyproject_above_the_scratch_folder_and_the_callers_variables_change_n
         document.data, tags=load_source(project).sdk_tags, operations=load_operation_map(project.operations)
     )
     with private_scratch(shared / "cache" / "scratch") as scratch:
+        generators = Generators(scratch)
+        generators.start()  # as codegen does: before the spec is written
         spec = write_filtered_spec(filtered, scratch)
-        _, wire = generate(spec, scratch, None, ROOT / "codegen" / CLIENT_CONFIG)
+        try:
+            _, wire = generate(spec, generators, None, ROOT / "codegen" / CLIENT_CONFIG)
+        finally:
+            generators.close()
         text = wire.read_text()
         format_python(wire.parent, scratch)
         formatted = wire.read_text()
@@ -160,3 +172,23 @@ def test_a_pyproject_above_the_scratch_folder_and_the_callers_variables_change_n
     committed = (ROOT / "packages/local-api/e2b_local_api/wire/models.py").read_text()
     assert committed.endswith(formatted), "the planted black, isort or ruff settings changed the formatting"
     assert sys.flags.isolated == 0  # the test itself ran with the variables: only the tools were isolated
+
+
+def test_generators_started_but_never_given_arguments_are_stopped(scratch: Path) -> None:
+    generators = Generators(scratch)
+    generators.start()
+    processes = list(generators._started.values())
+    assert len(processes) == 2
+    generators.close()
+    assert all(process.returncode is not None for process in processes)
+
+
+def test_a_generator_that_fails_says_so_and_the_other_is_stopped(scratch: Path) -> None:
+    generators = Generators(scratch)
+    generators.start()
+    try:
+        with pytest.raises(CodegenError) as caught:
+            generate(scratch / "absent.json", generators, None, ROOT / "codegen" / CLIENT_CONFIG)
+    finally:
+        generators.close()
+    assert caught.value.problems[0].message.startswith("openapi-python-client failed (exit ")
