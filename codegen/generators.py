@@ -1,8 +1,8 @@
 """Run the code generators on the filtered spec, hermetically, and collect their output.
 
-Both generators, and ruff after them, are run as subprocesses of this
-interpreter, so that the versions pinned in requirements/codegen.txt are the
-ones that run.  Their messages are shown as they wrote them when they fail.
+Both generators are run as subprocesses of this interpreter, and ruff after
+them from its environment, so that the versions pinned in
+requirements/codegen.txt are the ones that run.  Their messages are shown as they wrote them when they fail.
 
 Hermetic means that nothing but this repository configures them:
 
@@ -86,15 +86,17 @@ def tool_env(scratch: Path) -> dict[str, str]:
     }
 
 
-def _start(args: list[str], scratch: Path, cwd: Path | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*PYTHON, "-m", *args],
-        cwd=cwd or scratch,
+def _run(tool: str, command: list[str], scratch: Path, cwd: Path) -> None:
+    """A command of the toolchain, in `tool_env`, to its end."""
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
         env=tool_env(scratch),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    _finish(tool, process)
 
 
 def _finish(tool: str, process: subprocess.Popen[str]) -> None:
@@ -235,10 +237,6 @@ def check_syntax(folder: Path) -> None:
             ) from None
 
 
-def _run(tool: str, args: list[str], scratch: Path, cwd: Path) -> None:
-    _finish(tool, _start(args, scratch, cwd))
-
-
 def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
     path = scratch / "openapi.filtered.json"
     path.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -311,11 +309,9 @@ def generate(spec_path: Path, generators: Generators, templates: Path | None, cl
 def format_python(folder: Path, scratch: Path) -> None:
     """Ruff (pinned) with fixed settings, so the output does not follow any config file or variable."""
     check_syntax(folder)
+    from ruff import find_ruff_bin  # type: ignore[import-untyped]  # the pinned binary: no interpreter to exec it
+
+    ruff = find_ruff_bin()
     common = ["--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100"]
-    _run(
-        "ruff",
-        ["ruff", "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."],
-        scratch,
-        folder,
-    )
-    _run("ruff", ["ruff", "format", *common, "."], scratch, folder)  # not --quiet: it would hide ruff's errors too
+    _run("ruff", [ruff, "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."], scratch, folder)
+    _run("ruff", [ruff, "format", *common, "."], scratch, folder)  # not --quiet: it would hide ruff's errors too
