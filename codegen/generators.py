@@ -2,7 +2,8 @@
 
 Both generators are run as subprocesses of this interpreter, and ruff after
 them from its environment, so that the versions pinned in
-requirements/codegen.txt are the ones that run.  Their messages are shown as they wrote them when they fail.
+requirements/codegen.txt are the ones that run.  Their messages are shown as
+they wrote them when they fail.
 
 Hermetic means that nothing but this repository configures them:
 
