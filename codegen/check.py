@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from codegen.base_revision import Base, find_base
+from codegen.cache_folder import cache_root
 from codegen.config import SPEC, Project, Source, load_source
 from codegen.errors import EXIT_DRIFT, EXIT_OK, CodegenError, Problem
 from codegen.messages import Messages, printable
@@ -65,12 +66,14 @@ NO_BASE = Problem(
 )
 
 
-def find_drift(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> list[Drift]:
+def find_drift(
+    project: Project, source: Source, fetched: FetchedSpec, messages: Messages, *, use_cache: bool = True
+) -> list[Drift]:
     """The full run: every step in memory, then the tree compared with the output."""
     from codegen.pipeline import build  # the generators and their dependencies: only on a full run
     from codegen.tree import compare
 
-    result = build(project, source, messages, fetched=fetched)
+    result = build(project, source, messages, fetched=fetched, use_cache=use_cache)
     drifts: list[Drift] = []
     with messages.step("compare") as used:
         tree_spec = read_or_none(project.spec)
@@ -88,9 +91,10 @@ def find_drift(project: Project, source: Source, fetched: FetchedSpec, messages:
 def _clean_by_cache(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> bool:
     """True when a real generation of exactly these inputs produced exactly what the tree holds."""
     from codegen.generation_cache import generation_key, recall, tree_matches
+    from codegen.generation_inputs import read_inputs
 
     with messages.step("cache") as used:
-        recorded = recall(generation_key(project, source, fetched.data))
+        recorded = recall(project, generation_key(read_inputs(project), source, fetched.data))
         clean = recorded is not None and tree_matches(project.root, recorded, fetched.data)
         if recorded is None:
             used("no generation of these inputs on this machine: the full run follows")
@@ -180,6 +184,7 @@ def run_check(
     if recovered:
         messages.warning(recovered)
     leftovers = leftover_drifts(project.root)
+    cache_root(project)  # refused inside the project, before anything is fetched into it
     base = None if trust_tree else find_base(project, base_ref)
     if trust_tree:
         messages("--trust-tree: no base revision; the tree's lock and [tool.codegen] are trusted as they are")
@@ -190,7 +195,7 @@ def run_check(
     if use_cache and not recovered and not leftovers and _clean_by_cache(project, source, fetched, messages):
         messages.result(_clean(source))
         return EXIT_OK
-    drifts = find_drift(project, source, fetched, messages)
+    drifts = find_drift(project, source, fetched, messages, use_cache=use_cache)
     if recovered:
         drifts.insert(0, Drift(JOURNAL, "interrupted write", None, None))
     drifts += leftovers

@@ -7,7 +7,7 @@ documented at the top of spec/contract.yml; `_CHECKS` below is its meaning.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 from codegen.error_codes import CODE, codes_in_schema
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
-from codegen.plain_yaml import YamlTree, load_yaml_file
+from codegen.plain_yaml import YamlTree, load_yaml, load_yaml_file
 from codegen.spec_document import SpecDocument
 
 REMEDY = (
@@ -54,7 +54,15 @@ Check = Callable[[Any, Segments, Any, Any], str | None]
 
 def load_contract(path: Path) -> list[ContractEntry]:
     """Read the contract; raise CodegenError naming every malformed entry."""
-    tree = load_yaml_file(path, display_path=str(path), what="the contract")
+    return _entries(load_yaml_file(path, display_path=str(path), what="the contract"))
+
+
+def parse_contract(data: bytes, *, display_path: str) -> list[ContractEntry]:
+    """The contract from bytes already read (codegen/generation_inputs.py)."""
+    return _entries(load_yaml(data, display_path=display_path))
+
+
+def _entries(tree: YamlTree) -> list[ContractEntry]:
     if not isinstance(tree.data, list):
         raise CodegenError(Problem("the contract must be a list of entries", where=tree.where("")))
     entries: list[ContractEntry] = []
@@ -69,10 +77,10 @@ def load_contract(path: Path) -> list[ContractEntry]:
     return entries
 
 
-def check_contract(doc: SpecDocument, contract_path: Path) -> ContractMisses:
+def check_contract(doc: SpecDocument, contract: Path | Sequence[ContractEntry]) -> ContractMisses:
     """Every contract miss in the spec, one Problem each, in contract order, split by level."""
     result = ContractMisses(errors=[], warnings=[])
-    for entry in load_contract(contract_path):
+    for entry in load_contract(contract) if isinstance(contract, Path) else contract:
         misses = check_entry(doc, entry)
         (result.warnings if entry.level == "warning" else result.errors).extend(misses)
     return result

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from codegen.config import SPEC, Project, load_source
 from codegen.errors import EXIT_OK
+from codegen.generators import open_generators
 from codegen.messages import Messages
-from codegen.pipeline import build
 from codegen.tree import read_or_none, recover_tree, refuse_symlinks, write_tree
 
 LISTED = 50  # changed paths named one by one; the rest are counted
@@ -13,9 +13,14 @@ LISTED = 50  # changed paths named one by one; the rest are counted
 
 def run_generate(project: Project, messages: Messages) -> int:
     refuse_symlinks(project.root)
-    recover_tree(project.root, messages)
-    source = load_source(project)
-    result = build(project, source, messages)
+    # The generators start first (a cache folder inside the project is refused there): they import
+    # themselves while this process imports the pipeline (GitPython, jinja, PyYAML) and fetches.
+    with open_generators(project) as generators:
+        from codegen.pipeline import build
+
+        recover_tree(project.root, messages)
+        source = load_source(project)
+        result = build(project, source, messages, generators=generators)
     tree_spec = read_or_none(project.spec)
     if tree_spec is not None and tree_spec != result.fetched.data:
         messages.warning(f"{SPEC} differed from runtime@{source.short_commit}; it is replaced by the synced copy")

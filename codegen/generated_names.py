@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from openapi_python_client.config import Config, ConfigFile, MetaType
@@ -43,8 +44,9 @@ class GeneratedNames:
 
 @cache
 def _config() -> Config:
-    settings = ConfigFile.load_from_path(CLIENT_CONFIG)
-    return Config.from_sources(settings, MetaType.NONE, str(CLIENT_CONFIG), "utf-8", False, None)
+    path = Path(__file__).with_name(CLIENT_CONFIG)
+    settings = ConfigFile.load_from_path(path)
+    return Config.from_sources(settings, MetaType.NONE, str(path), "utf-8", False, None)
 
 
 def generated_names(spec: dict[str, Any], path_key: Callable[[str], str]) -> GeneratedNames:

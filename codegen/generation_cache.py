@@ -1,16 +1,25 @@
-"""A no-change check in milliseconds: what a generation produced, keyed by everything it read.
+"""A no-change check in milliseconds: what a generation produced, keyed by the bytes it used.
 
-Every real generation on this machine records, under the user cache dir (never
-in the tree), the sha256 of each file it produced, keyed by a digest of all its
-inputs: the spec's bytes and where they came from, the contract, the operation
-map, every template, `[tool.codegen]`, the toolchain lock, the interpreter and
-codegen's own source.  A check whose key is recorded compares the tree's files
-with those digests instead of generating.  Only "clean" is answered that way:
-any difference, or anything else unusual, sends the check through the full run,
-which names every drift with its diff, so the verdict is the full run's.
+Every real generation on this machine records, under codegen's cache folder
+(never in the tree: a cache folder inside the project is refused), the sha256
+of each file it produced, keyed by a digest of all its inputs: the spec's bytes
+and where they came from, and the bytes the run read once and generated from
+(codegen/generation_inputs.py): the contract, the operation map, every
+template, codegen's own source, plus the toolchain lock, the installed
+generator versions and the interpreter.  A check whose key is recorded compares
+the tree's files with those digests instead of generating.  Only "clean" is
+answered that way: any difference, or anything else unusual, sends the check
+through the full run, which names every drift with its diff, so the verdict is
+the full run's.
 
-A corrupt, truncated or foreign entry is ignored.  `--no-cache` skips the
-lookup (the required CI check always passes it).
+The validator's verdict on a spec is kept the same way (`validations/`): a
+spec digest that openapi-spec-validator passed, with the versions of the
+validator and its dependencies and codegen's source in the key, is not
+validated again.  Only a pass is kept; a fresh machine, another validator
+version or `--no-cache` validates.
+
+A corrupt, truncated or foreign entry is ignored.  `--no-cache` skips both
+lookups (the required CI check always passes it).
 """
 
 from __future__ import annotations
@@ -20,17 +29,27 @@ import json
 import os
 import sys
 import tempfile
-import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from codegen.cache_folder import cache_root
 from codegen.config import GENERATED_ROOTS, SPEC, TOOLCHAIN, Project, Source
+from codegen.generation_inputs import GenerationInputs
 from codegen.tree import read_or_none, tree_files
 
-FORMAT = "e2b-codegen-generation/1"
-CODEGEN_SOURCE = Path(__file__).resolve().parent
+FORMAT = "e2b-codegen-generation/2"
+VALIDATION_FORMAT = "e2b-codegen-validation/1"
+# openapi-spec-validator and what decides its verdict with it.
+VALIDATOR = (
+    "openapi-spec-validator",
+    "openapi-schema-validator",
+    "jsonschema",
+    "jsonschema-path",
+    "jsonschema-specifications",
+    "referencing",
+)
 _SHA256_HEX = frozenset("0123456789abcdef")
 
 
@@ -42,46 +61,49 @@ class Recorded:
     warnings: tuple[str, ...]
 
 
-def _folder_files(folder: Path) -> Iterator[tuple[str, bytes | None]]:
-    """(relative path, bytes) of every file under `folder`, sorted; symlinks are never followed."""
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        found += [Path(dirpath, name).relative_to(folder).as_posix() for name in filenames]
-    for rel in sorted(found):
-        if not rel.endswith(".pyc"):
-            yield rel, read_or_none(folder / rel)
+class _Digest:
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
 
-
-def generation_key(project: Project, source: Source, spec: bytes, *, codegen_source: Path = CODEGEN_SOURCE) -> str:
-    """A digest of every input of a generation: equal keys, byte-identical output."""
-    digest = hashlib.sha256()
-
-    def part(name: str, data: bytes | None) -> None:
+    def part(self, name: str, data: bytes | None) -> None:
         # Length-prefixed, so that no two different inputs run together into one.
         body = b"<absent>" if data is None else data
-        digest.update(f"{name}\0{len(body)}\0".encode() + body)
+        self._sha.update(f"{name}\0{len(body)}\0".encode() + body)
 
-    part("format", FORMAT.encode())
-    part("python", sys.version.encode())
+    def hexdigest(self) -> str:
+        return self._sha.hexdigest()
+
+
+def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str:
+    """A digest of every input of a generation, as the run read them: equal keys, byte-identical output."""
+    digest = _Digest()
+    digest.part("format", FORMAT.encode())
+    digest.part("python", sys.version.encode())
+    # Every field of the source that reaches the output (the lock, the filter, the overlays).
     where = (source.commit, source.configured_url, source.branch, source.spec_path, *source.sdk_tags)
-    part("source", json.dumps(where).encode())
-    part("spec", spec)
-    part("contract", read_or_none(project.contract))
-    part("operations", read_or_none(project.operations))
-    part("toolchain", read_or_none(project.toolchain_lock))
+    digest.part("source", json.dumps(where).encode())
+    digest.part("spec", spec)
+    digest.part("contract", inputs.contract)
+    digest.part("operations", inputs.operations)
+    digest.part("toolchain", inputs.toolchain_lock)
     # What is installed, in case the environment and the lock disagree.
-    part("installed", json.dumps([_installed(name) for name in TOOLCHAIN]).encode())
-    pyproject = read_or_none(project.pyproject) or b""
-    try:
-        table = tomllib.loads(pyproject.decode("utf-8")).get("tool", {}).get("codegen")
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        table = None
-    part("tool.codegen", json.dumps(table, sort_keys=True).encode())
-    for rel, data in _folder_files(project.templates):
-        part(f"templates/{rel}", data)
-    for rel, data in _folder_files(codegen_source):
-        part(f"codegen/{rel}", data)
+    digest.part("installed", json.dumps([_installed(name) for name in TOOLCHAIN]).encode())
+    for rel, data in inputs.templates.items():
+        digest.part(f"templates/{rel}", data)
+    for rel, data in inputs.code.items():
+        digest.part(f"codegen/{rel}", data)
+    return digest.hexdigest()
+
+
+def validation_key(inputs: GenerationInputs, spec: bytes) -> str:
+    """The spec's bytes, the validator's versions and the code that calls it."""
+    digest = _Digest()
+    digest.part("format", VALIDATION_FORMAT.encode())
+    digest.part("python", sys.version.encode())
+    digest.part("spec", hashlib.sha256(spec).hexdigest().encode())
+    digest.part("validator", json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode())
+    for rel, data in inputs.code.items():
+        digest.part(f"codegen/{rel}", data)
     return digest.hexdigest()
 
 
@@ -92,13 +114,11 @@ def _installed(name: str) -> str | None:
         return None
 
 
-def _entry_path(key: str) -> Path:
-    from codegen.source import cache_dir  # git is imported there; only the cache dir is needed
-
-    return cache_dir() / "generations" / f"{key}.json"
+def _entry_path(project: Project, kind: str, key: str) -> Path:
+    return cache_root(project) / kind / f"{key}.json"
 
 
-def record(key: str, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> None:
+def record(project: Project, key: str, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> None:
     """After a real generation: remember what it produced (atomically; a failure to cache is no failure)."""
     entry = {
         "format": FORMAT,
@@ -106,7 +126,25 @@ def record(key: str, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> N
         "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())},
         "warnings": list(warnings),
     }
-    path = _entry_path(key)
+    _write(_entry_path(project, "generations", key), entry)
+
+
+def record_valid(project: Project, key: str) -> None:
+    """The validator passed the spec of `key`."""
+    _write(_entry_path(project, "validations", key), {"format": VALIDATION_FORMAT, "key": key, "valid": True})
+
+
+def recall_valid(project: Project, key: str) -> bool:
+    """True when the validator passed exactly this spec with exactly this validator and code."""
+    data = read_or_none(_entry_path(project, "validations", key))
+    try:
+        entry = json.loads(data) if data is not None else None
+    except ValueError:
+        return False
+    return entry == {"format": VALIDATION_FORMAT, "key": key, "valid": True}
+
+
+def _write(path: Path, entry: Mapping[str, object]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-")
@@ -117,9 +155,9 @@ def record(key: str, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> N
         pass  # a read-only or full cache only costs the next check its shortcut
 
 
-def recall(key: str) -> Recorded | None:
+def recall(project: Project, key: str) -> Recorded | None:
     """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
-    data = read_or_none(_entry_path(key))
+    data = read_or_none(_entry_path(project, "generations", key))
     if data is None:
         return None
     try:

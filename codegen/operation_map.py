@@ -21,7 +21,7 @@ from typing import Any
 from codegen.config import OPERATIONS
 from codegen.errors import CodegenError, Problem
 from codegen.json_pointer import format_pointer
-from codegen.plain_yaml import load_yaml_file
+from codegen.plain_yaml import YamlTree, load_yaml, load_yaml_file
 from codegen.spec_document import SpecDocument
 from codegen.spec_operations import HTTP_METHODS, iter_operations, snake_case
 
@@ -50,7 +50,15 @@ class MappedOperation:
 
 def load_operation_map(path: Path, *, display_path: str = OPERATIONS) -> tuple[MappedOperation, ...]:
     """Read the map; raise CodegenError naming every bad entry (nothing is generated)."""
-    tree = load_yaml_file(path, display_path=display_path, what="the operation map")
+    return _entries(load_yaml_file(path, display_path=display_path, what="the operation map"))
+
+
+def parse_operation_map(data: bytes, *, display_path: str = OPERATIONS) -> tuple[MappedOperation, ...]:
+    """The map from bytes already read (codegen/generation_inputs.py)."""
+    return _entries(load_yaml(data, display_path=display_path))
+
+
+def _entries(tree: YamlTree) -> tuple[MappedOperation, ...]:
     if not isinstance(tree.data, dict):
         raise CodegenError(Problem("the operation map must be a mapping of name: METHOD /path", where=tree.where("")))
     problems: list[Problem] = []

@@ -1,39 +1,55 @@
 """The pipeline, step by step: source, fetch, spec, contract, filter, generate, overlays, format, stamp.
 
-The spec's validation runs in a thread beside contract, filter, generate,
-overlays and format (`validated_alongside`), and its verdict is taken before
-anything is stamped.
+The contract, the operation map, the templates and codegen's own source are
+read once, first (codegen/generation_inputs.py): the run generates from those
+bytes and records its output under their digest.  The spec's validation runs
+in a thread beside contract, filter, generate, overlays and format
+(`validated_alongside`), and its verdict is taken before anything is stamped;
+a spec this validator already passed on this machine is not validated again
+(codegen/generation_cache.py), unless the caller says `use_cache=False`.
 
 Every verb runs `build` and differs only in what it does with the result:
 `generate` writes the staged output over the tree (codegen/tree.py), `check`
 compares it with the tree (codegen/check.py), `bump` builds at a new commit
 and reports the API change first (codegen/bump.py).  `build` never writes to
-the tree; a real generation records its output's digests in the user cache
-(codegen/generation_cache.py) so that a later check of the same inputs can
-skip it.  Each step prints its duration and what it used (codegen/messages.py).
+the tree; a real generation records its output's digests in codegen's cache
+folder (codegen/generation_cache.py) so that a later check of the same inputs
+can skip it.  Each step prints its duration and what it used (codegen/messages.py).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from typing import Any
 
 from codegen.config import CONTRACT, OPERATIONS, SPEC, Project, Source
-from codegen.contract import check_contract
+from codegen.contract import check_contract, parse_contract
 from codegen.error_codes import error_code_problems
 from codegen.errors import CodegenError, Problem
-from codegen.generation_cache import generation_key, record
+from codegen.generation_cache import (
+    generation_key,
+    recall_valid,
+    record,
+    record_valid,
+    validation_key,
+)
+from codegen.generation_inputs import GenerationInputs, read_inputs
+from codegen.generators import Generators, open_generators
 from codegen.messages import Messages
-from codegen.operation_map import MappedOperation, check_operation_map, load_operation_map
+from codegen.operation_map import MappedOperation, check_operation_map, parse_operation_map
 from codegen.source import FetchedSpec, fetch_spec
 from codegen.spec_document import SpecDocument, load_spec, read_spec, validation_problems
 from codegen.spec_filter import filter_spec
 from codegen.stage import Staged, generate_tree, stamp
+
+# Every module a generation runs is imported by now: a codegen source file modified later may not be
+# the code that ran (codegen/generation_inputs.py).
+IMPORTED_NS = time.time_ns()
 
 
 @dataclass(frozen=True)
@@ -59,7 +75,9 @@ def parse_spec(source: Source, fetched: FetchedSpec, messages: Messages, *, vali
 
 
 @contextmanager
-def validated_alongside(document: SpecDocument, messages: Messages) -> Iterator[None]:
+def validated_alongside(
+    document: SpecDocument, messages: Messages, *, on_pass: Callable[[], None] = lambda: None
+) -> Iterator[None]:
     """Validate the spec in a thread while the block runs; an invalid spec's problems come first.
 
     openapi-spec-validator is pure Python: on the runtime's 4,000-line spec it
@@ -92,6 +110,7 @@ def validated_alongside(document: SpecDocument, messages: Messages) -> Iterator[
     worker.join()
     if verdict:
         raise CodegenError(*verdict)
+    on_pass()
     messages.step_done(
         "validate",
         timing[0],
@@ -101,12 +120,12 @@ def validated_alongside(document: SpecDocument, messages: Messages) -> Iterator[
 
 
 def check_requirements(
-    project: Project, source: Source, document: SpecDocument, messages: Messages
+    inputs: GenerationInputs, source: Source, document: SpecDocument, messages: Messages
 ) -> tuple[tuple[MappedOperation, ...], tuple[str, ...]]:
     """The contract step: the contract, the operation map and the error codes; every miss reported."""
     with messages.step("contract") as used:
-        operations = load_operation_map(project.operations, display_path=OPERATIONS)
-        contract = check_contract(document, project.contract)
+        operations = parse_operation_map(inputs.required("operations"), display_path=OPERATIONS)
+        contract = check_contract(document, parse_contract(inputs.required("contract"), display_path=CONTRACT))
         warnings = tuple(warning.render() for warning in contract.warnings)
         for warning in warnings:  # also when misses stop the run: they are reported beside them
             messages.warning(warning)
@@ -126,21 +145,46 @@ def build(
     *,
     fetched: FetchedSpec | None = None,
     document: SpecDocument | None = None,
+    use_cache: bool = True,
+    generators: Generators | None = None,
 ) -> Build:
-    """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in."""
+    """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in.
+
+    `generate` hands in generators it started before importing this module (codegen/generators.py).
+    """
+    with ExitStack() as stack:
+        if generators is None:
+            generators = stack.enter_context(open_generators(project))  # refused: a cache inside the project
+        return _build(project, source, messages, fetched, document, use_cache, generators)
+
+
+def _build(
+    project: Project,
+    source: Source,
+    messages: Messages,
+    fetched: FetchedSpec | None,
+    document: SpecDocument | None,
+    use_cache: bool,
+    generators: Generators,
+) -> Build:
+    inputs = read_inputs(project, imported_ns=IMPORTED_NS)
     if fetched is None:
         fetched = fetch_spec(project, source, messages)
     validation: AbstractContextManager[None] = nullcontext()  # a document handed in is validated
     if document is None:
         document = parse_spec(source, fetched, messages, validate=False)
-        validation = validated_alongside(document, messages)
+        validated = validation_key(inputs, fetched.data)
+        if use_cache and recall_valid(project, validated):
+            validation = _passed_before(messages)
+        else:
+            validation = validated_alongside(document, messages, on_pass=lambda: record_valid(project, validated))
     with validation:
-        operations, warnings = check_requirements(project, source, document, messages)
+        operations, warnings = check_requirements(inputs, source, document, messages)
         with messages.step("filter") as used:
             filtered = filter_spec(document.data, tags=source.sdk_tags, operations=operations)
             used(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
         try:
-            generated = generate_tree(project, source, filtered, messages)
+            generated = generate_tree(generators, inputs, source, filtered, messages)
         except CodegenError as exc:
             # A generator names the operation in the filtered spec: say which spec that came from.
             display = spec_display(source, fetched)
@@ -155,5 +199,20 @@ def build(
     with messages.step("stamp") as used:
         staged = stamp(source, fetched.data, fetched.blob_id, generated)
         used(f"{len(staged.generated)} generated file(s), the lock and the manifest")
-    record(generation_key(project, source, fetched.data), staged.files(), warnings)
+    if inputs.code_changed_since_import:
+        changed = ", ".join(f"codegen/{rel}" for rel in inputs.code_changed_since_import)
+        messages(f"not recorded for the check's cache: {changed} changed while this run was starting")
+    else:
+        record(project, generation_key(inputs, source, fetched.data), staged.files(), warnings)
     return Build(source, fetched, filtered, staged)
+
+
+@contextmanager
+def _passed_before(messages: Messages) -> Iterator[None]:
+    yield
+    messages.step_done(
+        "validate",
+        0.0,
+        f"openapi-spec-validator {version('openapi-spec-validator')}",
+        "this spec passed it before on this machine",
+    )

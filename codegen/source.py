@@ -10,7 +10,6 @@ fresh clone working offline and still catches a hand-edited spec.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -18,17 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import git
-from platformdirs import user_cache_dir
 
 from codegen.base_revision import Base
+from codegen.cache_folder import cache_dir
 from codegen.config import RUNTIME_REF, RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, Project, Source
 from codegen.errors import CodegenError, Problem
 from codegen.file_lock import held
 from codegen.lock import Lock, git_blob_id, read_lock
 from codegen.messages import Messages
 from codegen.tree import read_or_none
-
-CACHE_ENV = "E2B_CODEGEN_CACHE"
 
 # Protocols git may speak, whatever the URL or a config file says: no ext::, no fd::.
 _GIT_ENV = {
@@ -48,10 +45,6 @@ class FetchedSpec:
     blob_id: str
     origin: str  # "upstream" or "lock" (the verified tracked copy)
     note: str | None = None
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or user_cache_dir("e2b-codegen"))
 
 
 def git_url(url: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -24,12 +23,13 @@ from codegen.config import (
     LOCK,
     MANIFEST,
     SPEC,
+    TEMPLATES,
     TOOLCHAIN,
     WIRE_DIR,
-    Project,
     Source,
 )
-from codegen.generators import format_python, generate, write_filtered_spec
+from codegen.generation_inputs import GenerationInputs
+from codegen.generators import CLIENT_CONFIG, Generators, format_python, generate, write_filtered_spec
 from codegen.lock import Lock
 from codegen.messages import Messages
 from codegen.overlays import render_overlays
@@ -77,31 +77,35 @@ def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
     return (json.dumps(data, indent=2) + "\n").encode()
 
 
-def generate_tree(project: Project, source: Source, filtered: dict[str, Any], messages: Messages) -> dict[str, bytes]:
-    """The generate, overlays and format steps, in a scratch folder: path -> bytes, unstamped."""
-    scratch = Path(tempfile.mkdtemp(prefix="e2b-codegen-"))
-    try:
-        spec_path = write_filtered_spec(filtered, scratch)
-        with messages.step("generate") as used:
-            client, wire = generate(spec_path, scratch, project.templates / "client")
-            used(" ∥ ".join(f"{name} {version(name)}" for name in TOOLCHAIN[:2]))
-        with messages.step("overlays") as used:
-            tree = scratch / "tree"
-            overlays = render_overlays(project.templates / "overlays", filtered, commit=source.commit)
-            for rel, text in overlays.items():
-                target = tree / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(text)
-            used(f"{len(overlays)} file(s) from {project.relative(project.templates)}/overlays")
-        shutil.copytree(client, tree / CLIENT_DIR)
-        (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
-        with messages.step("format") as used:
-            format_python(tree)
-            used(f"ruff {version('ruff')}")
-        return {path.removeprefix("./"): data for path, data in _collect(tree, ".").items()}
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+def generate_tree(
+    generators: Generators, inputs: GenerationInputs, source: Source, filtered: dict[str, Any], messages: Messages
+) -> dict[str, bytes]:
+    """The generate, overlays and format steps, in the generators' private scratch folder: path -> bytes, unstamped.
+
+    The templates and the client generator's config come from `inputs`, the bytes the run read once.
+    """
+    scratch = generators.scratch
+    templates = inputs.write_templates(scratch / TEMPLATES)
+    config = inputs.write_code_file(CLIENT_CONFIG, scratch / CLIENT_CONFIG)
+    spec_path = write_filtered_spec(filtered, scratch)
+    with messages.step("generate") as used:
+        client, wire = generate(spec_path, generators, templates / "client", config)
+        used(" ∥ ".join(f"{name} {version(name)}" for name in TOOLCHAIN[:2]))
+    with messages.step("overlays") as used:
+        tree = scratch / "tree"
+        overlays = render_overlays(templates / "overlays", filtered, commit=source.commit)
+        for rel, text in overlays.items():
+            target = tree / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text)
+        used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
+    shutil.copytree(client, tree / CLIENT_DIR)
+    (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
+    with messages.step("format") as used:
+        format_python(tree, scratch)
+        used(f"ruff {version('ruff')}")
+    return {path.removeprefix("./"): data for path, data in _collect(tree, ".").items()}
 
 
 def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[str, bytes]) -> Staged:

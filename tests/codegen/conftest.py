@@ -35,7 +35,8 @@ from git import Actor, Repo
 
 import codegen.pipeline
 from codegen.cli import main as cli_main
-from codegen.config import Project
+from codegen.generation_inputs import GenerationInputs
+from codegen.generators import Generators
 from codegen.messages import Messages
 from codegen.stage import generate_tree as real_generate_tree
 from codegen.upstream_history import build_runtime_repo
@@ -216,23 +217,27 @@ def upstream(pristine_upstream: Path, tmp_path: Path) -> Upstream:
 _GENERATED: dict[tuple[str, ...], dict[str, bytes]] = {}
 
 
-def _templates_digest(folder: Path) -> str:
+def _templates_digest(inputs: GenerationInputs) -> str:
     digest = hashlib.sha256()
-    if folder.is_dir():
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for rel, data in inputs.templates.items():
+        digest.update(rel.encode() + b"\0" + (data or b"") + b"\0")
     return digest.hexdigest()
 
 
 def memo_generate_tree(
-    project: Project, source: Any, filtered: dict[str, Any], messages: Messages, *, shared: Path
+    generators: Generators,
+    inputs: GenerationInputs,
+    source: Any,
+    filtered: dict[str, Any],
+    messages: Messages,
+    *,
+    shared: Path,
 ) -> dict[str, bytes]:
     """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`."""
     key = (
         source.commit,
         hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
-        _templates_digest(project.templates),
+        _templates_digest(inputs),
     )
     if key not in _GENERATED:
         stored = shared / (hashlib.sha256("\0".join(key).encode()).hexdigest() + ".json")
@@ -242,7 +247,7 @@ def memo_generate_tree(
                 files = {rel: text.encode("latin-1") for rel, text in json.loads(stored.read_text()).items()}
             else:
                 # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
-                files = real_generate_tree(project, source, filtered, Messages(err=lambda _: None))
+                files = real_generate_tree(generators, inputs, source, filtered, Messages(err=lambda _: None))
                 stored.write_text(json.dumps({rel: data.decode("latin-1") for rel, data in files.items()}))
         _GENERATED[key] = files
     return _GENERATED[key]
@@ -259,6 +264,8 @@ def _memoized_generation(monkeypatch: pytest.MonkeyPatch, generation_memo: Path)
     monkeypatch.setattr(
         codegen.pipeline, "generate_tree", functools.partial(memo_generate_tree, shared=generation_memo)
     )
+    # In process, a generator starts only when it is needed: the memo mostly answers instead.
+    monkeypatch.setattr(Generators, "start", lambda self: None)
 
 
 @pytest.fixture
@@ -267,7 +274,7 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def fake_generate_tree(
-        project: Project, source: Any, filtered: dict[str, Any], messages: Messages
+        generators: Generators, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
     ) -> dict[str, bytes]:
         calls.append(source.commit)
         return {}
@@ -448,6 +455,7 @@ def _build_pristine(folder: Path, pristine_upstream: Path, generation_memo: Path
     cache = folder / "cache"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(codegen.pipeline, "generate_tree", functools.partial(memo_generate_tree, shared=generation_memo))
+        mp.setattr(Generators, "start", lambda self: None)
         result = run_in_process(
             root, "generate", env={"E2B_RUNTIME_REPO": str(pristine_upstream), "E2B_CODEGEN_CACHE": str(cache)}
         )

@@ -33,7 +33,8 @@ def test_no_verb_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
-    result = run_in_process(tmp_path, "generate", env={"E2B_CODEGEN_CACHE": str(tmp_path / "cache")})
+    (tmp_path / "root").mkdir()
+    result = run_in_process(tmp_path / "root", "generate", env={"E2B_CODEGEN_CACHE": str(tmp_path / "cache")})
     assert result.code == 2
     assert result.err.startswith("codegen: error: pyproject.toml: cannot read [tool.codegen]")
     assert "Traceback" not in result.err

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codegen.contract import check_contract
-from codegen.generators import generate, write_filtered_spec
+from codegen.generators import CLIENT_CONFIG, Generators, generate, write_filtered_spec
 from codegen.spec_document import load_spec
 from codegen.spec_filter import filter_spec
 from tests.codegen.conftest import ROOT
@@ -31,7 +31,11 @@ def test_generators_accept_the_filtered_real_world_spec(tmp_path: Path) -> None:
     filtered = filter_spec(document.data, tags=TAGS)
     assert filtered["paths"]
     spec_path = write_filtered_spec(filtered, tmp_path)
-    client, wire = generate(spec_path, tmp_path, None)
+    generators = Generators(tmp_path)
+    try:
+        client, wire = generate(spec_path, generators, None, ROOT / "codegen" / CLIENT_CONFIG)
+    finally:
+        generators.close()
     assert (client / "__init__.py").is_file() and list((client / "api").iterdir())
     assert "class " in wire.read_text()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from codegen.config import Project, load_source
 from codegen.generation_cache import FORMAT, generation_key
+from codegen.generation_inputs import read_inputs
 from codegen.transaction import JOURNAL
 from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
 
@@ -158,8 +160,8 @@ def _key(project: Path, codegen_source: Path | None = None) -> str:
         mp.delenv("E2B_RUNTIME_REF", raising=False)
         source = load_source(p)
     if codegen_source is None:
-        return generation_key(p, source, spec)
-    return generation_key(p, source, spec, codegen_source=codegen_source)
+        return generation_key(read_inputs(p), source, spec)
+    return generation_key(read_inputs(p, codegen_source=codegen_source), source, spec)
 
 
 EDITS: dict[str, Callable[[Path], object]] = {
@@ -239,3 +241,158 @@ def test_a_corrupt_entry_is_ignored_and_the_full_run_happens(
     assert result.code == 0, result.text
     assert full_run(result) and not hit(result)
     assert "(no generation of these inputs on this machine: the full run follows)" in result.err
+
+
+# --- the key is the bytes the run used (issue 20, item 5) ----------------------------------------------
+
+
+def test_an_edit_saved_while_codegen_runs_is_not_vouched_for(
+    project: Path, env: dict[str, str | None], monkeypatch: pytest.MonkeyPatch, run: Callable[..., Result]
+) -> None:
+    """The seam is the step line: right after `overlays`, the template gains a line, as an editor would save it."""
+    from codegen import pipeline, stage
+    from codegen.generate import run_generate
+    from codegen.messages import Messages
+
+    monkeypatch.setattr(pipeline, "generate_tree", stage.generate_tree)  # the real steps, which print their lines
+    for key, value in env.items():
+        monkeypatch.setenv(key, value or "")
+    template = project / "templates/overlays/error_codes.py.jinja"
+    said: list[str] = []
+
+    def edit_after_overlays(line: str) -> None:
+        said.append(line)
+        if line.startswith("codegen: overlays "):
+            template.write_text(template.read_text() + "MARKER = 1\n")
+
+    assert run_generate(Project(project), Messages(err=edit_after_overlays)) == 0
+    assert any(line.startswith("codegen: overlays ") for line in said)
+    assert "MARKER" not in (project / "packages/python-sdk/e2b/api/error_codes.py").read_text()
+    cached = run(project, "check")
+    assert not hit(cached) and full_run(cached)
+    assert cached.code == 1, cached.text
+    assert "packages/python-sdk/e2b/api/error_codes.py" in cached.out
+    uncached = run(project, "check", "--no-cache")
+    assert (uncached.code, uncached.out) == (cached.code, cached.out)
+
+
+def test_the_templates_are_read_once_and_rendered_from_those_bytes(project: Path) -> None:
+    inputs = read_inputs(Project(project))
+    template = project / "templates/overlays/error_codes.py.jinja"
+    template.write_text("edited after the read\n")
+    written = inputs.write_templates(project.parent / "scratch-templates")
+    assert (written / "overlays/error_codes.py.jinja").read_bytes() == inputs.templates["overlays/error_codes.py.jinja"]
+    assert b"edited after the read" not in inputs.templates["overlays/error_codes.py.jinja"]
+
+
+def test_codegen_source_changed_after_import_is_not_recorded(
+    project: Path, run: Callable[..., Result], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python read codegen's modules at import: one modified since may not be the code that ran."""
+    from codegen import pipeline
+
+    monkeypatch.setattr(pipeline, "IMPORTED_NS", 0)  # every source file is newer than that
+    result = run(project, "generate")
+    assert result.code == 0, result.text
+    assert "codegen: not recorded for the check's cache: codegen/" in result.err
+    assert entries(cache) == []
+
+
+def test_read_inputs_names_the_codegen_files_modified_since_import(tmp_path: Path, project: Path) -> None:
+    import time
+
+    import codegen
+
+    copy = tmp_path / "codegen"
+    shutil.copytree(Path(codegen.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    imported = time.time_ns()
+    os.utime(copy / "stage.py", ns=(imported + 10**9, imported + 10**9))
+    for path in copy.glob("*.py"):
+        if path.name != "stage.py":
+            os.utime(path, ns=(imported - 10**9, imported - 10**9))
+    inputs = read_inputs(Project(project), codegen_source=copy, imported_ns=imported)
+    assert inputs.code_changed_since_import == ("stage.py",)
+
+
+# --- the cache folder is never inside the project -----------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", [("generate",), ("check",), ("check", "--no-cache")])
+@pytest.mark.parametrize("where", [".codegen-cache", "spec/cache", "."])
+def test_a_cache_folder_inside_the_project_is_refused(
+    project: Path, run: Callable[..., Result], verb: tuple[str, ...], where: str
+) -> None:
+    inside = project / where
+    with unchanged(project):
+        result = run(project, *verb, E2B_CODEGEN_CACHE=str(inside))
+    assert result.code == 2, result.text
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
+    assert errors == [
+        f"codegen: error: the codegen cache {inside.resolve()} is inside the project, where a commit could fill "
+        "it: point E2B_CODEGEN_CACHE at a folder outside the repository, or unset it"
+    ]
+    assert not full_run(result) and HIT not in result.err
+
+
+def test_a_relative_cache_folder_that_resolves_inside_the_project_is_refused(
+    project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project / "spec")
+    result = run(project, "check", E2B_CODEGEN_CACHE="../.cache")
+    assert result.code == 2 and "is inside the project" in result.err, result.text
+
+
+# --- the validator's verdict ---------------------------------------------------------------------------
+
+VALIDATED = "alongside contract to format"
+PASSED_BEFORE = "this spec passed it before on this machine"
+
+
+def _validate_line(result: Result) -> str:
+    (line,) = [x for x in result.err.splitlines() if x.startswith("codegen: validate ")]
+    return line
+
+
+def test_a_spec_the_validator_passed_is_not_validated_again(
+    project: Path, run: Callable[..., Result], cache: Path
+) -> None:
+    first = run(project, "generate")
+    assert first.code == 0 and VALIDATED in _validate_line(first), first.text
+    assert len(list((cache / "validations").glob("*.json"))) == 1
+    second = run(project, "generate")
+    assert second.code == 0 and PASSED_BEFORE in _validate_line(second), second.text
+
+
+def test_no_cache_and_a_fresh_machine_validate(project: Path, run: Callable[..., Result], tmp_path: Path) -> None:
+    assert run(project, "generate").code == 0
+    uncached = run(project, "check", "--no-cache")
+    assert uncached.code == 0 and VALIDATED in _validate_line(uncached), uncached.text
+    fresh = run(project, "check", E2B_CODEGEN_CACHE=str(tmp_path / "fresh"))
+    assert fresh.code == 0 and VALIDATED in _validate_line(fresh), fresh.text
+
+
+def test_a_verdict_is_never_trusted_across_a_validator_version(
+    project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codegen import generation_cache
+
+    assert run(project, "generate").code == 0
+    real = generation_cache._installed
+    monkeypatch.setattr(
+        generation_cache, "_installed", lambda name: "0.0.1" if name == "openapi-spec-validator" else real(name)
+    )
+    other = run(project, "generate")
+    assert other.code == 0 and VALIDATED in _validate_line(other), other.text
+
+
+@pytest.mark.parametrize(
+    "forged", [b'{"format": "e2b-codegen-validation/1", "key": "0", "valid": true}', b"garbage", b"[]"]
+)
+def test_a_foreign_or_corrupt_verdict_is_ignored(
+    project: Path, run: Callable[..., Result], cache: Path, forged: bytes
+) -> None:
+    assert run(project, "generate").code == 0
+    (entry,) = (cache / "validations").glob("*.json")
+    entry.write_bytes(forged)
+    result = run(project, "generate")
+    assert result.code == 0 and VALIDATED in _validate_line(result), result.text

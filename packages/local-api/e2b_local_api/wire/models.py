@@ -71,22 +71,19 @@ class NewSandbox(BaseModel):
         int | None, Field(description="Seconds until the sandbox expires.", ge=0)
     ] = 300
     autoPause: Annotated[
-        bool | None,
-        Field(description="Pause the sandbox instead of killing it when it expires."),
+        bool | None, Field(description="Pause the sandbox instead of killing it when it expires.")
     ] = False
     metadata: SandboxMetadata | None = None
     envVars: EnvVars | None = None
     allowInternetAccess: Annotated[
-        bool | None,
-        Field(description="Whether the sandbox may open outbound connections."),
+        bool | None, Field(description="Whether the sandbox may open outbound connections.")
     ] = True
 
 
 class Sandbox(BaseModel):
     sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
     templateID: Annotated[
-        str,
-        Field(description="Identifier of the template the sandbox was created from."),
+        str, Field(description="Identifier of the template the sandbox was created from.")
     ]
     alias: Annotated[str | None, Field(description="Alias of the template.")] = None
     envdVersion: Annotated[
@@ -96,16 +93,14 @@ class Sandbox(BaseModel):
         str | None, Field(description="Token for talking to the guest agent.")
     ] = None
     domain: Annotated[
-        str | None,
-        Field(description="Base domain under which the sandbox is reachable."),
+        str | None, Field(description="Base domain under which the sandbox is reachable.")
     ] = None
 
 
 class ListedSandbox(BaseModel):
     sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
     templateID: Annotated[
-        str,
-        Field(description="Identifier of the template the sandbox was created from."),
+        str, Field(description="Identifier of the template the sandbox was created from.")
     ]
     alias: Annotated[str | None, Field(description="Alias of the template.")] = None
     state: SandboxState
@@ -119,8 +114,7 @@ class ListedSandbox(BaseModel):
 class SandboxDetail(BaseModel):
     sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
     templateID: Annotated[
-        str,
-        Field(description="Identifier of the template the sandbox was created from."),
+        str, Field(description="Identifier of the template the sandbox was created from.")
     ]
     alias: Annotated[str | None, Field(description="Alias of the template.")] = None
     state: SandboxState
@@ -136,8 +130,7 @@ class SandboxDetail(BaseModel):
         str | None, Field(description="Token for talking to the guest agent.")
     ] = None
     domain: Annotated[
-        str | None,
-        Field(description="Base domain under which the sandbox is reachable."),
+        str | None, Field(description="Base domain under which the sandbox is reachable.")
     ] = None
 
 
