@@ -144,8 +144,8 @@ def fuzz(session: nox.Session) -> None:
         "pytest",
         "tests/local_api/test_conformance.py",
         "tests/python_sdk/transport/test_properties.py",
-        "tests/codegen/test_plain_yaml.py",
-        "tests/codegen/test_python_source.py",
+        "tests/codegen/openapi/test_plain_yaml.py",
+        "tests/codegen/generation/test_python_source.py",
         *session.posargs,
         env={"E2B_FUZZ": "1"},
     )

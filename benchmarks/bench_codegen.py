@@ -2,7 +2,7 @@
 
 Runs, interleaved so that machine noise hits them all alike:
   side      openapi-python-client and datamodel-codegen started together, as the pipeline starts
-            them (codegen/generators.py: same interpreter flags, arguments and environment), on
+            them (codegen/generation/generators.py: same interpreter flags, arguments and environment), on
             the filtered spec, nothing else: the floor codegen is measured against
   serial    the same two calls one after the other (their sum)
   codegen   `python -m codegen generate` on a copy of this project (warm cache, local upstream)
@@ -35,7 +35,7 @@ PAUSE_CHANGE = ROOT / "tests" / "codegen" / "real_upstream" / "pause-contract.pa
 sys.path.insert(0, str(ROOT))
 
 from codegen.config import Project, load_source  # noqa: E402
-from codegen.generators import (  # noqa: E402
+from codegen.generation.generators import (  # noqa: E402
     CLIENT_CONFIG,
     PYTHON,
     client_args,
@@ -44,9 +44,9 @@ from codegen.generators import (  # noqa: E402
     wire_model_args,
     write_filtered_spec,
 )
-from codegen.operation_map import load_operation_map  # noqa: E402
-from codegen.spec_document import load_spec  # noqa: E402
-from codegen.spec_filter import filter_spec  # noqa: E402
+from codegen.openapi.document import load_spec  # noqa: E402
+from codegen.openapi.operation_map import load_operation_map  # noqa: E402
+from codegen.openapi.sdk_filter import filter_spec  # noqa: E402
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -56,7 +56,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 
 def bare_commands(spec: Path, work: Path, templates: Path) -> list[list[str]]:
-    """The generator calls the pipeline makes (codegen/generators.py's own arguments)."""
+    """The generator calls the pipeline makes (codegen/generation/generators.py's own arguments)."""
     config = ROOT / "codegen" / CLIENT_CONFIG
     return [
         [*PYTHON, "-m", *client_args(spec, work / "bare-client", templates, config), "--overwrite"],

@@ -1,7 +1,7 @@
 """`python -m codegen <verb>`: the command line over the pipeline, one module per verb.
 
-`generate` (codegen/generate.py), `check` (codegen/check.py), `bump`
-(codegen/bump.py), `rebuild-runtime` (codegen/upstream_history.py).  One
+`generate` (codegen/commands/generate.py), `check` (codegen/commands/check.py), `bump`
+(codegen/commands/bump.py), `rebuild-runtime` (codegen/upstream/history.py).  One
 top-level handler turns problems into messages and exit statuses
 (codegen.errors); tracebacks only with --debug.
 """
@@ -17,9 +17,9 @@ from types import FrameType
 
 from codegen.config import Project
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
-from codegen.file_lock import held
 from codegen.messages import Messages
-from codegen.transaction import settled
+from codegen.tree.file_lock import held
+from codegen.tree.transaction import settled
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LOCK = ".codegen.lock"
@@ -27,25 +27,25 @@ TREE_VERBS = ("generate", "check", "bump")
 
 
 def cmd_generate(project: Project, args: argparse.Namespace, messages: Messages) -> int:
-    from codegen.generate import run_generate
+    from codegen.commands.generate import run_generate
 
     return run_generate(project, messages)
 
 
 def cmd_check(project: Project, args: argparse.Namespace, messages: Messages) -> int:
-    from codegen.check import run_check
+    from codegen.commands.check import run_check
 
     return run_check(project, messages, args.base, use_cache=not args.no_cache, trust_tree=args.trust_tree)
 
 
 def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> int:
-    from codegen.bump import run_bump
+    from codegen.commands.bump import run_bump
 
     return run_bump(project, args.ref, dry_run=args.dry_run, messages=messages)
 
 
 def cmd_rebuild_runtime(project: Project, args: argparse.Namespace, messages: Messages) -> int:
-    from codegen.upstream_history import build_runtime_repo
+    from codegen.upstream.history import build_runtime_repo
 
     built = build_runtime_repo(Path(args.dest), project.root / "spec" / "upstream-history")
     messages.result("\n".join([f"rebuilt the runtime repository in {args.dest}:", *(f"  {c}  {n}" for n, c in built)]))

@@ -6,7 +6,7 @@ guard is a deny-list that has been bypassed many times (CVE-2022-24439 and its
 successors), so it is a second line of defence, not the first.
 
 `[tool.codegen]` is read into `Settings` from the tree or, for the check, from
-the base revision's `pyproject.toml` too (codegen/base_revision.py): a pull
+the base revision's `pyproject.toml` too (codegen/upstream/base_revision.py): a pull
 request edits the tree, so the upstream the check fetches from is the base's.
 A runtime repository inside the working tree (or its git directory) is refused
 wherever it is configured: whoever commits there would be their own upstream.

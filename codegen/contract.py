@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.error_codes import CODE, codes_in_schema
 from codegen.errors import CodegenError, Problem
-from codegen.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
-from codegen.plain_yaml import YamlTree, load_yaml, load_yaml_file
-from codegen.spec_document import SpecDocument
+from codegen.openapi.document import SpecDocument
+from codegen.openapi.error_codes import CODE, codes_in_schema
+from codegen.openapi.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
+from codegen.openapi.plain_yaml import YamlTree, load_yaml, load_yaml_file
 
 REMEDY = (
     "the contract lands upstream first: bump spec/runtime-ref to a runtime commit "
@@ -58,7 +58,7 @@ def load_contract(path: Path) -> list[ContractEntry]:
 
 
 def parse_contract(data: bytes, *, display_path: str) -> list[ContractEntry]:
-    """The contract from bytes already read (codegen/generation_inputs.py)."""
+    """The contract from bytes already read (codegen/generation/inputs.py)."""
     return _entries(load_yaml(data, display_path=display_path))
 
 

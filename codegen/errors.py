@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codegen.printable import printable
+
 EXIT_OK = 0
 EXIT_DRIFT = 1
 EXIT_CANNOT_RUN = 2
@@ -29,8 +31,6 @@ class Problem:
 
     def render(self) -> str:
         """One line per field, each escaped: what came from data cannot add lines or controls."""
-        from codegen.messages import printable  # messages imports this module
-
         message, where = printable(self.message), printable(self.where or "")
         lines = [f"{where}: {message}" if where else message]
         lines += [f"    {printable(line)}" for line in self.detail]

@@ -1,19 +1,19 @@
 """The pipeline, step by step: source, fetch, spec, contract, filter, generate, overlays, format, stamp.
 
 The contract, the operation map, the templates and codegen's own source are
-read once, first (codegen/generation_inputs.py): the run generates from those
+read once, first (codegen/generation/inputs.py): the run generates from those
 bytes and records its output under their digest.  The spec's validation runs
 in a thread beside contract, filter, generate, overlays and format
 (`validated_alongside`), and its verdict is taken before anything is stamped;
 a spec this validator already passed on this machine is not validated again
-(codegen/generation_cache.py), unless the caller says `use_cache=False`.
+(codegen/generation/cache.py), unless the caller says `use_cache=False`.
 
 Every verb runs `build` and differs only in what it does with the result:
-`generate` writes the staged output over the tree (codegen/tree.py), `check`
-compares it with the tree (codegen/check.py), `bump` builds at a new commit
-and reports the API change first (codegen/bump.py).  `build` never writes to
+`generate` writes the staged output over the tree (codegen/tree/write.py), `check`
+compares it with the tree (codegen/commands/check.py), `bump` builds at a new commit
+and reports the API change first (codegen/commands/bump.py).  `build` never writes to
 the tree; a real generation records its output's digests in codegen's cache
-folder (codegen/generation_cache.py) so that a later check of the same inputs
+folder (codegen/generation/cache.py) so that a later check of the same inputs
 can skip it.  Each step prints its duration and what it used (codegen/messages.py).
 """
 
@@ -29,26 +29,26 @@ from typing import Any
 
 from codegen.config import CONTRACT, OPERATIONS, SPEC, Project, Source
 from codegen.contract import check_contract, parse_contract
-from codegen.error_codes import error_code_problems
 from codegen.errors import CodegenError, Problem
-from codegen.generation_cache import (
+from codegen.generation.cache import (
     generation_key,
     recall_valid,
     record,
     record_valid,
     validation_key,
 )
-from codegen.generation_inputs import GenerationInputs, read_inputs
-from codegen.generators import Generators, open_generators
+from codegen.generation.generators import Generators, open_generators
+from codegen.generation.inputs import GenerationInputs, read_inputs
+from codegen.generation.stage import Staged, generate_tree, stamp
 from codegen.messages import Messages
-from codegen.operation_map import MappedOperation, check_operation_map, parse_operation_map
-from codegen.source import FetchedSpec, fetch_spec
-from codegen.spec_document import SpecDocument, load_spec, read_spec, validation_problems
-from codegen.spec_filter import filter_spec
-from codegen.stage import Staged, generate_tree, stamp
+from codegen.openapi.document import SpecDocument, load_spec, read_spec, validation_problems
+from codegen.openapi.error_codes import error_code_problems
+from codegen.openapi.operation_map import MappedOperation, check_operation_map, parse_operation_map
+from codegen.openapi.sdk_filter import filter_spec
+from codegen.upstream.fetch import FetchedSpec, fetch_spec
 
 # Every module a generation runs is imported by now: a codegen source file modified later may not be
-# the code that ran (codegen/generation_inputs.py).
+# the code that ran (codegen/generation/inputs.py).
 IMPORTED_NS = time.time_ns()
 
 
@@ -150,7 +150,7 @@ def build(
 ) -> Build:
     """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in.
 
-    `generate` hands in generators it started before importing this module (codegen/generators.py).
+    `generate` hands in generators it started before importing this module (codegen/generation/generators.py).
     """
     with ExitStack() as stack:
         if generators is None:

@@ -85,7 +85,8 @@ def generated_paths(root: Path, base_commit: str) -> frozenset[str]:
     one the pin produces.
     """
     from codegen.config import GENERATED_ROOTS, MANIFEST
-    from codegen.tree import read_manifest_paths, read_or_none
+    from codegen.tree.read import read_or_none
+    from codegen.tree.write import read_manifest_paths
 
     at_base = subprocess.run(
         ["git", "cat-file", "blob", f"{base_commit}:{MANIFEST}"], cwd=root, capture_output=True, check=False

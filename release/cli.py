@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codegen.errors import EXIT_CANNOT_RUN, CodegenError
-from codegen.messages import printable_lines
+from codegen.printable import printable_lines
 from release.errors import ReleaseError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ def _show(message: str) -> None:
 
 
 def cmd_release(root: Path, args: argparse.Namespace) -> int:
-    from codegen.transaction import refuse_tracked_journal
+    from codegen.tree.transaction import refuse_tracked_journal
     from release.make_release import run_release
 
     try:  # the release's generated-files check would refuse it too, after the plan: say it first, alone

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK
-from codegen.tree import recover_tree
+from codegen.tree.write import recover_tree
 from release.api_check import check_release_levels
 from release.errors import Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, Fragment, read_fragments

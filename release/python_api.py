@@ -32,7 +32,7 @@ from pathlib import Path
 
 import griffe
 
-from codegen.messages import printable
+from codegen.printable import printable
 from release.errors import Problem, ReleaseError
 from release.packages import Package, load_packages
 

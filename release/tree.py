@@ -1,6 +1,6 @@
 """The one write of a release: files replaced and fragments removed, all or nothing.
 
-It goes through codegen's journaled transaction (codegen/transaction.py), the
+It goes through codegen's journaled transaction (codegen/tree/transaction.py), the
 one way anything here writes many files as one change: an error, Ctrl-C,
 SIGTERM or a crash leaves the tree, after the next run at the latest (a
 release, or any codegen verb), fully old or fully new.  What a release may
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from codegen.transaction import Content, swap_into_place
+from codegen.tree.transaction import Content, swap_into_place
 from release.errors import Problem, ReleaseError
 
 

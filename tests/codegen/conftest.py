@@ -3,7 +3,7 @@
 Nothing here touches the project tree itself: the project is copied once per test run
 (tracked plus untracked-but-not-ignored files), committed in its own git
 repository, and copied again per test.  The upstream is rebuilt once per
-run with `codegen.upstream_history` and copied per test; tests add real
+run with `codegen.upstream.history` and copied per test; tests add real
 commits to their copy.  "Once per run" holds across pytest-xdist's workers
 (tests/once_per_run.py): one builds, the others reuse the folder.
 
@@ -35,11 +35,11 @@ from git import Actor, Repo
 
 import codegen.pipeline
 from codegen.cli import main as cli_main
-from codegen.generation_inputs import GenerationInputs
-from codegen.generators import Generators
+from codegen.generation.generators import Generators
+from codegen.generation.inputs import GenerationInputs
+from codegen.generation.stage import generate_tree as real_generate_tree
 from codegen.messages import Messages
-from codegen.stage import generate_tree as real_generate_tree
-from codegen.upstream_history import build_runtime_repo
+from codegen.upstream.history import build_runtime_repo
 from tests.once_per_run import build_once, locked
 from tests.signal_dispositions import default_dispositions
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from codegen.cli import RUN_LOCK
-from codegen.file_lock import held
-from codegen.transaction import JOURNAL
+from codegen.tree.file_lock import held
+from codegen.tree.transaction import JOURNAL
 from tests.codegen.conftest import (
     PIN,
     ROOT,

@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from codegen.contract import REMEDY, check_contract, load_contract
 from codegen.errors import CodegenError, Problem
-from codegen.spec_document import SpecDocument, load_spec
+from codegen.openapi.document import SpecDocument, load_spec
 from tests.codegen.conftest import Result, unchanged
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from codegen.contract import check_contract
-from codegen.generators import CLIENT_CONFIG, Generators, generate, write_filtered_spec
-from codegen.spec_document import load_spec
-from codegen.spec_filter import filter_spec
+from codegen.generation.generators import CLIENT_CONFIG, Generators, generate, write_filtered_spec
+from codegen.openapi.document import load_spec
+from codegen.openapi.sdk_filter import filter_spec
 from tests.codegen.conftest import ROOT
 
 FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"

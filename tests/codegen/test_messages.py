@@ -95,7 +95,7 @@ def test_every_verb_has_a_description_and_one_example(verb: str) -> None:
 
 
 def test_printable_escapes_controls_and_bidi_but_keeps_text() -> None:
-    from codegen.messages import printable
+    from codegen.printable import printable
 
     assert printable("clean: runtime@54f8c7f, ünïcode") == "clean: runtime@54f8c7f, ünïcode"
     shown = printable("x\x1b[2J\x1b]0;title\x07\ncodegen: clean\r\x85\u202e")
@@ -130,7 +130,7 @@ def test_every_message_is_escaped_line_by_line_whoever_forgot() -> None:
 
 
 def test_the_api_change_report_escapes_spec_names_in_the_fragment_too() -> None:
-    from codegen.api_change_report import ApiChange, ApiChangeReport, render_report
+    from codegen.api_changes.report import ApiChange, ApiChangeReport, render_report
 
     change = ApiChange("major", "operation removed", "GET /x\x1b[2J", detail="was \u202e", why="because\x07")
     text = render_report(ApiChangeReport((change,)), old_ref="runtime@a", new_ref="runtime@b")

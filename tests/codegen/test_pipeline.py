@@ -16,8 +16,8 @@ from codegen.config import Project as CodegenProject
 from codegen.config import load_source
 from codegen.errors import CodegenError, Problem
 from codegen.messages import Messages
+from codegen.openapi.document import SpecDocument
 from codegen.pipeline import build
-from codegen.spec_document import SpecDocument
 from tests.codegen.conftest import (
     Result,
     Upstream,

@@ -77,7 +77,7 @@ def test_parse_name(name: str, parsed: tuple[str, str] | None) -> None:
 
 
 def test_bump_writes_fragments_of_the_level_it_reports() -> None:
-    """codegen.bump types its report by semver level; each type must give that level back."""
+    """codegen.commands.bump types its report by semver level; each type must give that level back."""
     assert {level: TYPE_BY_NAME[kind].level for level, kind in BUMP_TYPES.items()} == {
         "major": "major",
         "minor": "minor",

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from codegen.transaction import leftovers
-from codegen.tree import leftover_folders, may_swap, recover_tree
+from codegen.tree.transaction import leftovers
+from codegen.tree.write import leftover_folders, may_swap, recover_tree
 from release.errors import ReleaseError
 from release.tree import write_all
-from tests.codegen.test_transaction import _each_step, _step_counter
+from tests.codegen.tree.test_transaction import _each_step, _step_counter
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -85,7 +85,7 @@ def _crash_in_child(root: Path, at: int) -> int:
 
 
 def test_a_release_write_crashed_at_any_step_is_fully_old_or_fully_new_after_the_next_run(tmp_path: Path) -> None:
-    """The next run (a release, or any codegen verb) first settles the journal: codegen.tree.recover_tree."""
+    """The next run (a release, or any codegen verb) first settles the journal: codegen.tree.write.recover_tree."""
     pristine, root = tmp_path / "pristine", tmp_path / "repo"
     for rel, data in OLD.items():
         (pristine / rel).parent.mkdir(parents=True, exist_ok=True)

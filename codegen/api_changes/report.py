@@ -1,0 +1,153 @@
+"""The API change report: its data and its Markdown.
+
+Built by `codegen.api_changes.compare.compare_specs`; kept apart so the comparison
+module stays readable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from codegen.printable import printable
+
+Level = Literal["none", "patch", "minor", "major"]
+
+LEVELS: tuple[Level, ...] = ("none", "patch", "minor", "major")
+
+# Every change the report knows; `codegen.api_changes.compare.RULES` gives each its level.
+ChangeKind = Literal[
+    "operation removed",
+    "operation renamed",
+    "operation moved",
+    "upstream operationId renamed",
+    "operation added",
+    "operation deprecated",
+    "operation no longer deprecated",
+    "parameter removed",
+    "parameter added",
+    "property removed",
+    "property added",
+    "type changed",
+    "model renamed",
+    "model removed",
+    "made required",
+    "made optional",
+    "made nullable",
+    "made non-nullable",
+    "deprecated",
+    "enum value added",
+    "enum value removed",
+    "request body added",
+    "request body removed",
+    "request body made required",
+    "request body made optional",
+    "response code added",
+    "response code removed",
+    "response body added",
+    "response body removed",
+    "response header added",
+    "response header removed",
+    "security scheme removed",
+    "security requirement added",
+    "security scheme changed",
+    "security alternative added",
+    "security made optional",
+    "error code added",
+    "error code removed",
+]
+# What picks between two rules of one kind: required or optional, a 2xx status or another.
+Variant = Literal["required", "optional", "2xx", "other"] | None
+_RANK: dict[str, int] = {level: rank for rank, level in enumerate(LEVELS)}
+
+
+@dataclass(frozen=True)
+class ApiChange:
+    """One change users of the SDK can observe."""
+
+    level: Level
+    kind: ChangeKind
+    location: str  # "pauseSandbox request body .force"
+    detail: str = ""
+    why: str | None = None  # set when the level is not what the spec suggests
+
+
+def sort_key(change: ApiChange) -> tuple[int, str, str, str, str]:
+    """Most severe first, then by location: the order of the report and its text."""
+    return (-_RANK[change.level], change.location, change.kind, change.detail, change.why or "")
+
+
+@dataclass(frozen=True)
+class ApiChangeReport:
+    """All changes, most severe first; `level` is what the SDK release needs."""
+
+    changes: tuple[ApiChange, ...]
+    description_changes: int = 0
+
+    @property
+    def level(self) -> Level:
+        floor: Level = "patch" if self.description_changes else "none"
+        return max((floor, *(c.level for c in self.changes)), key=_RANK.__getitem__)
+
+    @property
+    def forcing(self) -> tuple[ApiChange, ...]:
+        """The changes that set `level` (empty when none needs a release: descriptions, operationId renames)."""
+        level = self.level
+        return tuple(c for c in self.changes if c.level == level and level != "none")
+
+
+_SECTIONS: tuple[tuple[Level, str], ...] = (
+    ("major", "Breaking (major)"),
+    ("minor", "New (minor)"),
+    ("patch", "Other"),
+    ("none", "Upstream only (no SDK change)"),
+)
+_FORCING_SHOWN = 3
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str:
+    """Markdown for the terminal and the changelog fragment; same input, same text.
+
+    Names and details come from the spec: escaped (`printable`), so neither the
+    terminal nor the committed fragment carries a control or bidi character.
+    """
+    changes = sorted(report.changes, key=sort_key)
+    forcing = sorted(report.forcing, key=sort_key)
+    reasons = [f"{c.kind} `{printable(c.location)}`" for c in forcing[:_FORCING_SHOWN]]
+    if len(forcing) > _FORCING_SHOWN:
+        reasons.append(f"and {len(forcing) - _FORCING_SHOWN} more")
+    if report.level == "patch" and report.description_changes:
+        reasons.append(_plural(report.description_changes, "description-only change"))
+    summary = "forced by: " + "; ".join(reasons) if reasons else "no API changes"
+    lines = [
+        f"# API changes: {old_ref} -> {new_ref}",
+        "",
+        f"Semver: **{report.level}** — {summary}",
+    ]
+    # A flagged rule often fires at many locations; its reason is printed once,
+    # as a numbered note, so the list stays scannable.
+    notes: list[str] = []
+    for level, title in _SECTIONS:
+        section = [_render_change(c, notes) for c in changes if c.level == level]
+        if level == "patch" and report.description_changes:
+            section.append(f"- {_plural(report.description_changes, 'description-only change')}")
+        if section:
+            lines += ["", f"## {title}", *section]
+    if notes:
+        lines += ["", "## Notes", *(f"{n}. {printable(why)}" for n, why in enumerate(notes, 1))]
+    return "\n".join(lines) + "\n"
+
+
+def _render_change(change: ApiChange, notes: list[str]) -> str:
+    line = f"- {change.kind}: `{printable(change.location)}`"
+    if change.detail:
+        line += f" ({printable(change.detail)})"
+    if change.why:
+        if change.why not in notes:
+            notes.append(change.why)
+        line += f" [{notes.index(change.why) + 1}]"
+    return line

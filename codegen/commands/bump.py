@@ -1,0 +1,271 @@
+"""`bump <ref>`: move spec/runtime-ref to a runtime ref, regenerate, and report the API change.
+
+The ref is user text that reaches git, so it is checked against a strict
+pattern first and only ever passed after `--end-of-options`, peeled with
+`^{commit}` so that a tree or a blob is refused.  The new pin, spec, lock,
+generated files and changelog fragment are written in one all-or-nothing step,
+after everything (fetch, validation, contract, generation) has succeeded.
+The report has two parts: the HTTP API (codegen.api_changes.compare, spec to spec) and
+the Python API (release.python_api, griffe on the tree before and after the
+regeneration); the fragment's type is the higher of their levels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+
+import git
+
+from codegen.api_changes.compare import compare_specs
+from codegen.api_changes.report import ApiChangeReport, render_report
+from codegen.config import (
+    FULL_COMMIT,
+    GENERATED_ROOTS,
+    RUNTIME_REF,
+    SPEC,
+    Project,
+    Source,
+    load_source,
+    read_pin,
+)
+from codegen.contract import REMEDY as CONTRACT_REMEDY
+from codegen.errors import EXIT_OK, CodegenError, Problem
+from codegen.messages import Messages, Say
+from codegen.openapi.document import load_spec
+from codegen.openapi.operation_map import REMEDY as OPERATION_MAP_REMEDY
+from codegen.openapi.operation_map import load_operation_map
+from codegen.openapi.sdk_filter import filter_spec
+from codegen.pipeline import build, parse_spec
+from codegen.tree.read import read_or_none
+from codegen.tree.write import fragment_path, recover_tree, refuse_symlinks, write_tree
+from codegen.upstream.fetch import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
+from codegen.upstream.spec_lock import git_blob_id, read_lock
+from release.fragments import BUMP_TYPES
+
+# The report is a towncrier fragment whose type is the release's semver level
+# (types: release/fragments.py); "+" keeps the name out of the changelog.
+_LEVEL_RANK = {"none": 0, "patch": 1, "minor": 2, "major": 3}
+# Branch, tag or (abbreviated) commit names: no leading '-', no ranges, no reflog
+# syntax, no revision operators, nothing git could read as an option or a refspec.
+_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
+_HEX = re.compile(r"[0-9a-f]{4,40}")
+
+
+def check_ref_text(ref: str) -> str:
+    why = None
+    if not ref:
+        why = "the ref is empty"
+    elif not ref.isprintable() or any(c.isspace() for c in ref):
+        why = f"the ref {ref!r} contains control characters or spaces"
+    elif ref.startswith("-"):
+        why = f"the ref {ref!r} starts with '-' and would be read as an option"
+    elif ".." in ref or "@{" in ref or ref.endswith((".lock", "/", ".")) or "//" in ref:
+        why = f"the ref {ref!r} is a revision range or expression, not a name"
+    elif not _REF.fullmatch(ref):
+        why = f"the ref {ref!r} is not a plain branch, tag or commit name"
+    if why:
+        raise CodegenError(
+            Problem(
+                why,
+                remedy="name one runtime commit: a commit id (full or abbreviated), a tag or a branch",
+            )
+        )
+    return ref
+
+
+def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[str, str]:
+    """(full commit id, what the ref was: tag, branch or commit)."""
+    candidates: list[tuple[str, str]] = [
+        (f"refs/upstream/tags/{ref}", "tag"),
+        (f"refs/upstream/heads/{ref}", "branch"),
+    ]
+    if _HEX.fullmatch(ref):
+        candidates.append((ref, "commit"))
+    for name, kind in candidates:
+        commit = upstream.peel_commit(name)
+        if commit is None:
+            kind_of = upstream.object_type(name)
+            if kind_of in ("tree", "blob"):
+                raise CodegenError(Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit"))
+            continue
+        if FULL_COMMIT.fullmatch(commit):
+            return commit, kind
+    if FULL_COMMIT.fullmatch(ref) and upstream.try_fetch_commit(ref):
+        return ref, "commit"
+    raise CodegenError(
+        Problem(
+            f"{ref!r} is not a tag, branch or commit of the runtime repository ({upstream.url})",
+            remedy="check the name; `git ls-remote` on the runtime repository lists tags and branches",
+        )
+    )
+
+
+def old_side(project: Project, upstream: UpstreamRepository, current: Source, say: Say) -> bytes:
+    """The spec the report compares with: the one at the old pin, not whatever the tree holds.
+
+    An upstream may not hold the old pin (a mirror, a rewritten history, a move
+    to another repository); then the tracked spec stands in, but only when its
+    git blob id is the one the lock recorded for that pin.
+    """
+    if upstream.has_commit(current.commit) or upstream.try_fetch_commit(current.commit):
+        try:
+            found = upstream.read_file(current.commit, current.spec_path)
+        except (ValueError, git.GitError):
+            found = None  # an unreadable object: treated like an absent one
+        if found is not None:
+            return found[0]
+    lock = read_lock(project)
+    tracked = read_or_none(project.spec)
+    blob = git_blob_id(tracked) if tracked is not None else None
+    if lock.commit != current.commit or lock.path != current.spec_path or tracked is None or blob != lock.blob:
+        why = (
+            f"the lock records runtime@{lock.commit[:7]}:{lock.path}"
+            if lock.commit != current.commit or lock.path != current.spec_path
+            else f"{SPEC} is missing"
+            if tracked is None
+            else f"{SPEC} (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
+        )
+        raise CodegenError(
+            Problem(
+                f"the old pin runtime@{current.short_commit} ({current.spec_path}) is not in {upstream.url}, "
+                f"and the tracked spec cannot stand in for it: {why}",
+                where=RUNTIME_REF,
+                remedy=f"restore {SPEC} and the lock from git, or bump with E2B_RUNTIME_REPO naming "
+                "an upstream that holds the old pin",
+            )
+        )
+    say(
+        f"runtime@{current.short_commit} is not in {upstream.url}: the report's old side is the tracked "
+        f"{SPEC}, whose blob id ({blob[:12]}) matches the lock"
+    )
+    return tracked
+
+
+def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -> int:
+    check_ref_text(ref)
+    refuse_symlinks(project.root)
+    recover_tree(project.root, messages)
+    current = load_source(project, commit=read_pin(project))
+    upstream = UpstreamRepository(current.url)
+    with messages.step("fetch") as used:
+        branch_ref = _fetch_refs(upstream, current, ref)
+        commit, kind = resolve_ref(upstream, ref, current.branch)
+        used(f"{current.branch} and tags from {current.url}")
+    messages(f"{ref!r} is {kind} -> commit {commit}")
+    if commit == current.commit:
+        messages.result(f"{RUNTIME_REF} already pins {commit}; nothing to do")
+        return EXIT_OK
+    if not upstream.is_ancestor(commit, branch_ref):
+        raise CodegenError(
+            Problem(
+                f"commit {commit} is not reachable from the runtime's {current.branch!r} branch",
+                remedy=f"pin only commits merged into {current.branch}",
+            )
+        )
+    if upstream.is_ancestor(commit, current.commit):
+        messages.warning(f"{commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
+
+    target = replace(current, commit=commit, ref_overridden=False)
+    fetched = fetch_spec(project, target, messages)
+    document = parse_spec(target, fetched, messages)
+    # The report comes before the contract and the generators: when they refuse
+    # this commit, the report is what says why.
+    with messages.step("report") as used:
+        operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
+        old_bytes = old_side(project, upstream, current, messages)
+        old_spec = load_spec(old_bytes, display_path=f"runtime@{current.short_commit}:{current.spec_path}")
+        old = filter_spec(old_spec.data, tags=current.sdk_tags, operations=operations)
+        new = filter_spec(document.data, tags=target.sdk_tags, operations=operations)
+        changes = compare_specs(old, new)
+        used(f"runtime@{current.short_commit} -> runtime@{target.short_commit}: {changes.level}")
+    report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
+    messages.show(report)
+    try:
+        result = build(project, target, messages, fetched=fetched, document=document)
+    except CodegenError as exc:
+        raise CodegenError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
+    with messages.step("python api") as used:
+        python_section, python_level = python_api_section(project, result.staged.generated, changes.level)
+        used(f"the regenerated code against the tree (griffe): {python_level}")
+    messages.show(python_section)
+    report += "\n" + python_section
+    if dry_run:
+        messages.result("--dry-run: nothing written")
+        return EXIT_OK
+    level = max(changes.level, python_level, key=_LEVEL_RANK.__getitem__)
+    fragment = fragment_path(commit, level)
+    with messages.step("write") as used:
+        written = write_tree(
+            project.root,
+            result.staged,
+            extra={RUNTIME_REF: f"{commit}\n".encode(), fragment: report.encode()},
+        )
+        used(f"{len(written)} path(s)")
+    messages.result(
+        f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}\n"
+        "commit the pin, spec, lock, generated code and the fragment in one pull request"
+    )
+    return EXIT_OK
+
+
+def python_api_section(project: Project, generated: Mapping[str, bytes], http_level: str) -> tuple[str, str]:
+    """The report's "Python API" section: what the regenerated code changes for importers, and its level.
+
+    The fragment's type is the higher of the two levels: a renamed model field
+    breaks `e2b.api.client` importers even when the HTTP API only gained a name.
+    """
+    from release.python_api import diff_generated, render
+
+    diffs = [d for d in diff_generated(project.root, generated, GENERATED_ROOTS) if d.breaks or d.added]
+    level = max((d.level for d in diffs), key=_LEVEL_RANK.__getitem__, default="none")
+    lines = ["## Python API (what importers see)", ""]
+    if not diffs:
+        lines.append("No change to the public Python API of any package.")
+    for diff in diffs:
+        lines += [f"{diff.package}: **{diff.level}** ({len(diff.breaks)} break(s), {len(diff.added)} addition(s))"]
+        lines += [*render(diff), ""]
+    if _LEVEL_RANK[level] > _LEVEL_RANK[http_level]:
+        lines.append(f"The fragment's type follows the Python API: `{BUMP_TYPES[level]}`.")
+    return "\n".join(lines).rstrip("\n") + "\n", level
+
+
+def _fetch_refs(upstream: UpstreamRepository, current: Source, ref: str) -> str:
+    """The configured branch, the tags, and `ref` if it is another branch; the branch's local ref."""
+    try:
+        branch_ref = fetch_configured_branch(upstream, current)
+        upstream.fetch_tags()
+        if not _HEX.fullmatch(ref) and ref != current.branch:
+            try:
+                upstream.fetch(f"+refs/heads/{ref}:refs/upstream/heads/{ref}")
+            except MissingRef:
+                pass  # not a branch; maybe a tag or a commit
+    except Unreachable as exc:
+        raise CodegenError(
+            Problem(
+                f"the runtime repository {current.url} cannot be reached: {exc}",
+                remedy="bumping needs the upstream; set E2B_RUNTIME_REPO to a reachable mirror or checkout",
+            )
+        ) from None
+    return branch_ref
+
+
+def _explained(problem: Problem, changes: ApiChangeReport, target: Source) -> Problem:
+    """A refusal during a bump: the change in the report that caused it, and a remedy that fits a bump."""
+    if problem.remedy not in (CONTRACT_REMEDY, OPERATION_MAP_REMEDY):
+        return problem
+    remedy = (
+        f"runtime@{target.short_commit} lacks what the SDK needs: pick a later commit, or land the change "
+        "upstream first"
+    )
+    if problem.remedy == OPERATION_MAP_REMEDY:
+        remedy += "; if the operation moved, point its spec/operations.yml entry at where it is now"
+    pointer = problem.where.rsplit("(", 1)[-1].rstrip(")") if problem.where else ""
+    segments = pointer.split("/")
+    prop = segments[segments.index("properties") + 1] if "properties" in segments[:-1] else None
+    for change in changes.changes:
+        if (change.detail and change.detail in problem.message) or (prop and change.location.endswith(f".{prop}")):
+            message = f"{problem.message}; {change.kind} by this commit (see the report: `{change.location}`)"
+            return replace(problem, message=message, remedy=remedy)
+    return replace(problem, remedy=remedy)

@@ -1,0 +1,198 @@
+"""A no-change check in milliseconds: what a generation produced, keyed by the bytes it used.
+
+Every real generation on this machine records, under codegen's cache folder
+(never in the tree: a cache folder inside the project is refused), the sha256
+of each file it produced, keyed by a digest of all its inputs: the spec's bytes
+and where they came from, and the bytes the run read once and generated from
+(codegen/generation/inputs.py): the contract, the operation map, every
+template, codegen's own source, plus the toolchain lock, the installed
+generator versions and the interpreter.  A check whose key is recorded compares
+the tree's files with those digests instead of generating.  Only "clean" is
+answered that way: any difference, or anything else unusual, sends the check
+through the full run, which names every drift with its diff, so the verdict is
+the full run's.
+
+The validator's verdict on a spec is kept the same way (`validations/`): a
+spec digest that openapi-spec-validator passed, with the versions of the
+validator and its dependencies and codegen's source in the key, is not
+validated again.  Only a pass is kept; a fresh machine, another validator
+version or `--no-cache` validates.
+
+A corrupt, truncated or foreign entry is ignored.  `--no-cache` skips both
+lookups (the required CI check always passes it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from codegen.config import GENERATED_ROOTS, SPEC, TOOLCHAIN, Project, Source
+from codegen.generation.inputs import GenerationInputs
+from codegen.tree.cache_folder import cache_root
+from codegen.tree.read import read_or_none
+from codegen.tree.write import tree_files
+
+FORMAT = "e2b-codegen-generation/2"
+VALIDATION_FORMAT = "e2b-codegen-validation/1"
+# openapi-spec-validator and what decides its verdict with it.
+VALIDATOR = (
+    "openapi-spec-validator",
+    "openapi-schema-validator",
+    "jsonschema",
+    "jsonschema-path",
+    "jsonschema-specifications",
+    "referencing",
+)
+_SHA256_HEX = frozenset("0123456789abcdef")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the generation with this key produced: path -> sha256, and the warnings it gave."""
+
+    files: Mapping[str, str]
+    warnings: tuple[str, ...]
+
+
+class _Digest:
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+
+    def part(self, name: str, data: bytes | None) -> None:
+        # Length-prefixed, so that no two different inputs run together into one.
+        body = b"<absent>" if data is None else data
+        self._sha.update(f"{name}\0{len(body)}\0".encode() + body)
+
+    def hexdigest(self) -> str:
+        return self._sha.hexdigest()
+
+
+def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str:
+    """A digest of every input of a generation, as the run read them: equal keys, byte-identical output."""
+    digest = _Digest()
+    digest.part("format", FORMAT.encode())
+    digest.part("python", sys.version.encode())
+    # Every field of the source that reaches the output (the lock, the filter, the overlays).
+    where = (source.commit, source.configured_url, source.branch, source.spec_path, *source.sdk_tags)
+    digest.part("source", json.dumps(where).encode())
+    digest.part("spec", spec)
+    digest.part("contract", inputs.contract)
+    digest.part("operations", inputs.operations)
+    digest.part("toolchain", inputs.toolchain_lock)
+    # What is installed, in case the environment and the lock disagree.
+    digest.part("installed", json.dumps([_installed(name) for name in TOOLCHAIN]).encode())
+    for rel, data in inputs.templates.items():
+        digest.part(f"templates/{rel}", data)
+    for rel, data in inputs.code.items():
+        digest.part(f"codegen/{rel}", data)
+    return digest.hexdigest()
+
+
+def validation_key(inputs: GenerationInputs, spec: bytes) -> str:
+    """The spec's bytes, the validator's versions and the code that calls it."""
+    digest = _Digest()
+    digest.part("format", VALIDATION_FORMAT.encode())
+    digest.part("python", sys.version.encode())
+    digest.part("spec", hashlib.sha256(spec).hexdigest().encode())
+    digest.part("validator", json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode())
+    for rel, data in inputs.code.items():
+        digest.part(f"codegen/{rel}", data)
+    return digest.hexdigest()
+
+
+def _installed(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _entry_path(project: Project, kind: str, key: str) -> Path:
+    return cache_root(project) / kind / f"{key}.json"
+
+
+def record(project: Project, key: str, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> None:
+    """After a real generation: remember what it produced (atomically; a failure to cache is no failure)."""
+    entry = {
+        "format": FORMAT,
+        "key": key,
+        "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())},
+        "warnings": list(warnings),
+    }
+    _write(_entry_path(project, "generations", key), entry)
+
+
+def record_valid(project: Project, key: str) -> None:
+    """The validator passed the spec of `key`."""
+    _write(_entry_path(project, "validations", key), {"format": VALIDATION_FORMAT, "key": key, "valid": True})
+
+
+def recall_valid(project: Project, key: str) -> bool:
+    """True when the validator passed exactly this spec with exactly this validator and code."""
+    data = read_or_none(_entry_path(project, "validations", key))
+    try:
+        entry = json.loads(data) if data is not None else None
+    except ValueError:
+        return False
+    return entry == {"format": VALIDATION_FORMAT, "key": key, "valid": True}
+
+
+def _write(path: Path, entry: Mapping[str, object]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(entry, handle)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a read-only or full cache only costs the next check its shortcut
+
+
+def recall(project: Project, key: str) -> Recorded | None:
+    """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
+    data = read_or_none(_entry_path(project, "generations", key))
+    if data is None:
+        return None
+    try:
+        entry = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
+        return None
+    files, warnings = entry.get("files"), entry.get("warnings")
+    if not isinstance(files, dict) or not isinstance(warnings, list) or SPEC not in files:
+        return None
+    for path, sha in files.items():
+        if not (isinstance(path, str) and isinstance(sha, str) and len(sha) == 64 and set(sha) <= _SHA256_HEX):
+            return None
+    if not all(isinstance(w, str) for w in warnings):
+        return None
+    return Recorded(files=files, warnings=tuple(warnings))
+
+
+def tree_matches(root: Path, recorded: Recorded, spec: bytes) -> bool:
+    """True when the tree holds exactly what the recorded generation produced, spec included.
+
+    The spec is compared with `spec`, the bytes the check obtained (the
+    upstream's, or the tracked copy the lock vouched for).  Symlinks, leftovers
+    and interrupted writes are the caller's to rule out first.
+    """
+    if read_or_none(root / SPEC) != spec:
+        return False
+    for path, sha in recorded.files.items():
+        if path == SPEC:
+            continue
+        data = read_or_none(root / path)
+        if data is None or hashlib.sha256(data).hexdigest() != sha:
+            return False
+    # Nothing else in the generated folders; the manifest (compared above) lists what was generated.
+    present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder)}
+    return present <= recorded.files.keys()

@@ -1,0 +1,320 @@
+"""Run the code generators on the filtered spec, hermetically, and collect their output.
+
+Both generators are run as subprocesses of this interpreter, and ruff after
+them from its environment, so that the versions pinned in
+requirements/codegen.txt are the ones that run.  Their messages are shown as
+they wrote them when they fail.
+
+Hermetic means that nothing but this repository configures them:
+
+- a private scratch folder (mode 0700, under codegen's cache folder, never
+  `$TMPDIR`): a world-writable folder above it could hold a `pyproject.toml`
+  whose `[tool.datamodel-codegen] custom-template-dir` writes code into the
+  wire models;
+- every setting on the command line or in a file codegen writes into that
+  folder: `--ignore-pyproject` for datamodel-code-generator, `--config` for
+  openapi-python-client, `--isolated` for ruff;
+- `python -I` (no `PYTHON*` variables, no user site, no cwd on `sys.path`) and
+  an environment of our own: `HOME` and `TMPDIR` in the scratch folder, no
+  `RUFF_*`, `XDG_*` or anything else inherited.
+
+datamodel-code-generator runs with `--no-formatters`: its black and isort pass
+would only be undone by the one formatting pass over everything (ruff, pinned).
+
+Each generator's interpreter is started before the spec is even fetched
+(`Generators.start`): it imports the generator (about a second for
+openapi-python-client) while codegen imports, fetches, parses and filters,
+then reads its arguments, the same as on a command line, from its stdin and
+runs the generator's own `__main__`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from codegen.config import SPEC, Project
+from codegen.errors import CodegenError, Problem
+from codegen.tree.cache_folder import cache_root
+
+CLIENT_CONFIG = (
+    "generation/openapi_python_client.yml"  # under codegen/; written into the scratch folder from the run's inputs
+)
+# -I: no PYTHON* variables, no user site-packages, not the cwd on sys.path.
+PYTHON = (sys.executable, "-I", "-X", "utf8")
+
+
+@contextmanager
+def private_scratch(parent: Path) -> Iterator[Path]:
+    """A fresh folder only this user can enter, under `parent` (codegen's own), removed afterwards."""
+    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = parent.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise CodegenError(
+            Problem(
+                f"{parent} is not a folder of this user's: codegen's scratch folders go there "
+                "(point E2B_CODEGEN_CACHE at a folder of your own)"
+            )
+        )
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(parent, 0o700)
+    scratch = Path(tempfile.mkdtemp(prefix="run-", dir=parent))  # mode 0700
+    try:
+        for folder in ("home", "tmp"):
+            (scratch / folder).mkdir(mode=0o700)
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def tool_env(scratch: Path) -> dict[str, str]:
+    """The whole environment a generator or ruff sees: nothing of the caller's."""
+    return {
+        "PATH": os.defpath,
+        "HOME": str(scratch / "home"),
+        "TMPDIR": str(scratch / "tmp"),
+        "LC_ALL": "C.UTF-8",
+        "NO_COLOR": "1",
+    }
+
+
+def _run(tool: str, command: list[str], scratch: Path, cwd: Path) -> None:
+    """A command of the toolchain, in `tool_env`, to its end."""
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=tool_env(scratch),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    _finish(tool, process)
+
+
+def _finish(tool: str, process: subprocess.Popen[str]) -> None:
+    output, _ = process.communicate()
+    if process.returncode != 0:
+        raise CodegenError(tool_failure(tool, process.returncode, output))
+
+
+# What a generator imports before its arguments are known (measured with -X importtime).
+_PRELOAD = {
+    "openapi-python-client": ("openapi_python_client.cli",),
+    "datamodel-code-generator": (
+        "datamodel_code_generator.__main__",
+        "datamodel_code_generator.model.pydantic_v2",
+        "datamodel_code_generator.parser.openapi",
+    ),
+}
+# argv: the modules to import; stdin: one JSON line, [module, *arguments], or nothing (not needed after all).
+_LAUNCHER = """\
+import json, runpy, sys
+for module in sys.argv[1:]:
+    __import__(module)
+line = sys.stdin.readline()
+if not line:
+    sys.exit(0)
+sys.argv = json.loads(line)
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+class Generators:
+    """The two generators' interpreters for one run, in its private scratch folder."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self._started: dict[str, subprocess.Popen[str]] = {}  # waiting for their arguments
+        self._running: list[subprocess.Popen[str]] = []
+
+    def start(self) -> None:
+        """Start both now, so that they import themselves while codegen prepares the spec."""
+        for tool in _PRELOAD:
+            if tool not in self._started:
+                self._started[tool] = self._launch(tool)
+
+    def _launch(self, tool: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*PYTHON, "-c", _LAUNCHER, *_PRELOAD[tool]],
+            cwd=self.scratch,
+            env=tool_env(self.scratch),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def run(self, jobs: list[tuple[str, list[str]]]) -> None:
+        """Hand each its arguments (`python -m` form), side by side; every failure said as the tool said it."""
+        running = []
+        for tool, args in jobs:
+            process = self._started.pop(tool, None) or self._launch(tool)
+            assert process.stdin is not None
+            try:
+                process.stdin.write(json.dumps(args) + "\n")
+                process.stdin.close()
+            except BrokenPipeError:
+                pass  # it died importing: its output says why
+            process.stdin = None  # written and closed: communicate() has nothing more to send
+            running.append((tool, process))
+            self._running.append(process)
+        for tool, process in running:
+            _finish(tool, process)
+
+    def close(self) -> None:
+        """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM)."""
+        for process in [*self._started.values(), *self._running]:
+            if process.returncode is None:  # not yet waited for
+                process.kill()
+                process.communicate()
+        self._started.clear()
+        self._running.clear()
+
+
+@contextmanager
+def open_generators(project: Project) -> Iterator[Generators]:
+    """A private scratch folder under the cache folder's `scratch/`, and the generators, started, for it.
+
+    Nothing outlives the block: the processes are stopped and the folder removed.
+    """
+    with private_scratch(cache_root(project) / "scratch") as scratch:
+        generators = Generators(scratch)
+        try:
+            generators.start()
+            yield generators
+        finally:
+            generators.close()
+
+
+# Lines that frame a tool's message rather than say what went wrong.
+_NOISE = re.compile(
+    r"^(Generating |Warning\(s\) encountered|If you believe|Traceback |File \"|During handling|The above exception"
+    r"|[\[\]{}\"^~]|\d+ files? (reformatted|left unchanged))"
+)
+_OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
+_OPERATION = re.compile(r"^(?:WARNING|ERROR) parsing (\w+) (\S+) within \S+")
+
+
+def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
+    """One or two lines: the tool, its last meaningful line, and the operation or file it names."""
+    where = None
+    message = ""
+    for raw in output.splitlines():
+        line = _OBJECT_REPR.sub("", raw).strip()
+        if not line or _NOISE.match(line):
+            continue
+        operation = _OPERATION.match(line)
+        if operation:
+            where = f"{SPEC} ({operation.group(1)} {operation.group(2)})"
+            continue
+        message = line.removeprefix("error: ")
+    if not message:
+        message = f"exited {exit_code} without saying why"
+    return Problem(f"{tool} failed (exit {exit_code}): {message}", where=where)
+
+
+def check_syntax(folder: Path) -> None:
+    """Every generated module must parse; said with its file and line, before ruff would say less."""
+    for path in sorted(folder.rglob("*.py")):
+        try:
+            ast.parse(path.read_bytes(), filename=str(path))
+        except SyntaxError as error:
+            rel = path.relative_to(folder).as_posix().removeprefix("./")
+            raise CodegenError(
+                Problem(
+                    f"generated code does not parse: {error.msg}",
+                    where=f"{rel}:{error.lineno}",
+                    remedy="fix the template or the pipeline that wrote it",
+                )
+            ) from None
+
+
+def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
+    path = scratch / "openapi.filtered.json"
+    path.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def client_args(spec_path: Path, out: Path, templates: Path | None, config: Path) -> list[str]:
+    """openapi-python-client, package only (--meta none); `config` is the only configuration it reads."""
+    args = [
+        "openapi_python_client",
+        "generate",
+        "--path",
+        str(spec_path),
+        "--meta",
+        "none",
+        "--config",
+        str(config),
+        "--output-path",
+        str(out),
+        "--fail-on-warning",
+    ]
+    if templates is not None and templates.is_dir() and any(templates.iterdir()):
+        args += ["--custom-template-path", str(templates)]
+    return args
+
+
+def wire_model_args(spec_path: Path, out: Path) -> list[str]:
+    """datamodel-code-generator: pydantic v2 models of the wire schemas, one module, unformatted."""
+    return [
+        "datamodel_code_generator",
+        "--ignore-pyproject",
+        "--no-formatters",
+        "--input",
+        str(spec_path),
+        "--input-file-type",
+        "openapi",
+        "--output",
+        str(out),
+        "--output-model-type",
+        "pydantic_v2.BaseModel",
+        "--target-python-version",
+        "3.10",
+        "--disable-timestamp",
+        "--use-annotated",
+        "--field-constraints",
+        "--use-standard-collections",
+        "--use-union-operator",
+        "--use-double-quotes",
+        "--use-schema-description",
+        "--custom-file-header",
+        "# wire models",
+    ]
+
+
+def generate(spec_path: Path, generators: Generators, templates: Path | None, client_config: Path) -> tuple[Path, Path]:
+    """Run both generators on the filtered spec, side by side; return the client package and the models module.
+
+    They are independent and single-threaded; they run in `generators.scratch` (from `private_scratch`).
+    """
+    client, wire = generators.scratch / "client", generators.scratch / "wire_models.py"
+    generators.run(
+        [
+            ("openapi-python-client", client_args(spec_path, client, templates, client_config)),
+            ("datamodel-code-generator", wire_model_args(spec_path, wire)),
+        ]
+    )
+    return client, wire
+
+
+def format_python(folder: Path, scratch: Path) -> None:
+    """Ruff (pinned) with fixed settings, so the output does not follow any config file or variable."""
+    check_syntax(folder)
+    from ruff import find_ruff_bin  # type: ignore[import-untyped]  # the pinned binary: no interpreter to exec it
+
+    ruff = find_ruff_bin()
+    common = ["--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100"]
+    _run("ruff", [ruff, "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."], scratch, folder)
+    _run("ruff", [ruff, "format", *common, "."], scratch, folder)  # not --quiet: it would hide ruff's errors too

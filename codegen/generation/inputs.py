@@ -1,0 +1,104 @@
+"""What a generation reads from this repository, read once: the cache key hashes these bytes, the run uses them.
+
+The contract, the operation map, every template and codegen's own source are
+read into memory at the start of a run.  The generation cache's key is a
+digest of exactly these bytes (codegen/generation/cache.py), and the pipeline
+generates from them: the contract and the map are parsed from memory, and the
+templates (and the client generator's config, part of codegen's source) are
+written into the run's private scratch folder, where the generators read them.
+An edit saved while `nox -s codegen` runs is therefore in neither this run's
+output nor its record; the next run sees it in its key.
+
+Codegen's source is the one input Python reads itself, at import.  A source
+file whose modification time is later than the moment the pipeline finished
+importing may not be the code that ran: a run that sees one records nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codegen.config import CONTRACT, OPERATIONS, TOOLCHAIN_LOCK, Project
+from codegen.errors import CodegenError, Problem
+from codegen.tree.read import read_or_none
+
+CODEGEN_SOURCE = Path(__file__).resolve().parents[1]  # all of codegen/
+
+
+def folder_files(folder: Path) -> Iterator[tuple[str, bytes | None]]:
+    """(relative path, bytes) of every file under `folder`, sorted; no bytecode; symlinks never followed."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        found += [Path(dirpath, name).relative_to(folder).as_posix() for name in filenames]
+    for rel in sorted(found):
+        if not rel.endswith(".pyc"):
+            yield rel, read_or_none(folder / rel)
+
+
+@dataclass(frozen=True)
+class GenerationInputs:
+    """The bytes of every repository file a generation uses (None: missing, or not a regular file)."""
+
+    contract: bytes | None
+    operations: bytes | None
+    toolchain_lock: bytes | None
+    templates: Mapping[str, bytes | None]
+    code: Mapping[str, bytes | None]
+    # Codegen source files modified after `read_inputs`'s `imported_ns`: maybe not what Python loaded.
+    code_changed_since_import: tuple[str, ...] = field(default=())
+
+    def required(self, name: str) -> bytes:
+        """The contract's or the map's bytes; missing is the problem the file reader would have said."""
+        data, display, what = {
+            "contract": (self.contract, CONTRACT, "the contract"),
+            "operations": (self.operations, OPERATIONS, "the operation map"),
+        }[name]
+        if data is None:
+            raise CodegenError(Problem(f"cannot read {what}: missing or not a regular file", where=display))
+        return data
+
+    def write_templates(self, dest: Path) -> Path:
+        """The templates as read, under `dest` (a private scratch folder): where the run renders them from."""
+        for rel, data in self.templates.items():
+            if data is not None:
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                (dest / rel).write_bytes(data)
+        dest.mkdir(parents=True, exist_ok=True)
+        return dest
+
+    def write_code_file(self, rel: str, dest: Path) -> Path:
+        """One of codegen's own files as read (the client generator's config), at `dest`."""
+        data = self.code.get(rel)
+        if data is None:
+            raise CodegenError(Problem(f"cannot read codegen/{rel}: missing or not a regular file"))
+        dest.write_bytes(data)
+        return dest
+
+
+def read_inputs(
+    project: Project, *, codegen_source: Path = CODEGEN_SOURCE, imported_ns: int | None = None
+) -> GenerationInputs:
+    """Read every input once.  `imported_ns`: when the pipeline's modules were imported (time.time_ns())."""
+    code = dict(folder_files(codegen_source))
+    changed: tuple[str, ...] = ()
+    if imported_ns is not None:
+        changed = tuple(rel for rel in code if _modified_ns(codegen_source / rel) > imported_ns)
+    return GenerationInputs(
+        contract=read_or_none(project.contract),
+        operations=read_or_none(project.operations),
+        toolchain_lock=read_or_none(project.root / TOOLCHAIN_LOCK),
+        templates=dict(folder_files(project.templates)),
+        code=code,
+        code_changed_since_import=changed,
+    )
+
+
+def _modified_ns(path: Path) -> int:
+    try:
+        return path.lstat().st_mtime_ns
+    except OSError:
+        return 0

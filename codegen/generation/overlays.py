@@ -1,0 +1,195 @@
+"""Render the hand-written overlays (templates/overlays/*.jinja) with data from the spec.
+
+`templates/overlays/overlays.toml` lists what to render: a template, an output
+path inside a generated folder, and the flavour ("sync", "async" or none).
+Each output must be a normalized relative path inside a generated root, and
+no two entries may share one; anything else is refused when the index is read,
+so that no entry can have the check or a write reach past the generated code.  One
+template may be listed twice, once per flavour, which is how the sync and async
+twins are kept from drifting apart.  A template that names an error code or an
+operation the spec does not have fails to render instead of producing a
+constant nobody can trust.
+"""
+
+from __future__ import annotations
+
+import keyword
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from codegen.config import GENERATED_ROOTS, TEMPLATES
+from codegen.errors import CodegenError, Problem
+from codegen.generation.python_source import PythonCode, identifier_filter, python_source_environment, template_line
+from codegen.openapi.error_codes import constant_name, documented_error_codes
+from codegen.openapi.operations import iter_operations, snake_case
+from codegen.printable import printable
+
+
+@dataclass(frozen=True)
+class Overlay:
+    template: str
+    output: str
+    flavour: str | None
+
+
+def load_overlays(folder: Path) -> list[Overlay]:
+    index = folder / "overlays.toml"
+    try:
+        entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
+        overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=str(index))) from None
+    outputs: set[str] = set()
+    for number, overlay in enumerate(overlays, 1):
+        entry = f"[[overlay]] #{number} (template {printable(repr(overlay.template))})"
+        if overlay.flavour not in (None, "sync", "async"):
+            raise CodegenError(
+                Problem(
+                    f"{entry}: flavour must be 'sync' or 'async', not {printable(repr(overlay.flavour))}",
+                    where=str(index),
+                )
+            )
+        if not isinstance(overlay.template, str):
+            raise CodegenError(Problem(f"{entry}: template must be a file name", where=str(index)))
+        problem = output_problem(overlay.output)
+        if problem is None and overlay.output in outputs:
+            problem = "is also the output of an earlier entry"
+        if problem is not None:
+            raise CodegenError(
+                Problem(
+                    f"{entry}: output {printable(repr(overlay.output))} {problem}",
+                    where=str(index),
+                    remedy=f"give it a path inside {' or '.join(GENERATED_ROOTS)}, like the other entries",
+                )
+            )
+        outputs.add(overlay.output)
+    return overlays
+
+
+def output_problem(output: object) -> str | None:
+    """Why `output` is not a normalized relative path to a file inside a generated root (None: it is)."""
+    if not isinstance(output, str):
+        return "is not a path"
+    parts = output.split("/")
+    if output.startswith("/") or "\\" in output or any(part in ("", ".", "..") for part in parts):
+        return "is not a normalized relative path (no leading '/', no '.', '..' or empty parts, no '\\')"
+    if not any(output.startswith(root + "/") for root in GENERATED_ROOTS):
+        return "lies outside the generated folders"
+    return None
+
+
+def operations(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """operationId -> the operation, with its method and path.
+
+    The filtered spec's operationIds are this repository's names (spec/operations.yml).
+    """
+    return {
+        op["operationId"]: {**op, "method": method, "path": path}
+        for path, method, op in iter_operations(spec)
+        if "operationId" in op
+    }
+
+
+def request_body_schema(spec: Mapping[str, Any], operation: Mapping[str, Any]) -> str | None:
+    """Name of the components/schemas entry the operation's JSON request body refers to."""
+    body = operation.get("requestBody")
+    for _ in range(2):  # a body may itself be a $ref to components/requestBodies
+        ref = body.get("$ref") if isinstance(body, dict) else None
+        if not (isinstance(ref, str) and ref.startswith("#/components/requestBodies/")):
+            break
+        body = spec.get("components", {}).get("requestBodies", {}).get(ref.rsplit("/", 1)[1])
+    content = body.get("content") if isinstance(body, dict) else None
+    media = content.get("application/json") if isinstance(content, dict) else None
+    schema = media.get("schema") if isinstance(media, dict) else None
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    prefix = "#/components/schemas/"
+    return (
+        ref[len(prefix) :]
+        if isinstance(ref, str) and ref.startswith(prefix) and "/" not in ref[len(prefix) :]
+        else None
+    )
+
+
+def pascal_case(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
+class _Fail(Exception):
+    pass
+
+
+def _environment(folder: Path) -> jinja2.Environment:
+    """Spec text reaches the output only through `| py` or a name filter (codegen.generation.python_source)."""
+    return python_source_environment(
+        folder,
+        {
+            "constant_name": identifier_filter(constant_name),
+            "snake_case": identifier_filter(snake_case),
+            "pascal_case": identifier_filter(pascal_case),
+        },
+    )
+
+
+def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> dict[str, bytes]:
+    """Every overlay's output path -> rendered text."""
+    codes = documented_error_codes(spec)
+    ops = operations(spec)
+
+    def require_error_code(code: str) -> str:
+        if code not in codes:
+            raise _Fail(f"names error code {code!r}, which the spec does not document")
+        return constant_name(code)
+
+    def require_operation(operation_id: str) -> dict[str, Any]:
+        if operation_id not in ops:
+            raise _Fail(f"names operation {operation_id!r}, which spec/operations.yml does not map")
+        return ops[operation_id]
+
+    def request_model(operation_id: str) -> PythonCode:
+        """The class the generators make of the operation's JSON request body schema.
+
+        Schema names are the upstream's (this repository's spec calls the
+        connect body SandboxConnectRequest, the runtime's ConnectSandbox), so
+        templates ask for the class by operation rather than name it.
+        """
+        schema = request_body_schema(spec, require_operation(operation_id))
+        if schema is None or not schema.isidentifier() or keyword.iskeyword(schema) or not schema[:1].isupper():
+            raise _Fail(
+                f"asks for the request body model of {operation_id!r}, whose JSON request body is not "
+                "a $ref to a components/schemas entry with a PascalCase name"
+            )
+        return PythonCode(schema)  # checked above: a class name, nothing else
+
+    env = _environment(folder)
+    rendered: dict[str, bytes] = {}
+    for overlay in load_overlays(folder):
+        context = {
+            "spec": spec,
+            "error_codes": codes,
+            "operations": ops,
+            # The pipeline's own values are code; everything from the spec above is not.
+            "runtime_commit": PythonCode(commit),
+            "flavour": PythonCode(overlay.flavour or ""),
+            "is_async": overlay.flavour == "async",
+            "async_": PythonCode("async " if overlay.flavour == "async" else ""),
+            "await_": PythonCode("await " if overlay.flavour == "async" else ""),
+            "require_error_code": require_error_code,
+            "require_operation": require_operation,
+            "request_model": request_model,
+            "request_body_schema": lambda operation: request_body_schema(spec, operation),
+        }
+        try:
+            text = env.get_template(overlay.template).render(context)
+        except _Fail as exc:
+            raise CodegenError(Problem(str(exc), where=f"{TEMPLATES}/overlays/{overlay.template}")) from None
+        except jinja2.TemplateError as exc:
+            line = getattr(exc, "lineno", None) or template_line(exc, overlay.template)
+            where = f"{TEMPLATES}/overlays/{overlay.template}" + (f":{line}" if line else "")
+            raise CodegenError(Problem(f"cannot render: {exc}", where=where)) from None
+        rendered[overlay.output] = text.encode()
+    return rendered

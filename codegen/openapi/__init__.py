@@ -1,0 +1,14 @@
+"""Reading and walking OpenAPI documents: untrusted YAML, JSON pointers, validation, operations, the SDK filter.
+
+Modules other parts of codegen may import (the rest are this folder's own):
+
+- `document`: spec bytes -> a validated document
+- `error_codes`: the error codes a spec documents
+- `json_pointer`: RFC 6901 pointers
+- `operation_map`: spec/operations.yml: this repository's names for operations
+- `operations`: one set of HTTP methods, one way to walk operations
+- `plain_yaml`: untrusted YAML -> plain data with line numbers
+- `sdk_filter`: the spec cut down to what the SDK exposes
+"""
+
+__all__ = ["document", "error_codes", "json_pointer", "operation_map", "operations", "plain_yaml", "sdk_filter"]

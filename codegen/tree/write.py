@@ -1,0 +1,288 @@
+"""The last step: write the staged output over the tree, or compare with it.
+
+Writing swaps whole generated folders and the single files into place in one
+transaction (codegen/tree/transaction.py): an error, Ctrl-C, SIGTERM or a crash
+leaves the tree, after the next run at the latest, fully old or fully new.
+A release writes through the same transaction (release/tree.py), so what an
+interrupted write may name, and where its leftovers lie, is decided here for
+both (`may_swap`, `leftover_folders`).  Nothing here reads or writes through a
+symlink.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codegen.config import (
+    CHANGELOG_DIR,
+    CONTRACT,
+    GENERATED_ROOTS,
+    LOCK,
+    MANIFEST,
+    OPERATIONS,
+    PYPROJECT,
+    RUNTIME_REF,
+    SPEC,
+    TEMPLATES,
+)
+from codegen.errors import CodegenError, Problem
+from codegen.tree.read import read_or_none
+from codegen.tree.transaction import Content, leftovers, recover, remove_leftovers, swap_into_place
+from release.fragments import BUMP_TYPES
+from release.layout import is_release_target, release_folders
+
+if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compare a tree
+    from codegen.tree.staged import Staged
+
+# What the pipeline reads or writes besides the generated folders.  None of it
+# may be, or lie under, a symlink: a pull request could otherwise point a path
+# at /proc/self/environ and have the check print it into the job log.
+PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS)
+PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS)
+# The changelog fragment a bump writes: +runtime-<commit[:12]>.<type>.md, its type by the report's level.
+_FRAGMENT = re.compile(rf"{re.escape(CHANGELOG_DIR)}/\+runtime-[0-9a-f]{{12}}\.(?:{'|'.join(BUMP_TYPES.values())})\.md")
+# Everything a codegen write swaps (generate: the folders, spec, lock, manifest; bump: also the pin and
+# a fragment).  With what a release writes, nothing else may be named by a journal or removed as a leftover.
+WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF})
+# Where a write puts its temporary siblings: beside every target it may swap.
+LEFTOVER_FOLDERS = (
+    "spec",
+    *(root.rpartition("/")[0] for root in GENERATED_ROOTS),
+    CHANGELOG_DIR,
+)
+
+
+def fragment_path(commit: str, level: str) -> str:
+    return f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{BUMP_TYPES[level]}.md"
+
+
+def may_swap(path: str) -> bool:
+    """A path a codegen or release write swaps into place: the only kind a journal may name."""
+    return path in WRITE_TARGETS or _FRAGMENT.fullmatch(path) is not None or is_release_target(path)
+
+
+def leftover_folders(root: Path) -> tuple[str, ...]:
+    """Every folder where a codegen or release write puts its temporary siblings."""
+    return (*LEFTOVER_FOLDERS, *release_folders(root))
+
+
+def read_manifest_paths(data: bytes) -> set[str]:
+    try:
+        files = json.loads(data)["files"]
+        return {p for p in files if isinstance(p, str)}
+    except (ValueError, KeyError, TypeError):
+        return set()
+
+
+def find_symlinks(root: Path) -> list[str]:
+    """Every symlink at or under a protected path (the link itself is named; it is never followed)."""
+    found: set[str] = set()
+    for rel in (*PROTECTED_FILES, *PROTECTED_FOLDERS):
+        link = _first_symlink(root, rel)
+        if link is not None:
+            found.add(link)
+        elif rel in PROTECTED_FOLDERS:
+            for dirpath, dirnames, filenames in os.walk(root / rel):  # never descends into a link
+                for name in (*dirnames, *filenames):
+                    if os.path.islink(os.path.join(dirpath, name)):
+                        found.add(Path(dirpath, name).relative_to(root).as_posix())
+    return sorted(found)
+
+
+def _first_symlink(root: Path, rel: str) -> str | None:
+    current = root
+    for part in rel.split("/"):
+        current = current / part
+        if current.is_symlink():
+            return current.relative_to(root).as_posix()
+        if not current.exists():
+            return None
+    return None
+
+
+def _under(path: str, links: list[str]) -> bool:
+    return any(path == link or path.startswith(link + "/") for link in links)
+
+
+def tree_files(root: Path, folder: str) -> Iterator[str]:
+    """Regular files under a generated folder, whatever their name; symlinks are never followed or listed.
+
+    Only the bytecode that imports leave behind is skipped: a `.pyc` inside a
+    `__pycache__` folder that git does not track.  Tracked, it is part of
+    what a commit ships (and what `import` runs), so it is listed like any file;
+    outside a git checkout nothing can tell, so it is listed too.
+    """
+    base = root / folder
+    if base.is_symlink() or not base.is_dir():
+        return
+    found = []
+    for dirpath, _, filenames in os.walk(base):
+        for name in filenames:
+            path = Path(dirpath, name)
+            if not path.is_symlink() and path.is_file():
+                found.append(path.relative_to(root).as_posix())
+    bytecode = [p for p in found if _is_import_bytecode(p)]
+    if bytecode:  # only then is the index read: a tree without bytecode needs no git
+        tracked = tracked_files(root, folder)
+        if tracked is not None:
+            found = [p for p in found if p in tracked or not _is_import_bytecode(p)]
+    yield from sorted(found)
+
+
+def _is_import_bytecode(rel: str) -> bool:
+    """Where Python's import system writes its cache: `<folder>/__pycache__/<module>.<tag>.pyc`."""
+    folder, _, name = rel.rpartition("/")
+    return folder.rpartition("/")[2] == "__pycache__" and name.endswith(".pyc")
+
+
+# What runs git on the tree: only the tree's own repository, never an ambient
+# GIT_DIR / GIT_INDEX_FILE, and no configuration that runs a program.
+_GIT_SETTINGS = ("-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
+
+
+def tracked_files(root: Path, folder: str) -> set[str] | None:
+    """The paths git's index holds under `folder` (relative to root); None when root is not a git checkout."""
+    if not os.path.lexists(root / ".git"):
+        return None
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1"
+    )
+    done = subprocess.run(
+        ["git", *_GIT_SETTINGS, "ls-files", "-z", "--cached", "--", folder],
+        cwd=root, env=env, capture_output=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise CodegenError(
+            Problem(
+                f"git cannot list the files it tracks under {folder}: {said[0] if said else 'no message'}",
+                remedy="run codegen in a git checkout that `git status` accepts (or outside any checkout)",
+            )
+        )
+    return {path for path in done.stdout.decode("utf-8", "surrogateescape").split("\0") if path}
+
+
+@dataclass(frozen=True)
+class Drift:
+    path: str
+    # "hand-edited spec", "changed", "missing", "stale", "unexpected", "symlink", "leftover", "interrupted write"
+    kind: str
+    expected: bytes | None  # what the pipeline produces
+    actual: bytes | None  # what the tree holds (never read through a symlink)
+
+
+def symlink_drifts(root: Path) -> list[Drift]:
+    return [Drift(link, "symlink", None, None) for link in find_symlinks(root)]
+
+
+def compare(root: Path, staged: Staged) -> list[Drift]:
+    """Every generated path where the tree differs from the staged output (spec excluded)."""
+    links = find_symlinks(root)
+    drifts = [Drift(link, "symlink", None, None) for link in links]
+    expected = {p: d for p, d in staged.files().items() if p != SPEC and not _under(p, links)}
+    previous = None if _under(MANIFEST, links) else read_or_none(root / MANIFEST)
+    recorded = read_manifest_paths(previous) if previous is not None else set()
+    for path, data in sorted(expected.items()):
+        actual = read_or_none(root / path)
+        if actual is None:
+            drifts.append(Drift(path, "missing", data, None))
+        elif actual != data:
+            drifts.append(Drift(path, "changed", data, actual))
+    present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder)}
+    recorded_present = {p for p in recorded if not _under(p, links) and _is_regular(root, p)}
+    for path in sorted((present | recorded_present) - expected.keys()):
+        if _under(path, links):
+            continue
+        kind = "stale" if path in recorded else "unexpected"
+        drifts.append(Drift(path, kind, None, read_or_none(root / path)))
+    return drifts
+
+
+def _is_regular(root: Path, rel: str) -> bool:
+    """A regular file reached without passing a symlink (manifest paths are data from the tree)."""
+    parts = rel.split("/")
+    if ".." in parts or rel.startswith("/") or _first_symlink(root, rel) is not None:
+        return False
+    return (root / rel).is_file()
+
+
+def refuse_symlinks(root: Path, also: Iterable[str] = ()) -> None:
+    """Codegen writes nothing while a protected path (or one of `also`) is or lies under a symlink."""
+    links = sorted({*find_symlinks(root), *filter(None, (_first_symlink(root, rel) for rel in also))})
+    if links:
+        raise CodegenError(
+            *(
+                Problem(
+                    "is a symlink; codegen neither reads nor writes through one",
+                    where=link,
+                    remedy="replace it with the regular file or folder from git, or delete it, then run again",
+                )
+                for link in links
+            )
+        )
+
+
+def refuse_unexpected(drifts: list[Drift]) -> None:
+    """A file in a generated folder that the pipeline neither made nor recorded is someone's work."""
+    found = [d.path for d in drifts if d.kind == "unexpected"]
+    if found:
+        raise CodegenError(
+            *(
+                Problem(
+                    "is inside a generated folder but was not generated",
+                    where=path,
+                    remedy="move hand-written code out of generated folders (or delete the file, "
+                    "and `git rm --cached` it when git tracks it), then run codegen again",
+                )
+                for path in found
+            )
+        )
+
+
+def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = None) -> list[str]:
+    """Replace the generated folders and files, plus `extra` single files, in one transaction.
+
+    Returns the paths whose content changed (nothing is written when none did).
+    """
+    extra = dict(extra or {})
+    refuse_symlinks(root, also=extra)
+    drifts = compare(root, staged)
+    refuse_unexpected(drifts)
+    changed = [d.path for d in drifts if d.kind in ("changed", "missing", "stale")]
+    if read_or_none(root / SPEC) != staged.spec:
+        changed.insert(0, SPEC)
+    changed = [p for p, data in extra.items() if read_or_none(root / p) != data] + changed
+    if not changed:
+        return []
+    contents: dict[str, Content] = {}
+    for folder in GENERATED_ROOTS:
+        prefix = folder + "/"
+        contents[folder] = {p.removeprefix(prefix): d for p, d in staged.generated.items() if p.startswith(prefix)}
+    contents.update({SPEC: staged.spec, LOCK: staged.lock, MANIFEST: staged.manifest, **extra})
+    swap_into_place(root, contents)
+    return changed
+
+
+def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
+    """Before a run: settle what an interrupted write left; True when something was found."""
+    said = recover(root, may_swap)
+    if said:
+        say(f"warning: {said}")
+    stray = leftovers(root, leftover_folders(root), may_swap)
+    if stray:
+        remove_leftovers(root, stray)
+        say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
+    return bool(said or stray)
+
+
+def leftover_drifts(root: Path) -> list[Drift]:
+    """What an interrupted write left behind: never part of a clean tree."""
+    return [Drift(path, "leftover", None, None) for path in leftovers(root, leftover_folders(root), may_swap)]

@@ -1,0 +1,407 @@
+"""Fetch the spec file at the pinned runtime commit, through a cached bare repository.
+
+The cache is a bare git repository per upstream URL under the user's cache dir,
+reused across runs, so that a warm run fetches only what the branch gained.
+When the upstream cannot be reached, the tracked copy may stand in for it, but
+only when its git blob id equals the one recorded in the lock: that keeps a
+fresh clone working offline and still catches a hand-edited spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import git
+
+from codegen.config import RUNTIME_REF, RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, Project, Source
+from codegen.errors import CodegenError, Problem
+from codegen.messages import Messages
+from codegen.tree.cache_folder import cache_dir
+from codegen.tree.file_lock import held
+from codegen.tree.read import read_or_none
+from codegen.upstream.base_revision import Base
+from codegen.upstream.spec_lock import Lock, git_blob_id, read_lock
+
+# Protocols git may speak, whatever the URL or a config file says: no ext::, no fd::.
+_GIT_ENV = {
+    "GIT_ALLOW_PROTOCOL": "https:ssh:file",
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "true",
+    "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=15",
+}
+
+
+@dataclass(frozen=True)
+class FetchedSpec:
+    """The spec's bytes at the source commit, and how they were obtained."""
+
+    data: bytes
+    blob_id: str
+    origin: str  # "upstream" or "lock" (the verified tracked copy)
+    note: str | None = None
+
+
+def git_url(url: str) -> str:
+    """Local paths become absolute, so that the cache does not depend on the cwd."""
+    if "://" in url or ("@" in url and ":" in url):
+        return url
+    return str(Path(url).expanduser().resolve())
+
+
+class Unreachable(Exception):
+    """The upstream could not be contacted (as opposed to: it answered no)."""
+
+
+class MissingRef(Exception):
+    """The upstream answered, without the ref asked for (a branch it does not have)."""
+
+
+class FetchFailed(CodegenError):
+    """git failed here, not for want of the upstream: never a reason to fall back to the lock."""
+
+
+class UpstreamRepository:
+    """A bare cache of one upstream repository; every git call goes through here."""
+
+    def __init__(self, url: str) -> None:
+        self.url = git_url(url)
+        key = hashlib.sha256(self.url.encode()).hexdigest()[:16]
+        path = cache_dir() / f"runtime-{key}.git"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock_path = path.with_suffix(".lock")
+        with self._locked():
+            self.repo = git.Repo.init(path, bare=True, mkdir=True)
+
+    def _locked(self) -> AbstractContextManager[None]:
+        """Runs sharing the cache take turns: concurrent fetches fail on git's own ref locks."""
+        return held(self.lock_path, f"the cached upstream {self.lock_path.with_suffix('.git')}")
+
+    def _git(self) -> git.Git:
+        g = self.repo.git
+        g.update_environment(**_GIT_ENV)
+        return g
+
+    def fetch(self, *refspecs: str) -> None:
+        """Fetch refspecs we built ourselves; the URL goes after --end-of-options."""
+        try:
+            with self._locked():
+                self._git().fetch(
+                    "--no-write-fetch-head",
+                    "--quiet",
+                    "--end-of-options",
+                    self.url,
+                    *refspecs,
+                    allow_unsafe_protocols=False,
+                    allow_unsafe_options=False,
+                )
+        except git.GitCommandError as exc:
+            reason = _git_reason(exc)
+            if _MISSING_REF.search(str(exc.stderr)):
+                raise MissingRef(reason) from None
+            if _UNREACHABLE.search(str(exc.stderr)):
+                raise Unreachable(reason) from None
+            # Anything else (a ref or config lock, a full disk, a corrupt cache) is not the
+            # upstream's silence: falling back to the lock would downgrade the check.
+            raise FetchFailed(
+                Problem(
+                    f"git fetch from {self.url} failed: {reason}",
+                    where=str(self.lock_path.with_suffix(".git")),
+                    remedy="run again; if it fails the same way, delete that cached repository",
+                )
+            ) from None
+
+    def fetch_branch(self, branch: str) -> str:
+        self.fetch(f"+refs/heads/{branch}:refs/upstream/heads/{branch}")
+        return f"refs/upstream/heads/{branch}"
+
+    def fetch_tags(self) -> None:
+        self.fetch("+refs/tags/*:refs/upstream/tags/*")
+
+    def has_commit(self, commit: str) -> bool:
+        try:
+            self._git().cat_file("-e", f"{commit}^{{commit}}")
+        except git.GitCommandError:
+            return False
+        return True
+
+    def try_fetch_commit(self, commit: str) -> bool:
+        """Servers may refuse unadvertised commits; failure here is not 'unreachable'."""
+        try:
+            self.fetch(f"{commit}:refs/upstream/probe")
+        except (Unreachable, MissingRef, FetchFailed):
+            return False
+        return self.has_commit(commit)
+
+    def peel_commit(self, name: str) -> str | None:
+        """The commit `name` (a ref or an id) peels to, or None."""
+        try:
+            return str(self._git().rev_parse("--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}")).strip()
+        except git.GitCommandError:
+            return None
+
+    def object_type(self, name: str) -> str | None:
+        try:
+            return str(self._git().cat_file("-t", "--end-of-options", name)).strip()
+        except git.GitCommandError:
+            return None
+
+    def is_ancestor(self, commit: str, ref: str) -> bool:
+        try:
+            self._git().merge_base("--is-ancestor", "--end-of-options", commit, ref)
+        except git.GitCommandError:
+            return False
+        return True
+
+    def read_file(self, commit: str, path: str) -> tuple[bytes, str] | None:
+        found = self.read_regular_file(commit, path)
+        return found if isinstance(found, tuple) else None
+
+    def read_regular_file(self, commit: str, path: str) -> tuple[bytes, str] | str | None:
+        """The file's bytes and blob id; what it is instead when it is not a regular file; None if absent."""
+        entry: Any = self.repo.commit(commit).tree
+        walked: list[str] = []
+        for part in path.split("/"):
+            if entry.type != "tree":
+                return f"{'/'.join(walked)} is {_describe(entry)}, not a folder"
+            walked.append(part)
+            try:
+                entry = entry / part
+            except KeyError:
+                return None
+        if entry.type != "blob" or entry.mode == _SYMLINK_MODE:
+            return f"is {_describe(entry)}, not a file"
+        data: bytes = entry.data_stream.read()
+        if data.startswith(LFS_POINTER):
+            return "is a Git LFS pointer, not the spec (the runtime repository must commit the file itself)"
+        return data, str(entry.hexsha)
+
+
+_SYMLINK_MODE = 0o120000
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
+def _describe(entry: Any) -> str:
+    if entry.type == "tree":
+        return "a directory"
+    if entry.type == "submodule":
+        return "a submodule"
+    if entry.mode == _SYMLINK_MODE:
+        return "a symlink"
+    return "a file"
+
+
+# What git says when the upstream answered but lacks the ref (bump tells branches
+# from tags that way; for the configured branch it is an error, never a fallback).
+_MISSING_REF = re.compile(r"couldn't find remote ref|not our ref", re.IGNORECASE)
+# What git says when the upstream could not be reached, as opposed to git failing here.
+_UNREACHABLE = re.compile(
+    r"could not resolve host|could not read from remote repository|does not appear to be a git repository"
+    r"|unable to access|failed to connect|couldn't connect|connection (refused|timed out|reset)"
+    r"|network is unreachable|no route to host|temporary failure in name resolution|could not read username"
+    r"|authentication failed|repository .*not found|permission denied|host key verification failed"
+    r"|ssh: connect to host|the remote end hung up unexpectedly|operation timed out",
+    re.IGNORECASE,
+)
+
+
+def _git_reason(exc: git.GitCommandError) -> str:
+    text = exc.stderr if isinstance(exc.stderr, str) else str(exc)
+    lines = [ln.strip().strip("'\" ") for ln in text.replace("stderr:", "").splitlines() if ln.strip()]
+    # git's first error line says what failed; what follows is advice.
+    said = [ln for ln in lines if ln.startswith(("fatal: ", "error: "))]
+    reason = said[0] if said else lines[-1] if lines else f"git exited {exc.status}"
+    return reason.removeprefix("fatal: ").removeprefix("error: ")
+
+
+def fetch_configured_branch(upstream: UpstreamRepository, source: Source) -> str:
+    """Fetch the configured branch; its local ref. An upstream without it is an error naming the branch."""
+    try:
+        return upstream.fetch_branch(source.verified_branch)
+    except MissingRef:
+        raise CodegenError(
+            Problem(
+                f"the runtime repository {source.url} answered, but has no branch {source.verified_branch!r}",
+                where="pyproject.toml [tool.codegen] runtime-branch",
+                remedy="fix runtime-branch (the branch every pin must be reachable from), "
+                + (
+                    f"or {RUNTIME_REPO_ENV} if it names the wrong repository"
+                    if source.url_from_env
+                    else "or runtime-repo"
+                ),
+            )
+        ) from None
+
+
+def fetch_spec_at(source: Source) -> FetchedSpec:
+    """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted)."""
+    upstream = UpstreamRepository(source.url)
+    branch_ref = fetch_configured_branch(upstream, source)
+    if not upstream.has_commit(source.commit) and not upstream.try_fetch_commit(source.commit):
+        raise CodegenError(
+            Problem(
+                f"commit {source.commit} does not exist in {source.url}",
+                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
+                remedy="pin a commit of the runtime repository (`nox -s bump -- <ref>`)",
+            )
+        )
+    if not upstream.is_ancestor(source.commit, branch_ref):
+        raise CodegenError(
+            Problem(
+                f"commit {source.commit} exists upstream but is not reachable from "
+                f"{source.verified_branch!r} (a fork's or an unmerged pull request's commit?)",
+                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
+                remedy=f"merge the change into the runtime's {source.verified_branch} first, "
+                "then bump to the merged commit",
+            )
+        )
+    found = upstream.read_regular_file(source.commit, source.spec_path)
+    if found is None:
+        raise CodegenError(
+            Problem(
+                f"{source.spec_path} does not exist at runtime@{source.short_commit}",
+                where="pyproject.toml [tool.codegen] spec-path",
+                remedy="fix spec-path, or pin a commit that has the spec",
+            )
+        )
+    if isinstance(found, str):
+        raise CodegenError(
+            Problem(
+                f"{source.spec_path} at runtime@{source.short_commit} {found}",
+                where="pyproject.toml [tool.codegen] spec-path",
+                remedy="point spec-path at the spec file itself, or pin a commit where it is a regular file",
+            )
+        )
+    data, blob_id = found
+    return FetchedSpec(data=data, blob_id=blob_id, origin="upstream")
+
+
+def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> FetchedSpec:
+    """The offline fallback: the bytes the lock records, from the tracked spec or else from git.
+
+    The lock names the spec by its git blob id, so git's object of that id is
+    those bytes whoever stored it: a hand-edited (or deleted) spec does not
+    stop the run; the check reports it as drift and codegen restores it.
+    """
+    lock: Lock = read_lock(project)
+    where = f"{source.url} is unreachable ({reason})"
+    mismatch = None
+    if lock.commit != source.commit:
+        mismatch = f"the lock records runtime@{lock.commit[:7]}, not {source.short_commit}"
+    elif lock.path != source.spec_path:
+        mismatch = f"the lock records {lock.path}, not {source.spec_path}"
+    if mismatch:
+        raise CodegenError(
+            Problem(
+                f"{where}, and the tracked copy cannot stand in for it: {mismatch}",
+                remedy=f"restore {SPEC} and the lock from git, or run where the runtime "
+                "repository is reachable (E2B_RUNTIME_REPO may name a mirror or a checkout)",
+            )
+        )
+    data = read_or_none(project.spec)
+    if data is not None and not data.startswith(LFS_POINTER) and git_blob_id(data) == lock.blob:
+        return FetchedSpec(
+            data=data,
+            blob_id=lock.blob,
+            origin="lock",
+            note=f"warning: {where}; using the tracked {SPEC}, whose blob id matches the lock",
+        )
+    if data is None:
+        differs = "a directory" if project.spec.is_dir() else "missing"
+    elif data.startswith(LFS_POINTER):
+        differs = "a Git LFS pointer, not the spec"
+    else:
+        differs = f"edited here (blob {git_blob_id(data)[:12]}, the lock's is {lock.blob[:12]})"
+    locked = locked_blob_from_git(project, lock.blob)
+    if locked is None:
+        raise CodegenError(
+            Problem(
+                f"{where}, {SPEC} is {differs}, and git holds no copy of the locked blob {lock.blob[:12]}",
+                remedy=f"restore {SPEC} from git, or run where the runtime "
+                "repository is reachable (E2B_RUNTIME_REPO may name a mirror or a checkout)",
+            )
+        )
+    return FetchedSpec(
+        data=locked,
+        blob_id=lock.blob,
+        origin="lock",
+        note=f"warning: {where}; {SPEC} is {differs}: using git's copy of the locked blob {lock.blob[:12]}",
+    )
+
+
+def locked_blob_from_git(project: Project, blob_id: str) -> bytes | None:
+    """The bytes of blob `blob_id` in the project's git repository, re-hashed; None when git lacks it."""
+    try:
+        with git.Repo(project.root) as repo:
+            found = repo.odb.stream(bytes.fromhex(blob_id))
+            data: bytes = found.read() if found.type == b"blob" else b""
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError, git.ODBError, OSError):
+        return None
+    return data if git_blob_id(data) == blob_id else None
+
+
+def obtain_spec(project: Project, source: Source, base: Base | None = None) -> FetchedSpec:
+    """The spec at the source commit: from the upstream, else the bytes the lock vouches for.
+
+    With a base revision (the check), the lock vouches only when the pin, the
+    lock and `[tool.codegen]` are the base's (then the lock is the base's): a
+    change that touches them needs the upstream.  A spec edited on its own is
+    drift, found against the locked blob.
+    """
+    try:
+        return fetch_spec_at(source)
+    except Unreachable as exc:
+        if source.url_from_env:
+            # An explicit override that cannot be used is a mistake (a typo, a missing
+            # mirror), not a cue to fall back to what the tree holds.
+            raise CodegenError(
+                Problem(
+                    f"{source.url} cannot be reached: {exc}",
+                    where=RUNTIME_REPO_ENV,
+                    remedy=f"point {RUNTIME_REPO_ENV} at a reachable runtime repository (a mirror or a checkout), "
+                    "or unset it to use the configured upstream",
+                )
+            ) from None
+        if source.ref_overridden:
+            raise CodegenError(
+                Problem(
+                    f"{source.url} is unreachable ({exc}), so runtime@{source.short_commit} cannot be fetched; "
+                    "the tracked spec is the pin's, not this commit's",
+                    where=RUNTIME_REF_ENV,
+                    remedy=f"run where the runtime repository is reachable, or unset {RUNTIME_REF_ENV}",
+                )
+            ) from None
+        if base is not None and set(base.touched) - {SPEC}:
+            raise CodegenError(
+                Problem(
+                    f"{source.url} is unreachable ({exc}), and this change moves or touches the pin "
+                    f"({', '.join(base.touched)} differ from the base {base.short}, {base.described}): "
+                    "a lock or [tool.codegen] written by the change cannot vouch for its spec, only the upstream can",
+                    remedy="run where the runtime repository is reachable "
+                    "(E2B_RUNTIME_REPO may name a mirror or a checkout; in CI, give the job a token)",
+                )
+            ) from None
+        fetched = tracked_copy_if_locked(project, source, str(exc))
+        if base is None:
+            return fetched
+        return replace(
+            fetched, note=f"{fetched.note}; the lock is unchanged since the base {base.short} ({base.described})"
+        )
+
+
+def fetch_spec(project: Project, source: Source, messages: Messages, base: Base | None = None) -> FetchedSpec:
+    """The source and fetch steps: what the environment changed, then the spec's bytes."""
+    for note in source.notes():
+        messages(note)
+    with messages.step("fetch") as used:
+        fetched = obtain_spec(project, source, base)
+        used(f"upstream {source.url}" if fetched.origin == "upstream" else f"the tracked {SPEC}, as locked")
+        used(f"runtime@{source.short_commit}")
+    if fetched.note:
+        messages(fetched.note)
+    return fetched

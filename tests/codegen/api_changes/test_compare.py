@@ -1,0 +1,940 @@
+"""The API change report: each detected kind, each classification rule."""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from codegen.api_changes.compare import (
+    RULES,
+    WHY_ERROR_CODE_REMOVED,
+    WHY_ERROR_RESPONSE_REMOVED,
+    WHY_MODEL_REMOVED,
+    WHY_MODEL_RENAMED,
+    WHY_RESPONSE_ENUM_VALUE_ADDED,
+    WHY_RESPONSE_ENUM_VALUE_REMOVED,
+    WHY_RESPONSE_MADE_NULLABLE,
+    WHY_RESPONSE_MADE_OPTIONAL,
+    WHY_SECURITY,
+    WHY_UPSTREAM_RENAME,
+    ApiChange,
+    ApiChangeReport,
+    compare_specs,
+    render_report,
+)
+from codegen.openapi.operation_map import UPSTREAM_OPERATION_ID
+
+FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "e2b-openapi.yml"
+
+PAUSE = "/sandboxes/{sandboxID}/pause"
+SANDBOX = "/sandboxes/{sandboxID}"
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def json_body(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def make_spec() -> dict[str, Any]:
+    """A small spec with the shapes the comparison has to walk."""
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "API", "version": "1"},
+        "paths": {
+            PAUSE: {
+                "post": {
+                    "operationId": "pauseSandbox",
+                    "tags": ["sandboxes"],
+                    "summary": "Pause a sandbox",
+                    "parameters": [
+                        {"$ref": "#/components/parameters/sandboxID"},
+                        {
+                            "name": "mode",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string", "enum": ["fast", "safe"]},
+                        },
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": ref("SandboxPauseRequest")}},
+                    },
+                    "responses": {
+                        "200": json_body(ref("SandboxPauseResult"), "Paused"),
+                        "409": {"$ref": "#/components/responses/409"},
+                    },
+                }
+            },
+            SANDBOX: {
+                "get": {
+                    "operationId": "getSandbox",
+                    "tags": ["sandboxes"],
+                    "parameters": [{"$ref": "#/components/parameters/sandboxID"}],
+                    "responses": {"200": json_body(ref("Sandbox"))},
+                },
+                "delete": {
+                    "operationId": "killSandbox",
+                    "tags": ["sandboxes"],
+                    "parameters": [{"$ref": "#/components/parameters/sandboxID"}],
+                    "responses": {"204": {"description": "Killed"}},
+                },
+            },
+        },
+        "components": {
+            "parameters": {
+                "sandboxID": {
+                    "name": "sandboxID",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string"},
+                }
+            },
+            "responses": {"409": json_body(ref("Error"), "Conflict")},
+            "schemas": {
+                "SandboxPauseRequest": {
+                    "type": "object",
+                    "properties": {
+                        "memory": {"type": "boolean", "description": "Keep memory"},
+                        "reason": ref("PauseReason"),
+                    },
+                },
+                "PauseReason": {"type": "string", "enum": ["user", "idle"]},
+                "SandboxPauseResult": {
+                    "type": "object",
+                    "required": ["sandboxID", "state"],
+                    "properties": {"sandboxID": {"type": "string"}, "state": ref("SandboxState")},
+                },
+                "SandboxState": {"type": "string", "enum": ["running", "paused"]},
+                "Sandbox": {
+                    "type": "object",
+                    "required": ["sandboxID", "state"],
+                    "properties": {
+                        "sandboxID": {"type": "string"},
+                        "state": ref("SandboxState"),
+                        "metadata": {
+                            "type": "object",
+                            "properties": {"env": {"type": "string"}},
+                        },
+                        # A $ref cycle: a sandbox lists its forks.
+                        "forks": {"type": "array", "items": ref("Sandbox")},
+                    },
+                },
+                "Error": {
+                    "type": "object",
+                    "required": ["code", "message"],
+                    "properties": {
+                        "code": {"type": "integer"},
+                        "message": {"type": "string"},
+                        "error_code": {
+                            "type": "string",
+                            "x-error-codes": {
+                                "sandbox_not_found": "The sandbox does not exist.",
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    }
+
+
+def schemas(spec: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = spec["components"]["schemas"]
+    return result
+
+
+def pause_op(spec: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = spec["paths"][PAUSE]["post"]
+    return result
+
+
+def changed(mutate: Any) -> ApiChangeReport:
+    new = make_spec()
+    mutate(new)
+    return compare_specs(make_spec(), new)
+
+
+def only(report: ApiChangeReport) -> ApiChange:
+    assert len(report.changes) == 1, report.changes
+    return report.changes[0]
+
+
+def summary(report: ApiChangeReport) -> list[tuple[str, str, str, str]]:
+    return [(c.level, c.kind, c.location, c.detail) for c in report.changes]
+
+
+# --- level of the whole report ------------------------------------------------
+
+
+def test_no_change_is_level_none() -> None:
+    report = compare_specs(make_spec(), make_spec())
+    assert report.level == "none"
+    assert report.changes == ()
+    assert report.forcing == ()
+    assert report.description_changes == 0
+    assert render_report(report, old_ref="abc1234", new_ref="abc1234") == (
+        "# API changes: abc1234 -> abc1234\n\nSemver: **none** — no API changes\n"
+    )
+
+
+def test_description_only_changes_are_patch_and_counted() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        pause_op(spec)["summary"] = "Pause a running sandbox"
+        pause_op(spec)["description"] = "Added text"
+        schemas(spec)["SandboxPauseRequest"]["properties"]["memory"]["description"] = "Keep RAM"
+        # Re-wrapping is not a change.
+        spec["components"]["responses"]["409"]["description"] = "  Conflict\n"
+
+    report = changed(mutate)
+    assert report.changes == ()
+    assert report.description_changes == 3
+    assert report.level == "patch"
+    assert render_report(report, old_ref="abc1234", new_ref="def5678").splitlines() == [
+        "# API changes: abc1234 -> def5678",
+        "",
+        "Semver: **patch** — forced by: 3 description-only changes",
+        "",
+        "## Other",
+        "- 3 description-only changes",
+    ]
+
+
+def test_new_optional_property_and_new_operation_are_minor() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        schemas(spec)["SandboxPauseRequest"]["properties"]["force"] = {"type": "boolean"}
+        spec["paths"]["/sandboxes/{sandboxID}/resume"] = {
+            "post": {"operationId": "resumeSandbox", "responses": {"204": {"description": "ok"}}}
+        }
+
+    report = changed(mutate)
+    assert report.level == "minor"
+    assert summary(report) == [
+        ("minor", "property added", "pauseSandbox request body .force", "optional"),
+        ("minor", "operation added", "resumeSandbox", "POST /sandboxes/{sandboxID}/resume"),
+    ]
+    assert render_report(report, old_ref="abc1234", new_ref="def5678").splitlines() == [
+        "# API changes: abc1234 -> def5678",
+        "",
+        "Semver: **minor** — forced by: property added `pauseSandbox request body .force`; "
+        "operation added `resumeSandbox`",
+        "",
+        "## New (minor)",
+        "- property added: `pauseSandbox request body .force` (optional)",
+        "- operation added: `resumeSandbox` (POST /sandboxes/{sandboxID}/resume)",
+    ]
+
+
+def test_removed_operation_is_major() -> None:
+    report = changed(lambda spec: spec["paths"][SANDBOX].pop("delete"))
+    assert summary(report) == [("major", "operation removed", "killSandbox", "DELETE /sandboxes/{sandboxID}")]
+    assert report.level == "major"
+    assert report.forcing == report.changes
+
+
+def test_forcing_lists_only_the_changes_at_the_report_level() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        spec["paths"][SANDBOX].pop("delete")
+        schemas(spec)["SandboxPauseRequest"]["properties"]["force"] = {"type": "boolean"}
+
+    report = changed(mutate)
+    assert [c.kind for c in report.forcing] == ["operation removed"]
+    assert len(report.changes) == 2
+
+
+def test_render_shows_sections_in_order_and_flagged_reasons_once() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        spec["paths"][SANDBOX].pop("delete")
+        schemas(spec)["SandboxState"]["enum"].append("snapshotting")
+        schemas(spec)["Error"]["properties"]["error_code"]["x-error-codes"]["x_new"] = "New."
+        pause_op(spec)["summary"] = "Pause"
+
+    text = render_report(changed(mutate), old_ref="abc1234", new_ref="def5678")
+    assert text.splitlines() == [
+        "# API changes: abc1234 -> def5678",
+        "",
+        "Semver: **major** — forced by: enum value added `getSandbox 200 response .state`; "
+        "operation removed `killSandbox`; enum value added `pauseSandbox 200 response .state`",
+        "",
+        "## Breaking (major)",
+        '- enum value added: `getSandbox 200 response .state` ("snapshotting") [1]',
+        "- operation removed: `killSandbox` (DELETE /sandboxes/{sandboxID})",
+        '- enum value added: `pauseSandbox 200 response .state` ("snapshotting") [1]',
+        "",
+        "## New (minor)",
+        "- error code added: `x_new` (New.)",
+        "",
+        "## Other",
+        "- 1 description-only change",
+        "",
+        "## Notes",
+        f"1. {WHY_RESPONSE_ENUM_VALUE_ADDED}",
+    ]
+
+
+def test_render_is_deterministic_whatever_the_order_of_changes() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        spec["paths"][SANDBOX].pop("delete")
+        schemas(spec)["SandboxState"]["enum"].append("snapshotting")
+        schemas(spec)["PauseReason"]["enum"].append("manual")
+
+    report = changed(mutate)
+    shuffled = list(report.changes)
+    random.Random(4).shuffle(shuffled)
+    again = ApiChangeReport(tuple(shuffled), report.description_changes)
+    assert render_report(again, old_ref="a", new_ref="b") == render_report(report, old_ref="a", new_ref="b")
+
+
+# --- operations -----------------------------------------------------------------
+
+
+def test_deprecated_operation_is_minor() -> None:
+    report = changed(lambda spec: pause_op(spec).update(deprecated=True))
+    assert summary(report) == [("minor", "operation deprecated", "pauseSandbox", f"POST {PAUSE}")]
+
+
+def test_renamed_operation_id_is_major_and_renames_its_inline_classes() -> None:
+    report = changed(lambda spec: pause_op(spec).update(operationId="pause"))
+    assert summary(report) == [
+        ("major", "operation renamed", "pause", "pauseSandbox -> pause"),
+        # The inline enum of its `mode` parameter is named after the operation.
+        ("major", "model renamed", "pause query parameter mode", "PauseSandboxMode -> PauseMode"),
+    ]
+
+
+def test_an_upstream_operation_id_rename_is_listed_but_changes_nothing() -> None:
+    # After the filter step names operations from spec/operations.yml, only the
+    # upstream's own id (kept as x-upstream-operation-id) differs.
+    change = only(changed(lambda spec: pause_op(spec).update({UPSTREAM_OPERATION_ID: "sandboxPause"})))
+    assert (change.level, change.kind, change.location, change.detail, change.why) == (
+        "none",
+        "upstream operationId renamed",
+        "pauseSandbox",
+        "(none) -> sandboxPause",
+        WHY_UPSTREAM_RENAME,
+    )
+    report = changed(lambda spec: pause_op(spec).update({UPSTREAM_OPERATION_ID: "sandboxPause"}))
+    assert report.level == "none" and report.forcing == ()
+    text = render_report(report, old_ref="a", new_ref="b")
+    assert "Semver: **none** — no API changes" in text
+    assert "## Upstream only (no SDK change)\n- upstream operationId renamed: `pauseSandbox`" in text
+
+
+def test_error_codes_in_prose_are_compared_like_x_error_codes() -> None:
+    def prose(*extra: str) -> Any:
+        def edit(spec: dict[str, Any]) -> None:
+            field = schemas(spec)["Error"]["properties"]["error_code"]
+            codes = [*field.pop("x-error-codes"), *extra]
+            field["description"] = "Not a closed set; initial values: " + ", ".join(codes) + "."
+
+        return edit
+
+    old, new = make_spec(), make_spec()
+    prose()(old)
+    prose("x_new")(new)
+    report = compare_specs(old, new)
+    assert summary(report) == [("minor", "error code added", "x_new", "")]
+    assert report.description_changes == 1  # the sentence itself changed too
+
+
+def test_renamed_path_parameter_is_not_a_removed_operation() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        spec["paths"]["/sandboxes/{id}"] = spec["paths"].pop(SANDBOX)
+        param = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+        for op in spec["paths"]["/sandboxes/{id}"].values():
+            op["parameters"] = [param]
+
+    kinds = {(c.kind, c.location) for c in changed(mutate).changes}
+    assert ("parameter removed", "getSandbox path parameter sandboxID") in kinds
+    assert ("parameter added", "getSandbox path parameter id") in kinds
+    assert not any(kind.startswith("operation") for kind, _ in kinds)
+
+
+# --- parameters ------------------------------------------------------------------
+
+
+def test_parameter_added_optional_is_minor_and_required_is_major() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        pause_op(spec)["parameters"] += [
+            {"name": "wait", "in": "query", "schema": {"type": "boolean"}},
+            {"name": "X-Reason", "in": "header", "required": True, "schema": {"type": "string"}},
+        ]
+
+    assert summary(changed(mutate)) == [
+        ("major", "parameter added", "pauseSandbox header parameter X-Reason", "required"),
+        ("minor", "parameter added", "pauseSandbox query parameter wait", "optional"),
+    ]
+
+
+def test_parameter_removed_is_major_and_so_is_the_class_it_took_along() -> None:
+    assert summary(changed(lambda spec: pause_op(spec)["parameters"].pop())) == [
+        ("major", "model removed", "PauseSandboxMode", "was used at POST /sandboxes/{}/pause query parameter mode"),
+        ("major", "parameter removed", "pauseSandbox query parameter mode", ""),
+    ]
+
+
+def test_parameter_type_changed_is_major() -> None:
+    report = changed(lambda spec: pause_op(spec)["parameters"][1].update(schema={"type": "integer"}))
+    assert summary(report) == [
+        ("major", "model removed", "PauseSandboxMode", "was used at POST /sandboxes/{}/pause query parameter mode"),
+        ("major", "type changed", "pauseSandbox query parameter mode", "string enum -> integer"),
+    ]
+
+
+def test_parameter_made_required_is_major_and_made_optional_is_minor() -> None:
+    made_required = only(changed(lambda spec: pause_op(spec)["parameters"][1].update(required=True)))
+    assert (made_required.level, made_required.kind) == ("major", "made required")
+
+    def make_path_param_optional(spec: dict[str, Any]) -> None:
+        spec["components"]["parameters"]["sandboxID"]["required"] = False
+
+    report = changed(make_path_param_optional)
+    assert {(c.level, c.kind) for c in report.changes if c.kind != "model removed"} == {("minor", "made optional")}
+    assert (
+        len([c for c in report.changes if c.kind == "made optional"]) == 3
+    )  # the shared parameter, once per operation
+    # openapi-python-client refuses an optional path parameter and leaves the
+    # operation out of the client: its classes are gone, and the report says so.
+    assert [(c.kind, c.location) for c in report.changes if c.level == "major"] == [
+        ("model removed", "PauseSandboxMode")
+    ]
+
+
+def test_parameter_enum_value_added_is_minor_and_removed_is_major() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        pause_op(spec)["parameters"][1]["schema"]["enum"] = ["fast", "gentle"]
+
+    assert summary(changed(mutate)) == [
+        ("major", "enum value removed", "pauseSandbox query parameter mode", '"safe"'),
+        ("minor", "enum value added", "pauseSandbox query parameter mode", '"gentle"'),
+    ]
+
+
+# --- request bodies ---------------------------------------------------------------
+
+
+def test_request_property_made_required_is_major() -> None:
+    change = only(changed(lambda spec: schemas(spec)["SandboxPauseRequest"].update(required=["memory"])))
+    assert (change.level, change.kind, change.location) == (
+        "major",
+        "made required",
+        "pauseSandbox request body .memory",
+    )
+
+
+def test_request_property_made_optional_is_minor() -> None:
+    old = make_spec()
+    schemas(old)["SandboxPauseRequest"]["required"] = ["memory"]
+    change = only(compare_specs(old, make_spec()))
+    assert (change.level, change.kind) == ("minor", "made optional")
+
+
+def test_request_property_added_required_is_major() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        request = schemas(spec)["SandboxPauseRequest"]
+        request["properties"]["force"] = {"type": "boolean"}
+        request["required"] = ["force"]
+
+    assert summary(changed(mutate)) == [("major", "property added", "pauseSandbox request body .force", "required")]
+
+
+def test_request_property_removed_is_major() -> None:
+    change = only(changed(lambda spec: schemas(spec)["SandboxPauseRequest"]["properties"].pop("memory")))
+    assert (change.level, change.kind, change.location) == (
+        "major",
+        "property removed",
+        "pauseSandbox request body .memory",
+    )
+
+
+def test_narrowed_request_enum_is_major() -> None:
+    change = only(changed(lambda spec: schemas(spec)["PauseReason"]["enum"].remove("idle")))
+    assert (change.level, change.kind, change.location, change.detail) == (
+        "major",
+        "enum value removed",
+        "pauseSandbox request body .reason",
+        '"idle"',
+    )
+
+
+def test_widened_request_enum_is_minor() -> None:
+    change = only(changed(lambda spec: schemas(spec)["PauseReason"]["enum"].append("manual")))
+    assert (change.level, change.kind, change.why) == ("minor", "enum value added", None)
+
+
+def test_request_body_made_required_is_major_and_optional_is_minor() -> None:
+    old = make_spec()
+    pause_op(old)["requestBody"]["required"] = False
+    assert summary(compare_specs(old, make_spec())) == [
+        ("major", "request body made required", "pauseSandbox request body", "")
+    ]
+    assert summary(compare_specs(make_spec(), old)) == [
+        ("minor", "request body made optional", "pauseSandbox request body", "")
+    ]
+
+
+def test_request_body_added_and_removed() -> None:
+    def add_body(spec: dict[str, Any]) -> None:
+        spec["paths"][SANDBOX]["delete"]["requestBody"] = {
+            "content": {"application/json": {"schema": ref("SandboxPauseRequest")}}
+        }
+
+    assert summary(changed(add_body)) == [("minor", "request body added", "killSandbox request body", "optional")]
+    removed = only(changed(lambda spec: pause_op(spec).pop("requestBody")))
+    assert (removed.level, removed.kind) == ("major", "request body removed")
+
+
+# --- response bodies --------------------------------------------------------------
+
+
+def test_new_response_enum_value_is_major_and_explained() -> None:
+    report = changed(lambda spec: schemas(spec)["SandboxState"]["enum"].append("snapshotting"))
+    assert report.level == "major"
+    assert [(c.level, c.kind, c.location, c.detail, c.why) for c in report.changes] == [
+        (
+            "major",
+            "enum value added",
+            "getSandbox 200 response .state",
+            '"snapshotting"',
+            WHY_RESPONSE_ENUM_VALUE_ADDED,
+        ),
+        (
+            "major",
+            "enum value added",
+            "pauseSandbox 200 response .state",
+            '"snapshotting"',
+            WHY_RESPONSE_ENUM_VALUE_ADDED,
+        ),
+    ]
+    assert "raise" in WHY_RESPONSE_ENUM_VALUE_ADDED
+
+
+def test_removed_response_enum_value_is_minor_with_a_note() -> None:
+    report = changed(lambda spec: schemas(spec)["SandboxState"]["enum"].remove("paused"))
+    assert {(c.level, c.kind, c.why) for c in report.changes} == {
+        ("minor", "enum value removed", WHY_RESPONSE_ENUM_VALUE_REMOVED)
+    }
+
+
+def test_changed_type_is_major() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        schemas(spec)["Sandbox"]["properties"]["metadata"]["properties"]["env"] = {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+        }
+
+    assert summary(changed(mutate)) == [
+        ("major", "type changed", "getSandbox 200 response .metadata.env", "string -> map")
+    ]
+
+
+def test_format_that_changes_the_python_type_is_a_type_change() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        schemas(spec)["Sandbox"]["properties"]["sandboxID"]["format"] = "uuid"
+
+    change = only(changed(mutate))
+    assert (change.kind, change.detail) == ("type changed", "string -> string(uuid)")
+    untouched = changed(lambda spec: schemas(spec)["Error"]["properties"]["code"].update(format="int64"))
+    assert untouched.changes == ()
+
+
+def test_response_property_added_is_minor_and_removed_is_major() -> None:
+    def add(spec: dict[str, Any]) -> None:
+        schemas(spec)["Sandbox"]["properties"]["cpu"] = {"type": "integer"}
+
+    assert summary(changed(add)) == [("minor", "property added", "getSandbox 200 response .cpu", "optional")]
+    # The property's model is used nowhere else: the filter drops it, and the generated class goes too.
+    assert summary(changed(lambda spec: schemas(spec)["Sandbox"]["properties"].pop("metadata"))) == [
+        ("major", "model removed", "SandboxMetadata", "was used at GET /sandboxes/{} 200 response .metadata"),
+        ("major", "property removed", "getSandbox 200 response .metadata", ""),
+    ]
+
+
+def test_response_property_made_optional_is_major_and_explained() -> None:
+    change = only(changed(lambda spec: schemas(spec)["Sandbox"].update(required=["sandboxID"])))
+    assert (change.level, change.kind, change.location, change.why) == (
+        "major",
+        "made optional",
+        "getSandbox 200 response .state",
+        WHY_RESPONSE_MADE_OPTIONAL,
+    )
+
+
+def test_response_property_made_nullable_is_major() -> None:
+    change = only(changed(lambda spec: schemas(spec)["Sandbox"]["properties"]["sandboxID"].update(nullable=True)))
+    assert (change.level, change.kind, change.why) == (
+        "major",
+        "made nullable",
+        WHY_RESPONSE_MADE_NULLABLE,
+    )
+
+
+def test_nested_array_items_are_compared() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        schemas(spec)["Sandbox"]["properties"]["forks"]["items"] = ref("SandboxPauseResult")
+
+    report = changed(mutate)
+    assert (
+        "model renamed",
+        "getSandbox 200 response .forks[]",
+        "Sandbox -> SandboxPauseResult",
+    ) in {(c.kind, c.location, c.detail) for c in report.changes}
+    assert report.level == "major"
+
+
+# --- response codes ---------------------------------------------------------------
+
+
+def test_response_code_added_is_minor() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        pause_op(spec)["responses"]["404"] = json_body(ref("Error"), "Not found")
+
+    assert summary(changed(mutate)) == [("minor", "response code added", "pauseSandbox 404 response", "")]
+
+
+def test_response_code_removed_is_major_for_2xx_and_minor_otherwise() -> None:
+    success = only(changed(lambda spec: pause_op(spec)["responses"].pop("200")))
+    assert (success.level, success.kind) == ("major", "response code removed")
+    error = only(changed(lambda spec: pause_op(spec)["responses"].pop("409")))
+    assert (error.level, error.kind, error.why) == (
+        "minor",
+        "response code removed",
+        WHY_ERROR_RESPONSE_REMOVED,
+    )
+
+
+# --- documented error codes ---------------------------------------------------------
+
+
+def codes(spec: dict[str, Any]) -> dict[str, str]:
+    result: dict[str, str] = schemas(spec)["Error"]["properties"]["error_code"]["x-error-codes"]
+    return result
+
+
+def test_added_error_code_is_minor() -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        codes(spec)["sandbox_pause_refused"] = "The sandbox cannot be paused now."
+
+    report = changed(mutate)
+    assert report.level == "minor"
+    assert summary(report) == [
+        ("minor", "error code added", "sandbox_pause_refused", "The sandbox cannot be paused now.")
+    ]
+
+
+def test_removed_error_code_is_major_and_reworded_one_is_a_description_change() -> None:
+    removed = only(changed(lambda spec: codes(spec).clear()))
+    assert (removed.level, removed.kind, removed.location, removed.why) == (
+        "major",
+        "error code removed",
+        "sandbox_not_found",
+        WHY_ERROR_CODE_REMOVED,
+    )
+    reworded = changed(lambda spec: codes(spec).update(sandbox_not_found="Gone."))
+    assert (reworded.changes, reworded.description_changes) == ((), 1)
+
+
+# --- robustness --------------------------------------------------------------------
+
+
+def spec_with_loops() -> dict[str, Any]:
+    spec = make_spec()
+    # Besides Sandbox.forks: a pure $ref loop and a self-referencing allOf.
+    schemas(spec)["Loop"] = ref("Loop2")
+    schemas(spec)["Loop2"] = ref("Loop")
+    schemas(spec)["Self"] = {"type": "object", "allOf": [ref("Self")]}
+    schemas(spec)["Sandbox"]["properties"]["loop"] = ref("Loop")
+    schemas(spec)["Sandbox"]["properties"]["self"] = ref("Self")
+    return spec
+
+
+def test_ref_cycle_terminates_and_reports_once() -> None:
+    new = spec_with_loops()
+    schemas(new)["Sandbox"]["properties"]["cpu"] = {"type": "integer"}
+    assert summary(compare_specs(spec_with_loops(), new)) == [
+        ("minor", "property added", "getSandbox 200 response .cpu", "optional")
+    ]
+
+
+# --- the real spec -----------------------------------------------------------------
+
+
+def load_fixture() -> dict[str, Any]:
+    if not FIXTURE.exists():
+        pytest.skip(f"fixture {FIXTURE} is absent")
+    data: dict[str, Any] = YAML(typ="safe").load(FIXTURE.read_text(encoding="utf-8"))
+    return data
+
+
+def test_real_spec_against_itself_has_no_changes() -> None:
+    report = compare_specs(load_fixture(), load_fixture())
+    assert (report.level, report.changes, report.description_changes) == ("none", (), 0)
+
+
+def test_real_spec_with_a_path_deleted_is_major_naming_it() -> None:
+    old = load_fixture()
+    new = copy.deepcopy(old)
+    del new["paths"]["/sandboxes/{sandboxID}"]
+    report = compare_specs(old, new)
+    assert report.level == "major"
+    removed = {(c.kind, c.location) for c in report.forcing}
+    assert removed == {
+        ("operation removed", "GET /sandboxes/{sandboxID}"),
+        ("operation removed", "DELETE /sandboxes/{sandboxID}"),
+    }
+    text = render_report(report, old_ref="f89f8c3", new_ref="0000000")
+    assert "- operation removed: `DELETE /sandboxes/{sandboxID}`" in text
+
+
+def test_unquoted_status_codes_match_quoted_ones() -> None:
+    new = make_spec()
+    responses = pause_op(new)["responses"]
+    responses[200] = responses.pop("200")
+    assert compare_specs(make_spec(), new).changes == ()
+
+
+# --- generated names ---------------------------------------------------------------
+
+
+def inline_pause_request(spec: dict[str, Any]) -> None:
+    """The pause body's schema written inline instead of through its component: the same JSON."""
+    body = pause_op(spec)["requestBody"]["content"]["application/json"]
+    body["schema"] = copy.deepcopy(schemas(spec)["SandboxPauseRequest"])
+
+
+def test_a_component_inlined_renames_the_generated_class() -> None:
+    report = changed(inline_pause_request)
+    assert summary(report) == [
+        ("major", "model renamed", "pauseSandbox request body", "SandboxPauseRequest -> PauseSandboxBody"),
+    ]
+    assert report.changes[0].why == WHY_MODEL_RENAMED
+
+
+def test_an_inline_schema_extracted_into_a_component_renames_the_class_back() -> None:
+    old = make_spec()
+    inline_pause_request(old)
+    report = compare_specs(old, make_spec())
+    assert summary(report) == [
+        ("major", "model renamed", "pauseSandbox request body", "PauseSandboxBody -> SandboxPauseRequest"),
+    ]
+
+
+def test_a_renamed_component_is_one_rename_not_a_removal() -> None:
+    def rename(spec: dict[str, Any]) -> None:
+        schemas(spec)["PauseOptions"] = schemas(spec).pop("SandboxPauseRequest")
+        pause_op(spec)["requestBody"]["content"]["application/json"]["schema"] = ref("PauseOptions")
+
+    assert summary(changed(rename)) == [
+        ("major", "model renamed", "pauseSandbox request body", "SandboxPauseRequest -> PauseOptions"),
+    ]
+
+
+def test_a_class_that_disappears_without_a_rename_is_removed() -> None:
+    def drop_metadata_everywhere(spec: dict[str, Any]) -> None:
+        schemas(spec)["Sandbox"]["properties"].pop("metadata")
+
+    removed = [c for c in changed(drop_metadata_everywhere).changes if c.kind == "model removed"]
+    assert [(c.level, c.location, c.why) for c in removed] == [("major", "SandboxMetadata", WHY_MODEL_REMOVED)]
+
+
+# --- response headers --------------------------------------------------------------
+
+
+def with_header(spec: dict[str, Any], name: str = "X-Next-Token", schema: Any = None) -> dict[str, Any]:
+    response = spec["paths"][SANDBOX]["get"]["responses"]["200"]
+    response.setdefault("headers", {})[name] = {"schema": schema or {"type": "string"}}
+    return spec
+
+
+def test_a_documented_response_header_added_is_minor_and_removed_is_major() -> None:
+    added = only(compare_specs(make_spec(), with_header(make_spec())))
+    assert (added.level, added.kind, added.location) == (
+        "minor",
+        "response header added",
+        "getSandbox 200 response header X-Next-Token",
+    )
+    removed = only(compare_specs(with_header(make_spec()), make_spec()))
+    assert (removed.level, removed.kind, removed.location) == (
+        "major",
+        "response header removed",
+        "getSandbox 200 response header X-Next-Token",
+    )
+
+
+def test_a_retyped_response_header_is_major() -> None:
+    report = compare_specs(with_header(make_spec()), with_header(make_spec(), schema={"type": "integer"}))
+    assert summary(report) == [
+        ("major", "type changed", "getSandbox 200 response header X-Next-Token", "string -> integer")
+    ]
+
+
+def test_response_header_names_are_case_insensitive() -> None:
+    assert compare_specs(with_header(make_spec()), with_header(make_spec(), "x-next-token")).changes == ()
+
+
+def test_a_header_through_a_component_ref_is_compared_by_its_target() -> None:
+    def via_component(spec: dict[str, Any], type_: str) -> dict[str, Any]:
+        spec["components"]["headers"] = {"Next": {"schema": {"type": type_}}}
+        spec["paths"][SANDBOX]["get"]["responses"]["200"]["headers"] = {"X-Next": {"$ref": "#/components/headers/Next"}}
+        return spec
+
+    report = compare_specs(via_component(make_spec(), "string"), via_component(make_spec(), "boolean"))
+    assert summary(report) == [("major", "type changed", "getSandbox 200 response header X-Next", "string -> boolean")]
+
+
+# --- security ----------------------------------------------------------------------
+
+
+def secured(spec: dict[str, Any], *alternatives: dict[str, list[str]], where: str = "kill") -> dict[str, Any]:
+    """Give killSandbox (or, with where="doc", the whole document) these security alternatives."""
+    spec["components"]["securitySchemes"] = {
+        "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+        "TokenAuth": {"type": "http", "scheme": "bearer"},
+    }
+    target = spec if where == "doc" else spec["paths"][SANDBOX]["delete"]
+    target["security"] = list(alternatives)
+    return spec
+
+
+API_KEY: dict[str, list[str]] = {"ApiKeyAuth": []}
+TOKEN: dict[str, list[str]] = {"TokenAuth": []}
+ANONYMOUS: dict[str, list[str]] = {}
+
+SECURITY_CASES = [
+    # (old alternatives, new alternatives, [(level, kind, detail)])
+    ([API_KEY, TOKEN], [TOKEN], [("major", "security scheme removed", "ApiKeyAuth")]),
+    (
+        [API_KEY],
+        [{**API_KEY, **TOKEN}],
+        [("major", "security requirement added", "ApiKeyAuth no longer suffices; now one of: ApiKeyAuth + TokenAuth")],
+    ),
+    (
+        [ANONYMOUS, API_KEY],
+        [API_KEY],
+        [("major", "security requirement added", "no credentials no longer suffices; now one of: ApiKeyAuth")],
+    ),
+    ([API_KEY], [API_KEY, TOKEN], [("minor", "security alternative added", "TokenAuth")]),
+    ([API_KEY], [API_KEY, ANONYMOUS], [("minor", "security made optional", "an alternative with no credentials")]),
+    # A smaller alternative still fits every caller who sent both.
+    ([{**API_KEY, **TOKEN}], [API_KEY], [("minor", "security alternative added", "ApiKeyAuth")]),
+    ([API_KEY, TOKEN], [TOKEN, API_KEY], []),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), SECURITY_CASES)
+def test_security_alternatives(
+    old: list[dict[str, list[str]]], new: list[dict[str, list[str]]], expected: list[tuple[str, str, str]]
+) -> None:
+    report = compare_specs(secured(make_spec(), *old), secured(make_spec(), *new))
+    assert [(c.level, c.kind, c.detail) for c in report.changes] == expected
+    assert all(c.location == "killSandbox security" for c in report.changes)
+    assert all(c.why == WHY_SECURITY for c in report.changes if c.level == "major")
+
+
+def test_an_operation_without_its_own_security_inherits_the_documents() -> None:
+    old = secured(make_spec(), API_KEY, where="doc")
+    new = secured(make_spec(), API_KEY, where="doc")
+    new["paths"][SANDBOX]["delete"]["security"] = [TOKEN]
+    assert summary(compare_specs(old, new)) == [
+        ("major", "security scheme removed", "killSandbox security", "ApiKeyAuth")
+    ]
+
+
+def test_a_scheme_sent_differently_is_major() -> None:
+    new = secured(make_spec(), API_KEY)
+    new["components"]["securitySchemes"]["ApiKeyAuth"]["name"] = "Authorization"
+    (change,) = compare_specs(secured(make_spec(), API_KEY), new).changes
+    assert (change.level, change.kind) == ("major", "security scheme changed")
+    assert change.detail == (
+        "ApiKeyAuth: type=apiKey in=header name=X-API-Key -> type=apiKey in=header name=Authorization"
+    )
+
+
+def test_every_rule_has_a_spec_pair_in_this_file() -> None:
+    """Each row of RULES is produced by at least one comparison above (kinds are checked by name)."""
+    source = Path(__file__).read_text()
+    for kind, _variant, _side in RULES:
+        assert f'"{kind}"' in source, f"no test names the change kind {kind!r}"
+
+
+# --- the rules no test above reaches: one pair of specs each -----------------------
+
+
+def set_in(path: tuple[Any, ...], value: Any) -> Any:
+    """A spec edit: put `value` at `path` (keys from the top of the spec)."""
+
+    def edit(spec: dict[str, Any]) -> None:
+        node = spec
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return edit
+
+
+def drop_at(path: tuple[Any, ...]) -> Any:
+    def edit(spec: dict[str, Any]) -> None:
+        node = spec
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+
+    return edit
+
+
+FORCE = ("components", "schemas", "SandboxPauseRequest", "properties", "memory")
+SANDBOX_ID = ("components", "schemas", "Sandbox", "properties", "sandboxID")
+PAIRS = [
+    # (edit of the old spec, edit of the new spec, the change: level, kind, location)
+    (None, set_in(("paths", PAUSE, "post", "tags"), ["admin"]), ("major", "operation moved", "pauseSandbox")),
+    (
+        set_in(("paths", PAUSE, "post", "deprecated"), True),
+        None,
+        ("patch", "operation no longer deprecated", "pauseSandbox"),
+    ),
+    (
+        set_in((*FORCE, "nullable"), True),
+        None,
+        ("major", "made non-nullable", "pauseSandbox request body .memory"),
+    ),
+    (
+        set_in((*SANDBOX_ID, "nullable"), True),
+        None,
+        ("patch", "made non-nullable", "getSandbox 200 response .sandboxID"),
+    ),
+    (None, set_in((*FORCE, "deprecated"), True), ("minor", "deprecated", "pauseSandbox request body .memory")),
+    (None, set_in((*SANDBOX_ID, "deprecated"), True), ("minor", "deprecated", "getSandbox 200 response .sandboxID")),
+    (
+        None,
+        set_in(("paths", SANDBOX, "delete", "responses", "204"), json_body(ref("SandboxPauseResult"), "Killed")),
+        ("minor", "response body added", "killSandbox 204 response"),
+    ),
+    (
+        None,
+        drop_at(("paths", SANDBOX, "get", "responses", "200", "content")),
+        ("major", "response body removed", "getSandbox 200 response"),
+    ),
+    (
+        None,
+        drop_at(("components", "responses", "409", "content")),
+        ("minor", "response body removed", "pauseSandbox 409 response"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit_old", "edit_new", "expected"), PAIRS, ids=[p[2][1] + " " + p[2][0] for p in PAIRS])
+def test_rule_pairs(edit_old: Any, edit_new: Any, expected: tuple[str, str, str]) -> None:
+    old, new = make_spec(), make_spec()
+    for edit, spec in ((edit_old, old), (edit_new, new)):
+        if edit is not None:
+            edit(spec)
+    # A body that goes may take its model class along ("model removed", tested above).
+    found = [(c.level, c.kind, c.location) for c in compare_specs(old, new).changes if c.kind != "model removed"]
+    assert found == [expected]

@@ -1,0 +1,554 @@
+"""`bump <ref>` (nox -s bump): verdicts on a real upstream, what it writes, what it refuses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from git import Repo
+
+from tests.codegen.conftest import (
+    PIN,
+    Result,
+    Upstream,
+    add_operation,
+    add_optional_property,
+    change_description,
+    copy_upstream,
+    drop_force,
+    git_status,
+    make_property_required,
+    narrow_enum,
+    remove_mapped_operation,
+    remove_operation,
+    rename_upstream_operation_id,
+    replace_once,
+    run_in_process,
+    unchanged,
+)
+
+CHANGELOG = "packages/python-sdk/changelog.d"
+PIN_FILES = ("spec/runtime-ref", "spec/openapi.yml", "spec/openapi.lock.json", "spec/generated-files.json")
+
+
+class Chain:
+    """main: v1.1.0 (pin) -> note -> op -> desc -> removed -> required -> enum -> renamed -> nocontract -> unmapped."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        self.upstream = upstream
+        self.pin = upstream.head()
+        self.note = upstream.commit_edit(add_optional_property)
+        upstream.repo.create_tag("v1.2.0", ref=self.note)
+        self.op = upstream.commit_edit(add_operation)
+        upstream.repo.create_head("release", self.op)
+        self.desc = upstream.commit_edit(change_description)
+        self.removed = upstream.commit_edit(remove_operation)
+        self.required = upstream.commit_edit(make_property_required)
+        self.enum = upstream.commit_edit(narrow_enum)
+        self.renamed = upstream.commit_edit(rename_upstream_operation_id)
+        self.nocontract = upstream.commit_edit(drop_force)
+        self.unmapped = upstream.commit_edit(remove_mapped_operation)
+        self.side = upstream.commit_on_ref(add_operation, "refs/pull/1/head")
+        self.tree = upstream.repo.commit(self.pin).tree.hexsha
+        self.blob = (upstream.repo.commit(self.pin).tree / "spec/openapi.yml").hexsha
+
+
+@pytest.fixture(scope="module")
+def chain(pristine_upstream: Path, tmp_path_factory: pytest.TempPathFactory) -> Chain:
+    return Chain(copy_upstream(pristine_upstream, tmp_path_factory.mktemp("chain") / "runtime"))
+
+
+@pytest.fixture
+def bump(chain: Chain, cache: Path) -> Callable[..., Result]:
+    def _bump(project: Path, *args: str, **env: str | None) -> Result:
+        return run_in_process(
+            project,
+            "bump",
+            *args,
+            env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(cache), **env},
+        )
+
+    return _bump
+
+
+def pin(project: Path, commit: str) -> None:
+    (project / "spec/runtime-ref").write_text(commit + "\n")
+
+
+VERDICTS = [
+    # (parent, child, level, a line the report must have)
+    ("pin", "note", "minor", "- property added: `"),
+    # An operation spec/operations.yml does not map is named by its method and path.
+    ("note", "op", "minor", "- operation added: `POST /sandboxes/{sandboxID}/refresh`"),
+    ("op", "desc", "patch", "1 description-only change"),
+    ("desc", "removed", "major", "- operation removed: `POST /sandboxes/{sandboxID}/refresh`"),
+    ("removed", "required", "major", "- made required: `"),
+    ("required", "enum", "major", "- enum value removed: `"),
+]
+
+
+@pytest.mark.parametrize(("parent", "child", "level", "line"), VERDICTS, ids=[v[1] for v in VERDICTS])
+def test_verdicts_dry_run(
+    project: Path,
+    chain: Chain,
+    bump: Callable[..., Result],
+    no_generation: list[str],
+    parent: str,
+    child: str,
+    level: str,
+    line: str,
+) -> None:
+    pin(project, getattr(chain, parent))
+    with unchanged(project):
+        result = bump(project, getattr(chain, child), "--dry-run")
+    assert result.code == 0, result.text
+    assert f"Semver: **{level}**" in result.out
+    assert line in result.out
+    assert "# API changes: " in result.out and getattr(chain, child)[:7] in result.out
+    assert "codegen: --dry-run: nothing written" in result.out
+    assert no_generation == [getattr(chain, child)]
+
+
+def test_minor_details(project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str]) -> None:
+    pin(project, chain.pin)
+    result = bump(project, chain.op, "--dry-run")
+    assert "Semver: **minor**" in result.out
+    assert "## New (minor)" in result.out
+    assert "note" in result.out and "POST /sandboxes/{sandboxID}/refresh" in result.out
+    assert "## Breaking (major)" not in result.out
+
+
+def test_bump_writes_pin_spec_lock_generated_and_fragment(
+    project: Path, chain: Chain, bump: Callable[..., Result]
+) -> None:
+    result = bump(project, chain.note)
+    assert result.code == 0, result.text
+    assert f"codegen: pinned runtime@{chain.note[:7]}" in result.out
+    assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
+    assert (project / "spec/openapi.yml").read_text() == chain.upstream.spec_at(chain.note)
+    lock = json.loads((project / "spec/openapi.lock.json").read_text())
+    assert lock["commit"] == chain.note and lock["runtime"] == "https://github.com/e2b-dev/runtime.git"
+    manifest = json.loads((project / "spec/generated-files.json").read_text())
+    assert manifest["runtime-commit"] == chain.note
+    model = (project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py").read_text()
+    assert "note" in model and chain.note not in model  # provenance is in the lock and the manifest only
+    fragment = project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md"
+    assert fragment.read_text() in result.out
+    assert "Semver: **minor**" in fragment.read_text()
+    changed = {line[3:] for line in git_status(project).splitlines()}
+    # One schema gained a property: only what is generated from it changes, beside the pin files.
+    assert changed == {
+        *PIN_FILES,
+        f"{CHANGELOG}/+runtime-{chain.note[:12]}.feature.md",
+        "packages/python-sdk/e2b/api/client/models/new_sandbox.py",
+        "packages/local-api/e2b_local_api/wire/models.py",
+    }
+    # And the tree is then clean for the check.
+    check = run_in_process(
+        project, "check", env={"E2B_RUNTIME_REPO": chain.upstream.url, "E2B_CODEGEN_CACHE": str(project.parent / "c2")}
+    )
+    assert check.code == 0, check.text
+
+
+def add_comment(text: str) -> str:
+    return text + "# a comment: no API change\n"
+
+
+def test_a_bump_with_no_api_change_writes_only_the_pin_files_and_its_fragment(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    commit = upstream.commit_edit(add_comment)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 0, result.text
+    assert "Semver: **none** — no API changes" in result.out
+    assert "wrote 5 path(s)" in result.out
+    changed = {line[3:] for line in git_status(project).splitlines()}
+    assert changed == {*PIN_FILES, f"{CHANGELOG}/+runtime-{commit[:12]}.misc.md"}
+    manifest = json.loads((project / "spec/generated-files.json").read_text())
+    assert manifest["runtime-commit"] == commit
+    # The check still compares every generated file byte for byte, and finds them right.
+    check = run_in_process(project, "check", "--no-cache", env=env)
+    assert check.code == 0, check.text
+    assert "every generated file match" in check.out
+
+
+def rename_new_sandbox_schema(text: str) -> str:
+    """The request body schema of create gets another name: the same JSON, another generated class."""
+    return text.replace('#/components/schemas/NewSandbox"', '#/components/schemas/CreateSandboxBody"').replace(
+        "\n    NewSandbox:\n", "\n    CreateSandboxBody:\n"
+    )
+
+
+def test_the_report_has_a_python_api_section(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    result = bump(project, chain.note)
+    assert result.code == 0, result.text
+    fragment = (project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md").read_text()
+    assert "## Python API (what importers see)" in fragment
+    assert "e2b: **minor** (0 break(s), 1 addition(s))" in fragment
+    assert "- added: `e2b.api.client.models.NewSandbox.note (attribute)`" in fragment
+    assert "python api" in result.err
+
+
+def test_a_renamed_model_class_is_breaking_for_importers(project: Path, upstream: Upstream, cache: Path) -> None:
+    """The HTTP API is unchanged, yet `e2b.api.client.models.NewSandbox` is gone: the fragment is `breaking`."""
+    commit = upstream.commit_edit(rename_new_sandbox_schema)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 0, result.text
+    assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in result.out
+    assert "- added: `e2b.api.client.models.CreateSandboxBody (class)`" in result.out
+    assert (project / CHANGELOG / f"+runtime-{commit[:12]}.breaking.md").is_file()
+
+
+def test_the_python_api_level_can_raise_the_fragment_type(project: Path) -> None:
+    """A regenerated field rename that the HTTP report would call `none` still types the fragment `breaking`."""
+    from codegen.commands.bump import python_api_section
+    from codegen.config import GENERATED_ROOTS, Project
+
+    generated = {
+        path.relative_to(project).as_posix(): path.read_bytes()
+        for root in GENERATED_ROOTS
+        for path in sorted((project / root).rglob("*.py"))
+    }
+    model = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
+    generated[model] = generated[model].replace(b"auto_pause", b"auto_pause_on_idle")
+    section, level = python_api_section(Project(project), generated, "none")
+    assert level == "major"
+    assert "- breaking: `e2b.api.client.models.NewSandbox.auto_pause: attribute removed`" in section
+    assert "- added: `e2b.api.client.models.NewSandbox.auto_pause_on_idle (attribute)`" in section
+    assert "The fragment's type follows the Python API: `breaking`." in section
+    assert python_api_section(Project(project), generated, "major")[0].count("follows") == 0
+
+
+def test_no_api_change_says_so_for_python_too(project: Path, upstream: Upstream, cache: Path) -> None:
+    commit = upstream.commit_edit(add_comment)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, "--dry-run", env=env)
+    assert result.code == 0, result.text
+    assert "## Python API (what importers see)\n\nNo change to the public Python API of any package." in result.out
+
+
+def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    pin(project, chain.op)
+    result = bump(project, chain.note)
+    assert result.code == 0, result.text
+    assert (
+        f"codegen: warning: {chain.note[:7]} is older than the current pin {chain.op[:7]}: this is a downgrade"
+        in result.err
+    )
+    assert "- operation removed: `POST /sandboxes/{sandboxID}/refresh`" in result.out
+    assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
+
+
+@pytest.mark.parametrize("ref", ["v1.1.0", PIN, PIN[:10]])
+def test_bump_to_the_current_pin_is_a_no_op(project: Path, bump: Callable[..., Result], ref: str) -> None:
+    with unchanged(project):
+        result = bump(project, ref)
+    assert result.code == 0, result.text
+    assert f"codegen: spec/runtime-ref already pins {PIN}; nothing to do" in result.out
+
+
+@pytest.mark.parametrize(("ref", "kind"), [("v1.2.0", "tag"), ("release", "branch"), ("abbrev", "commit")])
+def test_tag_branch_and_abbreviated_id_resolve(
+    project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str], ref: str, kind: str
+) -> None:
+    expected = chain.op if ref == "release" else chain.note
+    if ref == "abbrev":
+        ref = chain.note[:8]
+    result = bump(project, ref, "--dry-run")
+    assert result.code == 0, result.text
+    assert f"{ref!r} is {kind} -> commit {expected}" in result.err
+
+
+@pytest.mark.parametrize(("edit", "kind"), [(make_property_required, "breaking"), (change_description, "fix")])
+def test_bump_fragment_is_typed_by_the_semver_level(
+    project: Path, upstream: Upstream, cache: Path, edit: Callable[[str], str], kind: str
+) -> None:
+    """The report becomes a towncrier fragment that `nox -s release` turns into the version's level."""
+    from release.fragments import read_fragments
+
+    commit = upstream.commit_edit(edit)
+    result = run_in_process(
+        project, "bump", commit, env={"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    )
+    assert result.code == 0, result.text
+    (fragment,) = read_fragments(project, "packages/python-sdk")
+    assert fragment.path == f"{CHANGELOG}/+runtime-{commit[:12]}.{kind}.md"
+    assert fragment.type.name == kind and fragment.text in result.out
+
+
+def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    pin(project, chain.enum)
+    with unchanged(project):
+        result = bump(project, chain.nocontract)
+    assert result.code == 2, result.text
+    assert "contract miss: /components/schemas/SandboxPauseRequest/properties/force is missing" in result.err
+    assert not any(p.name != "README.md" for p in (project / CHANGELOG).glob("*"))
+    # The report comes first, and the failure names the change in it that caused it.
+    assert "## Breaking (major)" in result.out and "property removed: `pauseSandbox request body .force`" in result.out
+    assert "; property removed by this commit (see the report: `pauseSandbox request body .force`)" in result.err
+    # The place is the fetched spec's, the remedy a bump's (not "bump to a commit that carries it").
+    assert f"codegen: error: runtime@{chain.nocontract[:7]}:spec/openapi.yml:" in result.err
+    assert f"runtime@{chain.nocontract[:7]} lacks what the SDK needs: pick a later commit" in result.err
+    assert "nox -s bump" not in result.err
+
+
+def test_an_upstream_operation_id_rename_is_not_an_sdk_change(
+    project: Path, chain: Chain, bump: Callable[..., Result], no_generation: list[str]
+) -> None:
+    pin(project, chain.enum)
+    result = bump(project, chain.renamed, "--dry-run")
+    assert result.code == 0, result.text
+    assert "Semver: **none** — no API changes" in result.out
+    assert "## Upstream only (no SDK change)" in result.out
+    assert "- upstream operationId renamed: `pauseSandbox` (pauseSandbox -> sandboxPause) [1]" in result.out
+    assert "not an SDK change: the SDK names its operations by method and path in spec/operations.yml" in result.out
+
+
+def test_a_mapped_operation_the_spec_lacks_is_refused(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    pin(project, chain.renamed)
+    with unchanged(project):
+        result = bump(project, chain.unmapped)
+    assert result.code == 2, result.text
+    assert (
+        "operation map miss: setSandboxTimeout is POST /sandboxes/{sandboxID}/timeout, which the spec does not have"
+        in result.err
+    )
+    assert f"runtime@{chain.unmapped[:7]}:spec/openapi.yml:" in result.err
+    assert "(/paths/~1sandboxes~1{sandboxID}~1timeout/post)" in result.err
+    assert "spec/operations.yml entry" in result.err
+    assert "operation removed: `setSandboxTimeout` (POST /sandboxes/{sandboxID}/timeout)" in result.out
+    assert "; operation removed by this commit (see the report: `setSandboxTimeout`)" in result.err
+
+
+def test_dry_run_to_a_commit_that_removes_a_mapped_operation_prints_the_report(
+    project: Path, chain: Chain, bump: Callable[..., Result]
+) -> None:
+    pin(project, chain.renamed)
+    with unchanged(project):
+        result = bump(project, chain.unmapped, "--dry-run")
+    assert result.code == 2, result.text
+    assert result.out.startswith(f"# API changes: runtime@{chain.renamed[:7]} -> runtime@{chain.unmapped[:7]}")
+    assert "Semver: **major**" in result.out
+    assert "operation removed by this commit" in result.err
+
+
+def moved_upstream(chain: Chain, dest: Path) -> tuple[Upstream, str]:
+    """Another repository (a mirror, a rewritten history) holding the note commit's spec, not the old pin."""
+    Repo.init(dest, initial_branch="main")
+    moved = Upstream(dest)
+    return moved, moved.commit_bytes(chain.upstream.spec_at(chain.note).encode(), "moved here")
+
+
+def test_bump_from_an_old_pin_the_upstream_lacks_compares_with_the_locked_spec(
+    project: Path, chain: Chain, tmp_path: Path, no_generation: list[str]
+) -> None:
+    moved, commit = moved_upstream(chain, tmp_path / "moved")
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    result = run_in_process(project, "bump", commit, "--dry-run", env=env)
+    assert result.code == 0, result.text
+    assert (
+        f"runtime@{PIN[:7]} is not in {moved.url}: the report's old side is the tracked spec/openapi.yml, "
+        "whose blob id (" in result.err
+    )
+    assert "Semver: **minor**" in result.out and "- property added: `" in result.out
+    assert "SHA b'" not in result.text and "could not be resolved" not in result.text
+
+
+def test_bump_from_an_old_pin_the_upstream_lacks_refuses_an_edited_spec(
+    project: Path, chain: Chain, tmp_path: Path, no_generation: list[str]
+) -> None:
+    moved, commit = moved_upstream(chain, tmp_path / "moved")
+    spec = project / "spec/openapi.yml"
+    spec.write_text(spec.read_text() + "# edited here\n")
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": moved.url, "E2B_CODEGEN_CACHE": str(tmp_path / "cache-moved")}
+    with unchanged(project):
+        result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 2, result.text
+    assert f"the old pin runtime@{PIN[:7]} (spec/openapi.yml) is not in {moved.url}" in result.err
+    assert "the tracked spec cannot stand in for it: spec/openapi.yml (blob " in result.err
+    assert "SHA b'" not in result.text and "could not be resolved" not in result.text
+
+
+def test_unreachable_upstream_fails_clearly(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    with unchanged(project):
+        result = bump(project, chain.note, E2B_RUNTIME_REPO="/nonexistent/runtime")
+    assert result.code == 2
+    assert "the runtime repository /nonexistent/runtime cannot be reached" in result.err
+    assert "bumping needs the upstream" in result.err
+
+
+def test_commit_not_on_the_branch_is_refused(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
+    with unchanged(project):
+        result = bump(project, chain.side)
+    assert result.code == 2, result.text
+    assert f"commit {chain.side} is not reachable from the runtime's 'main' branch" in result.err
+    assert "pin only commits merged into main" in result.err
+
+
+TEXT_REFUSED = [
+    "--upload-pack=touch x",
+    "-h",
+    "HEAD~1..HEAD",
+    "@{-1}",
+    "",
+    "main\x1b[31m",
+    "v1\nmain",
+    "HEAD^",
+    "main:spec/openapi.yml",
+]
+
+
+@pytest.mark.parametrize("ref", TEXT_REFUSED, ids=repr)
+def test_bad_ref_text_is_refused_before_any_git(
+    project: Path, bump: Callable[..., Result], git_calls: list[list[str]], ref: str
+) -> None:
+    with unchanged(project):
+        result = bump(project, "--", ref)
+    assert result.code == 2, result.text
+    assert "error: " in result.err
+    assert "name one runtime commit" in result.err
+    assert git_calls == []
+    assert not (project.parent / "x").exists() and not Path("x").exists()
+
+
+def test_option_like_refs_without_separator_never_reach_git(
+    project: Path, bump: Callable[..., Result], git_calls: list[list[str]]
+) -> None:
+    with unchanged(project):
+        result = bump(project, "--upload-pack=touch x")
+    assert result.code == 2  # argparse refuses an unknown option
+    assert git_calls == []
+
+
+@pytest.mark.parametrize("which", ["missing-branch", "0123456789abcdef0123456789abcdef01234567", "tree", "blob"])
+def test_refs_git_resolves_to_nothing_or_not_a_commit(
+    project: Path, chain: Chain, bump: Callable[..., Result], git_calls: list[list[str]], which: str
+) -> None:
+    ref = {"tree": chain.tree, "blob": chain.blob}.get(which, which)
+    with unchanged(project):
+        result = bump(project, ref)
+    assert result.code == 2, result.text
+    if which in ("tree", "blob"):
+        assert f"{ref!r} names a {which}, not a commit" in result.err
+    else:
+        assert f"{ref!r} is not a tag, branch or commit of the runtime repository" in result.err
+    for command in git_calls:
+        for i, arg in enumerate(command):
+            if ref in arg and arg != git_calls[0][0]:
+                assert "--end-of-options" in command[:i], command
+
+
+# --- what the report once missed: reproduced on this repository's own spec ---------
+
+
+def inline_connect_request(text: str) -> str:
+    """The connect body's schema written inline (an "extract inlined bodies" refactor, backwards)."""
+    inline = (
+        "              type: object\n"
+        "              required: [timeout]\n"
+        "              properties:\n"
+        "                timeout:\n"
+        "                  type: integer\n"
+        "                  format: int32\n"
+        "                  minimum: 0\n"
+        "                on_resume:\n"
+        '                  $ref: "#/components/schemas/SandboxResumeMode"\n'
+    )
+    return replace_once(text, '              $ref: "#/components/schemas/SandboxConnectRequest"\n', inline)
+
+
+def drop_next_token_header(text: str) -> str:
+    return replace_once(
+        text,
+        '          headers:\n            X-Next-Token:\n              $ref: "#/components/headers/XNextToken"\n',
+        "",
+    )
+
+
+def kill_without_credentials(text: str) -> str:
+    anchor = "      operationId: killSandbox\n"
+    start = text.index(anchor)
+    security = text.index("        - ApiKeyAuth: []\n", start) + len("        - ApiKeyAuth: []\n")
+    return text[:security] + "        - {}\n" + text[security:]
+
+
+MISSED = [
+    (
+        inline_connect_request,
+        "major",
+        "- model renamed: `connectSandbox request body` (SandboxConnectRequest -> ConnectSandboxBody)",
+    ),
+    (drop_next_token_header, "major", "- response header removed: `listSandboxes 200 response header X-Next-Token`"),
+    (kill_without_credentials, "minor", "- security made optional: `killSandbox security`"),
+]
+
+
+@pytest.mark.parametrize(("edit", "level", "line"), MISSED, ids=[m[0].__name__ for m in MISSED])
+def test_the_report_names_generated_renames_headers_and_security(
+    project: Path,
+    upstream: Upstream,
+    cache: Path,
+    no_generation: list[str],
+    edit: Callable[[str], str],
+    level: str,
+    line: str,
+) -> None:
+    commit = upstream.commit_edit(edit)
+    with unchanged(project):
+        result = run_in_process(
+            project,
+            "bump",
+            commit,
+            "--dry-run",
+            env={"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)},
+        )
+    assert result.code == 0, result.text
+    assert f"Semver: **{level}**" in result.out
+    assert line in result.out
+
+
+# --- spec text reaches the terminal (and the fragment) escaped (issue 20, item 9) -------
+
+CONTROLS = {"\x1b", "\x07", "\u202e"}
+
+
+def hostile_property(text: str) -> str:
+    """NewSandbox gains an optional property whose name carries a terminal escape and a bidi override."""
+    anchor = "          description: Whether the sandbox may open outbound connections.\n"
+    return replace_once(text, anchor, anchor + '        "note\\e]0;owned\\a\\u202e":\n          type: string\n')
+
+
+def hostile_dangling_ref(text: str) -> str:
+    """A path whose name carries escapes, with a $ref to nothing: the spec is refused, naming the path."""
+    anchor = "  /sandboxes/{sandboxID}/metrics:\n"
+    block = (
+        '  "/x\\e[2J\\e[1;1Hcodegen: clean":\n    get:\n      responses:\n        "200":\n          $ref: "#/nope"\n'
+    )
+    return replace_once(text, anchor, block + anchor)
+
+
+def test_a_hostile_name_in_the_spec_is_escaped_in_the_report(
+    project: Path, upstream: Upstream, run: Callable[..., Result], no_generation: list[str]
+) -> None:
+    commit = upstream.commit_edit(hostile_property)
+    with unchanged(project):
+        result = run(project, "bump", commit, "--dry-run")
+    assert result.code == 0, result.text
+    assert "- property added: `createSandbox request body .note\\x1b]0;owned\\x07\\u202e` (optional)" in result.out
+    assert not CONTROLS & set(result.text)
+
+
+def test_a_hostile_name_in_a_spec_error_is_escaped(
+    project: Path, upstream: Upstream, run: Callable[..., Result], no_generation: list[str]
+) -> None:
+    commit = upstream.commit_edit(hostile_dangling_ref)
+    with unchanged(project):
+        result = run(project, "bump", commit, "--dry-run")
+    assert result.code == 2, result.text
+    assert "(/paths/~1x\\x1b[2J\\x1b[1;1Hcodegen: clean/get/responses/200/$ref): $ref '#/nope' points at" in result.err
+    assert not CONTROLS & set(result.text)
+    assert all(line.startswith(("codegen: ", "  -> ")) for line in result.text.splitlines()), result.text

@@ -1,0 +1,258 @@
+"""`check` (nox -s generated-files): every kind of drift named, with its remedy; never writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codegen.commands.check import DIFF_LINES_PER_FILE, DIFF_LINES_TOTAL, render_drift
+from codegen.tree.write import Drift
+from tests.codegen.conftest import (
+    OFFLINE,
+    PIN,
+    UNREACHABLE_URL,
+    Result,
+    Upstream,
+    add_optional_property,
+    commit_all,
+    git_repo,
+    git_status,
+    import_generated,
+    plant_bytecode,
+    run_subprocess,
+    signal_when_generating,
+    tree_digest,
+    unchanged,
+)
+
+SHORT = PIN[:7]
+CLIENT = "packages/python-sdk/e2b/api/client"
+MODEL = f"{CLIENT}/models/new_sandbox.py"
+GENERATED_REMEDY = "To fix: run `nox -s codegen` and commit the result."
+
+
+def check(run: Callable[..., Result], project: Path, **env: str | None) -> Result:
+    with unchanged(project):
+        return run(project, "check", **env)
+
+
+def test_clean_tree_with_the_upstream_reachable(project: Path, run: Callable[..., Result]) -> None:
+    result = check(run, project)
+    assert result.code == 0, result.text
+    assert "codegen: clean: " in result.out and f"runtime@{SHORT}" in result.out
+    assert f"(spec/openapi.yml byte for byte with runtime@{SHORT}:spec/openapi.yml, " in result.err
+
+
+def test_clean_tree_with_the_upstream_unreachable(offline_project: Path, run: Callable[..., Result]) -> None:
+    result = check(run, offline_project, **OFFLINE)
+    assert result.code == 0, result.text
+    assert "codegen: clean: " in result.out
+    assert "(spec/openapi.yml byte for byte with the lock's blob (" in result.err
+    assert "the upstream being unreachable" in result.err
+    warnings = [line for line in result.err.splitlines() if "warning:" in line]
+    assert len(warnings) == 1 and f"{UNREACHABLE_URL} is unreachable (" in warnings[0]
+
+
+def test_hand_applied_hunks_then_bump_to_the_upstream_change(
+    project: Path, upstream: Upstream, run: Callable[..., Result]
+) -> None:
+    spec = project / "spec/openapi.yml"
+    spec.write_text(add_optional_property(spec.read_text()))
+    model = project / MODEL
+    model.write_text(model.read_text() + "# note: str | Unset = UNSET\n")
+    result = check(run, project)
+    assert result.code == 1, result.text
+    assert "hand-edited spec spec/openapi.yml" in " ".join(result.out.split())
+    assert f"changed          {MODEL}" in result.out
+    assert (
+        f"To fix: spec/openapi.yml differs from runtime@{SHORT}: land the change upstream first, "
+        "then `nox -s bump -- <commit>`." in result.out
+    )
+    assert "Never edit spec/openapi.yml here" in result.out
+    assert "+        note:" not in result.out  # the diff goes from the tree to the pin: it drops the hunk
+    assert "-        note:" in result.out
+
+    landed = upstream.commit_edit(add_optional_property, "NewSandbox: add note")
+    bumped = run(project, "bump", landed)
+    assert bumped.code == 0, bumped.text
+    assert (project / "spec/runtime-ref").read_text() == landed + "\n"
+    after = check(run, project)
+    assert after.code == 0, after.text
+
+
+def test_generated_file_edited(project: Path, run: Callable[..., Result]) -> None:
+    (project / MODEL).write_text((project / MODEL).read_text().replace("class NewSandbox", "class Renamed"))
+    result = check(run, project)
+    assert result.code == 1
+    assert f"  changed          {MODEL}" in result.out
+    assert f"--- {MODEL} (tree)" in result.out and f"+++ {MODEL} (generated)" in result.out
+    assert "+class NewSandbox" in result.out and "-class Renamed" in result.out
+    assert GENERATED_REMEDY in result.out
+    assert "hand-edited spec" not in result.out
+
+
+def test_generated_file_deleted(project: Path, run: Callable[..., Result]) -> None:
+    (project / MODEL).unlink()
+    result = check(run, project)
+    assert result.code == 1
+    assert f"  missing          {MODEL}" in result.out
+    assert GENERATED_REMEDY in result.out
+
+
+def test_file_added_inside_a_generated_folder(project: Path, run: Callable[..., Result]) -> None:
+    (project / CLIENT / "extra.py").write_text("x = 1\n")
+    result = check(run, project)
+    assert result.code == 1
+    assert f"  unexpected       {CLIENT}/extra.py" in result.out
+    assert "To fix: generated folders hold exactly what the manifest lists" in result.out
+    assert GENERATED_REMEDY not in result.out
+
+
+def test_committed_bytecode_in_a_generated_folder_is_drift(
+    project: Path, run: Callable[..., Result], env: dict[str, str | None], tmp_path: Path
+) -> None:
+    """Issue 20, item 3: bytecode `git add -f`-ed under __pycache__ runs on import; the check names it."""
+    assert run(project, "generate").code == 0  # records this generation: the cached check is tried too
+    marker = tmp_path / "payload-ran"
+    planted = plant_bytecode(project, marker)
+    import_generated(project, write_bytecode=False)
+    assert marker.read_text() == "ran"  # the premise: the planted file is what `import` runs
+    with unchanged(project):
+        full = run_subprocess(project, "check", "--no-cache", env=env)
+        cached = run(project, "check")
+    for result in (full, cached):
+        assert result.code == 1, result.text
+        assert f"  unexpected       {planted}  (fix: move it out of the generated folder, or `git rm` it)" in result.out
+        assert "<binary content>" in result.out
+        assert "To fix: generated folders hold exactly what the manifest lists, bytecode and dotfiles included" in (
+            result.out
+        )
+    assert "the tree differs from the recorded generation" in cached.err
+
+
+def test_bytecode_that_imports_leave_behind_is_not_drift(project: Path, run: Callable[..., Result]) -> None:
+    """A developer's own __pycache__ (untracked, ignored) never makes the check fail, cached or not."""
+    assert run(project, "generate").code == 0
+    import_generated(project, write_bytecode=True)
+    assert list((project / "packages/python-sdk/e2b/api").rglob("__pycache__/*.pyc"))  # the premise
+    for args in ((), ("--no-cache",)):
+        result = run(project, "check", *args)
+        assert result.code == 0, result.text
+
+
+@pytest.mark.parametrize("name", [".hidden", "__pycache__/notes.txt", "__pycache__/.x.pyc"])
+def test_any_tracked_file_the_manifest_does_not_list_is_drift(
+    project: Path, run: Callable[..., Result], name: str
+) -> None:
+    path = project / CLIENT / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("x = 1\n")
+    git_repo(project).git.add("-f", "--", f"{CLIENT}/{name}")
+    commit_all(project, "tracked")
+    result = check(run, project)
+    assert result.code == 1, result.text
+    assert f"  unexpected       {CLIENT}/{name}" in result.out
+
+
+def test_stale_file_recorded_but_no_longer_produced(project: Path, run: Callable[..., Result]) -> None:
+    stale = f"{CLIENT}/models/old_thing.py"
+    (project / stale).write_text("class OldThing: ...\n")
+    manifest = project / "spec/generated-files.json"
+    data = json.loads(manifest.read_text())
+    data["files"][stale] = "0" * 64
+    manifest.write_text(json.dumps(data, indent=2) + "\n")
+    result = check(run, project)
+    assert result.code == 1
+    assert f"  stale            {stale}" in result.out
+    assert "  changed          spec/generated-files.json" in result.out
+    assert GENERATED_REMEDY in result.out
+
+
+def test_template_changed_without_regenerating(project: Path, run: Callable[..., Result]) -> None:
+    template = project / "templates/overlays/error_codes.py.jinja"
+    template.write_text(template.read_text() + "\n# a new line from the template\n")
+    result = check(run, project)
+    assert result.code == 1, result.text
+    assert "  changed          packages/python-sdk/e2b/api/error_codes.py" in result.out
+    assert "+# a new line from the template" in result.out
+    assert GENERATED_REMEDY in result.out
+
+
+def test_contract_changed_so_the_pin_no_longer_satisfies_it(project: Path, run: Callable[..., Result]) -> None:
+    contract = project / "spec/contract.yml"
+    contract.write_text(
+        contract.read_text() + "\n- pointer: /components/schemas/SandboxPauseRequest/properties/priority\n"
+        "  exists: true\n  why: the SDK sends a priority\n"
+    )
+    result = check(run, project)
+    assert result.code == 2, result.text
+    assert "contract miss: /components/schemas/SandboxPauseRequest/properties/priority is missing" in result.err
+    assert "the contract lands upstream first" in result.err
+
+
+def test_diff_output_is_capped_per_file_and_in_total(project: Path, run: Callable[..., Result]) -> None:
+    models = sorted((project / CLIENT / "models").glob("*.py"))[:10]
+    assert len(models) == 10
+    for model in models:
+        model.write_text("".join(f"junk_{i} = {i}\n" for i in range(100)) + model.read_text())
+    result = check(run, project)
+    assert result.code == 1
+    assert f"more diff line(s) of {CLIENT}/models/" in result.out
+    assert f"not shown: the {DIFF_LINES_TOTAL}-line total is used up]" in result.out
+    diff_lines = [line for line in result.out.splitlines() if line.startswith(("-junk_", "+", "-", " ", "@@"))]
+    assert len(diff_lines) <= DIFF_LINES_TOTAL + 20  # the listing lines start with two spaces
+
+
+def test_render_drift_caps_unit() -> None:
+    drifts = [Drift(f"f{i}.py", "changed", "".join(f"{j}\n" for j in range(200)).encode(), b"") for i in range(10)]
+    text = render_drift(drifts, "abcdef0")
+    assert text.count(" cut]") == DIFF_LINES_TOTAL // DIFF_LINES_PER_FILE + 1
+    assert text.count("line total is used up]") == 10 - (DIFF_LINES_TOTAL // DIFF_LINES_PER_FILE + 1)
+    body = [line for line in text.splitlines() if line and line[0] in "+-@"]
+    assert len(body) == DIFF_LINES_TOTAL
+
+
+def test_sigint_during_check_leaves_the_tree_unchanged(project: Path, env: dict[str, str | None]) -> None:
+    (project / MODEL).write_text("edited\n")
+    before = tree_digest(project)
+    result = signal_when_generating(project, "check", signal.SIGINT, env=env)
+    assert result.code == 130, result.err
+    assert "interrupted" in result.err
+    assert tree_digest(project) == before
+    assert git_status(project) == f" M {MODEL}"
+
+
+@pytest.mark.parametrize(
+    "link",
+    ["packages/python-sdk/e2b/api/client/leak.py", "spec/openapi.lock.json", "spec/contract.yml", "spec/runtime-ref"],
+)
+def test_a_symlink_is_drift_and_its_target_never_reaches_the_output(
+    project: Path, run: Callable[..., Result], tmp_path: Path, link: str
+) -> None:
+    secret = tmp_path / "environ"
+    secret.write_text("GITHUB_TOKEN=ghs_secret\n")
+    (project / link).unlink(missing_ok=True)
+    (project / link).symlink_to(secret)
+    result = check(run, project)
+    assert result.code == 1, result.text
+    assert f"  symlink          {link}" in result.out
+    assert "ghs_secret" not in result.text
+    assert "never reads through a symlink" in result.out
+
+
+def test_a_generated_folder_that_is_a_symlink_is_drift(
+    project: Path, run: Callable[..., Result], tmp_path: Path
+) -> None:
+    wire = project / "packages/local-api/e2b_local_api/wire"
+    outside = tmp_path / "wire"
+    shutil.move(wire, outside)
+    wire.symlink_to(outside, target_is_directory=True)
+    result = check(run, project)
+    assert result.code == 1 and "  symlink          packages/local-api/e2b_local_api/wire" in result.out
+    refused = run(project, "generate")
+    assert refused.code == 2 and "is a symlink; codegen neither reads nor writes through one" in refused.err

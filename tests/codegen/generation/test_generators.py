@@ -1,0 +1,194 @@
+"""The generators run hermetically; their, ruff's and syntax failures are one or two lines: tool, message, where."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codegen.config import Project, load_source
+from codegen.errors import CodegenError
+from codegen.generation.generators import (
+    CLIENT_CONFIG,
+    Generators,
+    format_python,
+    generate,
+    private_scratch,
+    tool_env,
+    tool_failure,
+    write_filtered_spec,
+)
+from codegen.openapi.document import read_spec
+from codegen.openapi.operation_map import load_operation_map
+from codegen.openapi.sdk_filter import filter_spec
+from tests.codegen.conftest import ROOT
+
+MARKER = "PLANTED"
+REAL_START = Generators.start  # before conftest's fixture makes it lazy for in-process runs
+
+
+@pytest.fixture(autouse=True)
+def _early_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Generators, "start", REAL_START)
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Iterator[Path]:
+    with private_scratch(tmp_path / "codegen-cache" / "scratch") as folder:
+        yield folder
+
+
+CLIENT_WARNING = """Generating /tmp/x/out
+Warning(s) encountered while generating. Client was generated, but some pieces may be missing
+WARNING parsing GET /sandboxes within sandboxes.
+
+Cannot parse parameter <openapi_python_client.schema.untrusted_string.UntrustedString object at 0x7f4c> (bad)
+
+{
+  "name": "x"
+}
+
+If you believe this was a mistake or this tool is missing a feature you need, please open an issue at https://x
+"""
+
+
+def test_a_client_warning_names_the_operation_and_never_an_object_repr() -> None:
+    problem = tool_failure("openapi-python-client", 1, CLIENT_WARNING)
+    assert problem.where == "spec/openapi.yml (GET /sandboxes)"
+    assert problem.message == "openapi-python-client failed (exit 1): Cannot parse parameter (bad)"
+
+
+def test_a_traceback_is_its_last_line() -> None:
+    output = "Traceback (most recent call last):\n  File \"m.py\", line 3, in f\n    g()\nKeyError: 'items'\n"
+    assert tool_failure("datamodel-code-generator", 1, output).message.endswith("KeyError: 'items'")
+
+
+@pytest.mark.parametrize("output", ["", "\n  \n", "{\n}\n"])
+def test_silence_is_said_as_such(output: str) -> None:
+    assert tool_failure("ruff", 2, output).message == "ruff failed (exit 2): exited 2 without saying why"
+
+
+def test_generated_code_that_does_not_parse_is_named_with_its_line(tmp_path: Path) -> None:
+    module = tmp_path / "packages" / "m.py"
+    module.parent.mkdir()
+    module.write_text('x = 1\ny = "a"""\nimport os"\n')
+    with pytest.raises(CodegenError) as caught, private_scratch(tmp_path / "scratch") as scratch:
+        format_python(tmp_path, scratch)
+    (problem,) = caught.value.problems
+    assert problem.where == "packages/m.py:3"
+    assert problem.message.startswith("generated code does not parse: ")
+    assert len(problem.render().splitlines()) == 2  # the problem, then the remedy
+
+
+def test_ruff_formats_what_parses(tmp_path: Path, scratch: Path) -> None:
+    (tmp_path / "m.py").write_text("x=[1,\n2]\n")
+    format_python(tmp_path, scratch)
+    assert (tmp_path / "m.py").read_text() == "x = [1, 2]\n"
+
+
+# --- hermetic: only this repository configures the generators ------------------------------------
+
+
+def test_the_scratch_folder_is_private_and_removed(tmp_path: Path) -> None:
+    parent = tmp_path / "cache" / "scratch"
+    parent.mkdir(parents=True, mode=0o755)
+    parent.chmod(0o777)  # however it was left, codegen's folder is made private again
+    with private_scratch(parent) as folder:
+        assert folder.parent == parent
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert stat.S_IMODE(parent.stat().st_mode) == 0o700
+        assert folder.stat().st_uid == os.getuid()
+    assert not folder.exists()
+
+
+def test_a_scratch_parent_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "scratch").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(CodegenError) as caught, private_scratch(tmp_path / "scratch"):
+        pass
+    (problem,) = caught.value.problems
+    assert "is not a folder of this user's" in problem.message and "E2B_CODEGEN_CACHE" in problem.message
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_the_tools_see_no_variable_of_the_callers(scratch: Path) -> None:
+    env = tool_env(scratch)
+    assert set(env) == {"PATH", "HOME", "TMPDIR", "LC_ALL", "NO_COLOR"}
+    assert env["HOME"].startswith(str(scratch)) and env["TMPDIR"].startswith(str(scratch))
+
+
+def _plant(folder: Path) -> None:
+    """What another user of a shared machine could leave above codegen's scratch folder."""
+    templates = folder / "evil-templates" / "pydantic_v2"
+    templates.mkdir(parents=True)
+    (templates / "BaseModel.jinja2").write_text(f"# {MARKER}: arbitrary code\nclass {{{{ class_name }}}}: ...\n")
+    (folder / "pyproject.toml").write_text(
+        "[tool.datamodel-codegen]\n"
+        f'custom-template-dir = "{templates.parent}"\n'
+        "[tool.black]\nline-length = 20\n"
+        "[tool.isort]\nforce_single_line = true\n"
+    )
+    site = folder / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "if any('_generator' in arg or 'openapi_python_client' in arg for arg in sys.orig_argv):\n"
+        f"    open({str(folder / MARKER)!r}, 'w').close()\n"
+    )
+
+
+def test_a_pyproject_above_the_scratch_folder_and_the_callers_variables_change_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20, item 4: config above the scratch folder, PYTHONPATH and RUFF_* never reach the output."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    _plant(shared)
+    monkeypatch.setenv("PYTHONPATH", str(shared / "site"))
+    monkeypatch.setenv("RUFF_LINE_LENGTH", "20")
+    monkeypatch.setenv("TMPDIR", str(shared))
+    project = Project(ROOT)
+    document = read_spec(project.spec.read_bytes())
+    filtered = filter_spec(
+        document.data, tags=load_source(project).sdk_tags, operations=load_operation_map(project.operations)
+    )
+    with private_scratch(shared / "cache" / "scratch") as scratch:
+        generators = Generators(scratch)
+        generators.start()  # as codegen does: before the spec is written
+        spec = write_filtered_spec(filtered, scratch)
+        try:
+            _, wire = generate(spec, generators, None, ROOT / "codegen" / CLIENT_CONFIG)
+        finally:
+            generators.close()
+        text = wire.read_text()
+        format_python(wire.parent, scratch)
+        formatted = wire.read_text()
+    assert MARKER not in text and "class NewSandbox(BaseModel):" in text
+    assert not (shared / MARKER).exists()
+    committed = (ROOT / "packages/local-api/e2b_local_api/wire/models.py").read_text()
+    assert committed.endswith(formatted), "the planted black, isort or ruff settings changed the formatting"
+    assert sys.flags.isolated == 0  # the test itself ran with the variables: only the tools were isolated
+
+
+def test_generators_started_but_never_given_arguments_are_stopped(scratch: Path) -> None:
+    generators = Generators(scratch)
+    generators.start()
+    processes = list(generators._started.values())
+    assert len(processes) == 2
+    generators.close()
+    assert all(process.returncode is not None for process in processes)
+
+
+def test_a_generator_that_fails_says_so_and_the_other_is_stopped(scratch: Path) -> None:
+    generators = Generators(scratch)
+    generators.start()
+    try:
+        with pytest.raises(CodegenError) as caught:
+            generate(scratch / "absent.json", generators, None, ROOT / "codegen" / CLIENT_CONFIG)
+    finally:
+        generators.close()
+    assert caught.value.problems[0].message.startswith("openapi-python-client failed (exit ")

@@ -1,0 +1,281 @@
+"""load_spec: every refusal happens, with a line, before anything dangerous runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import codegen.openapi.document as spec_document
+from codegen.errors import CodegenError
+from codegen.openapi.document import load_spec, validate_openapi
+from codegen.openapi.json_pointer import PointerSyntaxError, format_pointer, parse_pointer, resolve_pointer
+
+FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+ROOT = Path(__file__).resolve().parents[2]
+
+VALID = b"""\
+openapi: 3.0.3
+info:
+  title: Tiny
+  version: "1"
+paths:
+  /things/{id}:
+    get:
+      parameters:
+        - name: id
+          in: path
+          required: true
+          schema:
+            type: string
+      responses:
+        200:
+          description: ok
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Thing"
+components:
+  schemas:
+    Thing:
+      type: object
+      properties:
+        a~b:
+          type: string
+        created:
+          type: string
+          example: 2024-01-02
+"""
+
+
+def problems_of(data: bytes) -> list[str]:
+    with pytest.raises(CodegenError) as caught:
+        load_spec(data)
+    return [problem.render() for problem in caught.value.problems]
+
+
+@pytest.fixture
+def validator_must_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proves a refusal came before the validator (and so before any resolver)."""
+
+    def explode(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the validator ran")
+
+    monkeypatch.setattr(spec_document, "validate_openapi", explode)
+
+
+# --- good input ---------------------------------------------------------------
+
+
+def test_valid_spec_loads_as_plain_data() -> None:
+    doc = load_spec(VALID)
+
+    assert doc.raw == VALID
+    assert doc.display_path == "spec/openapi.yml"
+    responses = doc.data["paths"]["/things/{id}"]["get"]["responses"]
+    # A bare 200 is text, as in JSON.
+    assert list(responses) == ["200"]
+    assert type(doc.data["info"]["title"]) is str
+    assert doc.data["components"]["schemas"]["Thing"]["properties"]["created"]["example"] == ("2024-01-02")
+
+
+def test_line_of_points_at_the_node_or_its_nearest_ancestor() -> None:
+    doc = load_spec(VALID)
+
+    assert doc.line_of("/paths/~1things~1{id}/get/responses/200") == 15
+    assert doc.line_of("/paths/~1things~1{id}/get/parameters/0/in") == 10
+    assert doc.line_of("/components/schemas/Thing/properties/a~0b") == 26
+    # Missing: the nearest existing ancestor, Thing's `properties`.
+    assert doc.line_of("/components/schemas/Thing/properties/nope/type") == 25
+    assert doc.line_of("") == 1
+    assert doc.where("/components/schemas/Thing/properties/nope") == (
+        "spec/openapi.yml:25 (/components/schemas/Thing/properties/nope)"
+    )
+
+
+def test_display_path_is_used_in_problems() -> None:
+    with pytest.raises(CodegenError) as caught:
+        load_spec(b"a: [1,\n", display_path="upstream/spec.yml")
+    assert caught.value.problems[0].where == "upstream/spec.yml:2"
+
+
+# --- refusals after parsing -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        (b"- openapi: 3.0.3\n", "top level is not a mapping"),
+        (b"just text\n", "top level is not a mapping"),
+        (b"swagger: '2.0'\ninfo: {}\n", "openapi: None"),
+        (b"openapi: 2.0.0\n", "openapi: '2.0.0'"),
+        (b"openapi: 3.0\n", "openapi: 3.0"),  # a YAML float, not a version
+    ],
+)
+def test_not_openapi3_is_refused(source: bytes, found: str) -> None:
+    [message] = problems_of(source)
+    assert f"not an OpenAPI 3 document ({found})" in message
+
+
+def spec_with_ref(ref: str) -> bytes:
+    return VALID.replace(b'"#/components/schemas/Thing"', f'"{ref}"'.encode())
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "file:///etc/passwd",
+        "http://169.254.169.254/latest/meta-data/",
+        "https://example.com/spec.yml#/components/schemas/Thing",
+        "other.yml#/x",
+        "../secrets.yml",
+    ],
+)
+def test_non_local_refs_are_refused_before_validation(ref: str, validator_must_not_run: None) -> None:
+    [message] = problems_of(spec_with_ref(ref))
+    assert message.startswith(
+        "spec/openapi.yml:20 (/paths/~1things~1{id}/get/responses/200/content/application~1json/schema/$ref): "
+    )
+    assert f"$ref {ref!r} is not local" in message
+
+
+def test_every_non_local_ref_is_reported(validator_must_not_run: None) -> None:
+    source = VALID + b"    A: {$ref: 'file:///etc/passwd'}\n    B: {$ref: 'http://10.0.0.1/'}\n"
+    messages = problems_of(source)
+    assert len(messages) == 2
+    assert "spec/openapi.yml:31 (/components/schemas/A/$ref)" in messages[0]
+    assert "spec/openapi.yml:32 (/components/schemas/B/$ref)" in messages[1]
+
+
+def test_dangling_local_ref_is_reported_with_its_line(validator_must_not_run: None) -> None:
+    [message] = problems_of(spec_with_ref("#/components/schemas/Gone"))
+    assert message.startswith("spec/openapi.yml:20 ")
+    assert "'#/components/schemas/Gone' points at nothing" in message
+
+
+def test_id_that_would_move_the_base_uri_is_refused(validator_must_not_run: None) -> None:
+    source = VALID + b"    A: {$id: 'http://internal/', type: string}\n"
+    [message] = problems_of(source)
+    assert "spec/openapi.yml:31 (/components/schemas/A/$id)" in message
+
+
+def test_validation_errors_are_all_reported_with_their_pointer_and_line() -> None:
+    source = VALID.replace(b'  version: "1"\n', b"").replace(b"          in: path\n", b"")
+    messages = problems_of(source)
+    assert len(messages) == 2
+    assert messages[0] == 'spec/openapi.yml:2 (/info): "version" is a required property'
+    assert messages[1].startswith("spec/openapi.yml:8 (/paths/~1things~1{id}/get/parameters/0):")
+
+
+def test_validation_errors_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spec_document, "MAX_PROBLEMS", 3)
+    operations = "".join(f"  /p{index}:\n    get:\n      responses:\n        '200': {{}}\n" for index in range(6))
+    source = f"openapi: 3.0.3\ninfo: {{title: x, version: '1'}}\npaths:\n{operations}".encode()
+    messages = problems_of(source)
+    assert len(messages) == 4
+    assert messages[-1] == "stopped after 3 validation errors"
+
+
+def test_validator_itself_never_fetches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Belt and braces: even handed an external ref directly, nothing is opened."""
+    import jsonschema_path.handlers.urllib as urllib_handler
+    import jsonschema_path.retrievers as retrievers
+
+    opened: list[object] = []
+    monkeypatch.setattr(retrievers, "urlopen", lambda *args, **kwargs: opened.append(args))
+    monkeypatch.setattr(urllib_handler, "urlopen", lambda *args, **kwargs: opened.append(args))
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "x", "version": "1"},
+        "paths": {"/a": {"get": {"responses": {"200": {"$ref": "file:///etc/passwd"}}}}},
+    }
+
+    problems = validate_openapi(spec)
+
+    assert opened == []
+    assert len(problems) == 1
+    assert "refused to fetch 'file:///etc/passwd'" in problems[0].message
+
+
+# --- JSON pointers ----------------------------------------------------------------
+
+
+def test_pointer_escapes_round_trip() -> None:
+    segments = ("paths", "/sandboxes/{id}", "a~b", "~1")
+    pointer = format_pointer(segments)
+    assert pointer == "/paths/~1sandboxes~1{id}/a~0b/~01"
+    assert parse_pointer(pointer) == segments
+
+
+@pytest.mark.parametrize("bad", ["paths", "/a~2", "/a~"])
+def test_bad_pointer_syntax_is_refused(bad: str) -> None:
+    with pytest.raises(PointerSyntaxError):
+        parse_pointer(bad)
+
+
+def test_resolve_pointer_reports_missing_without_raising() -> None:
+    data = {"a": [{"b": None}], "01": 1}
+    assert resolve_pointer(data, "/a/0/b") == (True, None)
+    assert resolve_pointer(data, "/a/1") == (False, None)
+    assert resolve_pointer(data, "/a/01") == (False, None)
+    assert resolve_pointer(data, "/01") == (True, 1)
+    assert resolve_pointer(data, "") == (True, data)
+
+
+# --- the real spec ----------------------------------------------------------------
+
+
+@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
+def test_real_spec_loads() -> None:
+    doc = load_spec(FIXTURE.read_bytes())
+    assert doc.data["openapi"].startswith("3.")
+    assert doc.line_of("/paths/~1sandboxes~1{sandboxID}~1pause/post") is not None
+
+
+@pytest.mark.parametrize(
+    ("schemas", "cycle"),
+    [
+        (
+            '    Loop:\n      $ref: "#/components/schemas/Loop"\n',
+            "#/components/schemas/Loop -> #/components/schemas/Loop",
+        ),
+        (
+            '    A:\n      $ref: "#/components/schemas/B"\n    B:\n      $ref: "#/components/schemas/A"\n',
+            "#/components/schemas/B -> #/components/schemas/A -> #/components/schemas/B",
+        ),
+    ],
+)
+def test_a_ref_cycle_is_a_clean_error_naming_the_pointer(schemas: str, cycle: str) -> None:
+    text = (ROOT / "spec" / "openapi.yml").read_text().replace("  schemas:\n", "  schemas:\n" + schemas, 1)
+    with pytest.raises(CodegenError) as caught:
+        load_spec(text.encode())
+    rendered = str(caught.value)
+    assert "is a cycle of references that never reaches a schema" in rendered and cycle in rendered
+    assert "/components/schemas/" in caught.value.problems[0].where  # type: ignore[operator]
+    assert "RecursionError" not in rendered
+
+
+def test_a_schema_that_refers_to_itself_through_a_property_is_fine() -> None:
+    text = (ROOT / "spec" / "openapi.yml").read_text()
+    node = (
+        "    Node:\n      type: object\n      properties:\n"
+        '        child:\n          $ref: "#/components/schemas/Node"\n'
+    )
+    load_spec(text.replace("  schemas:\n", "  schemas:\n" + node, 1).encode())
+
+
+def test_a_bad_default_value_is_named_at_its_own_line() -> None:
+    """The validator reports default-value errors at the root; the problem names the default's node."""
+    spec = (ROOT / "spec/openapi.yml").read_text()
+    good = "          default: false\n"
+    line = spec[: spec.index(good)].count("\n") + 1
+    bad = spec.replace(good, '          default: "nope"\n', 1)
+    with pytest.raises(CodegenError) as caught:
+        load_spec(bad.encode(), display_path="runtime@abc1234:spec/openapi.yml")
+    (problem,) = caught.value.problems
+    assert problem.message == "'nope' is not of type 'boolean'"
+    assert (
+        problem.where
+        == f"runtime@abc1234:spec/openapi.yml:{line} (/components/schemas/NewSandbox/properties/autoPause/default)"
+    )
