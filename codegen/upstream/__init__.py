@@ -1,4 +1,4 @@
-"""Where the spec comes from and what vouches for it: the fetch at the pin, the lock, the base revision, the rebuilt history.
+"""Where the spec comes from and what vouches for it: the fetch, the lock, the base revision, the history.
 
 Modules other parts of codegen may import (the rest are this folder's own):
 

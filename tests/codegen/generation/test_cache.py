@@ -250,8 +250,9 @@ def test_an_edit_saved_while_codegen_runs_is_not_vouched_for(
     project: Path, env: dict[str, str | None], monkeypatch: pytest.MonkeyPatch, run: Callable[..., Result]
 ) -> None:
     """The seam is the step line: right after `overlays`, the template gains a line, as an editor would save it."""
-    from codegen import pipeline, stage
+    from codegen import pipeline
     from codegen.commands.generate import run_generate
+    from codegen.generation import stage
     from codegen.messages import Messages
 
     monkeypatch.setattr(pipeline, "generate_tree", stage.generate_tree)  # the real steps, which print their lines
@@ -374,7 +375,7 @@ def test_no_cache_and_a_fresh_machine_validate(project: Path, run: Callable[...,
 def test_a_verdict_is_never_trusted_across_a_validator_version(
     project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codegen import generation_cache
+    from codegen.generation import cache as generation_cache
 
     assert run(project, "generate").code == 0
     real = generation_cache._installed
