@@ -39,11 +39,13 @@ class Overlay:
 
 def load_overlays(folder: Path) -> list[Overlay]:
     index = folder / "overlays.toml"
+    # The run renders from its own copy of the templates: name the file the maintainer edits.
+    shown = f"{TEMPLATES}/overlays/overlays.toml"
     try:
         entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
         overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=str(index))) from None
+        raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=shown)) from None
     outputs: set[str] = set()
     for number, overlay in enumerate(overlays, 1):
         entry = f"[[overlay]] #{number} (template {printable(repr(overlay.template))})"
@@ -51,11 +53,11 @@ def load_overlays(folder: Path) -> list[Overlay]:
             raise CodegenError(
                 Problem(
                     f"{entry}: flavour must be 'sync' or 'async', not {printable(repr(overlay.flavour))}",
-                    where=str(index),
+                    where=shown,
                 )
             )
         if not isinstance(overlay.template, str):
-            raise CodegenError(Problem(f"{entry}: template must be a file name", where=str(index)))
+            raise CodegenError(Problem(f"{entry}: template must be a file name", where=shown))
         problem = output_problem(overlay.output)
         if problem is None and overlay.output in outputs:
             problem = "is also the output of an earlier entry"
@@ -63,7 +65,7 @@ def load_overlays(folder: Path) -> list[Overlay]:
             raise CodegenError(
                 Problem(
                     f"{entry}: output {printable(repr(overlay.output))} {problem}",
-                    where=str(index),
+                    where=shown,
                     remedy=f"give it a path inside {' or '.join(GENERATED_ROOTS)}, like the other entries",
                 )
             )

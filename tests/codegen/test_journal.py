@@ -41,14 +41,20 @@ TAKEOVER = "import os\nos.system('echo pwned')\n"
 def everything(top: Path, *, without: tuple[str, ...] = ()) -> dict[str, str]:
     """Every entry under top, .git included: files by digest, symlinks by target, folders by name.
 
-    The run lock (`project/.codegen.lock`, git-ignored) is codegen's own, taken before anything else.
+    The run lock (`project/.codegen.lock`, git-ignored) is codegen's own, taken before anything else; so
+    are the cache folder and its empty `scratch/`, where `generate` starts the generators before it reads
+    anything (a folder left there holds nothing: each run's own scratch folder is removed).
     """
     found: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(top):
         for name in (*dirnames, *filenames):
             path = Path(dirpath, name)
             rel = path.relative_to(top).as_posix()
-            if rel == "project/.codegen.lock" or any(rel == w or rel.startswith(w + "/") for w in without):
+            if (
+                rel == "project/.codegen.lock"
+                or (rel in ("cache", "cache/scratch") and path.is_dir())
+                or any(rel == w or rel.startswith(w + "/") for w in without)
+            ):
                 continue
             if path.is_symlink():
                 found[rel] = "-> " + os.readlink(path)
@@ -256,7 +262,7 @@ def test_an_overlay_output_outside_the_generated_folders_is_refused(
     result = run_verb(verb, project, env)
     assert result.code == 2, result.out + result.err
     (line,) = error_lines(result)
-    assert f"{index}: [[overlay]] #{entries + 1} (template 'error_codes.py.jinja'): output {output!r} {says}" in line
+    assert f"templates/overlays/overlays.toml: [[overlay]] #{entries + 1} (template 'error_codes.py.jinja'): output {output!r} {says}" in line
     assert everything(tmp_path, without=("project/.git", "cache")) == before and not outside.exists()
 
 

@@ -29,7 +29,7 @@ from codegen.api_changes.compare import (
 )
 from codegen.openapi.operation_map import UPSTREAM_OPERATION_ID
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "e2b-openapi.yml"
+FIXTURE = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "e2b-openapi.yml"
 
 PAUSE = "/sandboxes/{sandboxID}/pause"
 SANDBOX = "/sandboxes/{sandboxID}"

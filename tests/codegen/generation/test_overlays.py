@@ -96,7 +96,7 @@ def test_a_bad_flavour_is_refused_before_anything_renders(tmp_path: Path) -> Non
         load_overlays(folder)
     (problem,) = raised.value.problems
     assert problem.message == "[[overlay]] #1 (template 't.py.jinja'): flavour must be 'sync' or 'async', not 'both'"
-    assert problem.where == str(folder / "overlays.toml")
+    assert problem.where == "templates/overlays/overlays.toml"
     assert failure(folder) == (problem.message, problem.where)
 
 
@@ -127,7 +127,7 @@ def test_an_unreadable_index_is_reported_with_its_path(tmp_path: Path) -> None:
     (folder / "overlays.toml").write_text('[[overlay]]\ntemplate = "t.py.jinja"\n', encoding="utf-8")
     message, where = failure(folder)
     assert message == "cannot read the overlay index: 'output'"
-    assert where == str(folder / "overlays.toml")
+    assert where == "templates/overlays/overlays.toml"
 
 
 @pytest.mark.parametrize(
@@ -158,7 +158,7 @@ def test_an_output_outside_the_generated_folders_is_refused_naming_the_entry(
         load_overlays(folder)
     (problem,) = raised.value.problems
     assert problem.message.startswith(f"[[overlay]] #2 (template 't.py.jinja'): output {output!r} {says}")
-    assert problem.where == str(index)
+    assert problem.where == "templates/overlays/overlays.toml"
     assert problem.remedy is not None and "packages/python-sdk/e2b/api" in problem.remedy
 
 
@@ -173,4 +173,4 @@ def test_two_entries_with_one_output_are_refused(tmp_path: Path) -> None:
 
 
 def test_the_shipped_index_is_accepted() -> None:
-    assert load_overlays(Path(__file__).resolve().parents[2] / "templates" / "overlays")
+    assert load_overlays(Path(__file__).resolve().parents[3] / "templates" / "overlays")

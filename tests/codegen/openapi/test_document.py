@@ -12,8 +12,8 @@ from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec, validate_openapi
 from codegen.openapi.json_pointer import PointerSyntaxError, format_pointer, parse_pointer, resolve_pointer
 
-FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
-ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+ROOT = Path(__file__).resolve().parents[3]
 
 VALID = b"""\
 openapi: 3.0.3

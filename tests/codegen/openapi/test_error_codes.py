@@ -9,7 +9,7 @@ import pytest
 from codegen.openapi.document import load_spec
 from codegen.openapi.error_codes import codes_in_schema, constant_name, documented_error_codes, error_code_problems
 
-FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 FIELD = "/components/schemas/Error/properties/error_code"
 
 

@@ -17,7 +17,7 @@ from codegen.openapi.operation_map import (
 )
 from codegen.openapi.sdk_filter import filter_spec
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SPEC = """\
 openapi: 3.0.3

@@ -17,8 +17,8 @@ from codegen.errors import CodegenError
 from codegen.openapi.plain_yaml import MAX_DEPTH, MAX_PROBLEMS, MAX_YAML_BYTES, load_yaml
 from tests.fuzz_budget import examples
 
-FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
-ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def read(text: str | bytes) -> Any:

@@ -12,7 +12,7 @@ from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec, validate_openapi
 from codegen.openapi.sdk_filter import filter_spec
 
-FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
+FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 SDK_TAGS = ["sandboxes", "snapshots", "templates", "tags", "volumes", "secrets"]
 
 

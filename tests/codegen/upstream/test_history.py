@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from codegen.errors import CodegenError
 from codegen.upstream.history import HISTORY_DIR, build_runtime_repo
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "spec" / "openapi.yml"
 RUNTIME_REF = ROOT / "spec" / "runtime-ref"
 SPEC_IN_RUNTIME = "spec/openapi.yml"
