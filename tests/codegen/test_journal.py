@@ -262,7 +262,8 @@ def test_an_overlay_output_outside_the_generated_folders_is_refused(
     result = run_verb(verb, project, env)
     assert result.code == 2, result.out + result.err
     (line,) = error_lines(result)
-    assert f"templates/overlays/overlays.toml: [[overlay]] #{entries + 1} (template 'error_codes.py.jinja'): output {output!r} {says}" in line
+    entry = f"[[overlay]] #{entries + 1} (template 'error_codes.py.jinja')"
+    assert f"templates/overlays/overlays.toml: {entry}: output {output!r} {says}" in line
     assert everything(tmp_path, without=("project/.git", "cache")) == before and not outside.exists()
 
 
