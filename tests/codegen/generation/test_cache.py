@@ -199,7 +199,7 @@ def test_a_changed_codegen_source_changes_the_key(project: Path, tmp_path: Path)
     shutil.copytree(Path(codegen.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = _key(project, copy)
     assert before == _key(project)  # the copy is the running source
-    (copy / "check.py").write_text((copy / "check.py").read_text() + "\n# changed\n")
+    (copy / "commands/check.py").write_text((copy / "commands/check.py").read_text() + "\n# changed\n")
     assert _key(project, copy) != before
 
 
@@ -307,12 +307,12 @@ def test_read_inputs_names_the_codegen_files_modified_since_import(tmp_path: Pat
     copy = tmp_path / "codegen"
     shutil.copytree(Path(codegen.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     imported = time.time_ns()
-    os.utime(copy / "stage.py", ns=(imported + 10**9, imported + 10**9))
-    for path in copy.glob("*.py"):
+    os.utime(copy / "generation/stage.py", ns=(imported + 10**9, imported + 10**9))
+    for path in copy.rglob("*.py"):
         if path.name != "stage.py":
             os.utime(path, ns=(imported - 10**9, imported - 10**9))
     inputs = read_inputs(Project(project), codegen_source=copy, imported_ns=imported)
-    assert inputs.code_changed_since_import == ("stage.py",)
+    assert inputs.code_changed_since_import == ("generation/stage.py",)
 
 
 # --- the cache folder is never inside the project -----------------------------------------------------
