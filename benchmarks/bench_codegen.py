@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 PAUSE_CHANGE = ROOT / "tests" / "codegen" / "real_upstream" / "pause-contract.patch"
 sys.path.insert(0, str(ROOT))
 
@@ -47,6 +46,7 @@ from codegen.generation.generators import (  # noqa: E402
 from codegen.openapi.document import load_spec  # noqa: E402
 from codegen.openapi.operation_map import load_operation_map  # noqa: E402
 from codegen.openapi.sdk_filter import filter_spec  # noqa: E402
+from tests.fixtures import REAL_SPEC  # noqa: E402
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -103,7 +103,7 @@ def real_shape_upstream(dest: Path) -> str:
     """The fixture, then the pause change in the runtime's form; returns the second commit."""
     (dest / "spec").mkdir(parents=True)
     git(dest, "init", "-q", "-b", "main")
-    shutil.copyfile(FIXTURE, dest / "spec/openapi.yml")
+    shutil.copyfile(REAL_SPEC, dest / "spec/openapi.yml")
     git(dest, "add", "spec/openapi.yml")
     git(dest, "commit", "-q", "-m", "fixture")
     git(dest, "apply", str(PAUSE_CHANGE))
@@ -172,8 +172,8 @@ def main() -> None:
             )
             report("this repository's spec", measure("own", own, project, own / "runtime", args.runs), args.runs)
         if args.shape in ("real", "both"):
-            if not FIXTURE.is_file():
-                print(f"real-shape spec: skipped, {FIXTURE} is absent")
+            if not REAL_SPEC.is_file():
+                print(f"real-shape spec: skipped, {REAL_SPEC} is absent")
                 return
             real = work / "real"
             project = copy_project(real / "project")

@@ -14,10 +14,10 @@ from codegen.contract import REMEDY, check_contract, load_contract
 from codegen.errors import CodegenError, Problem
 from codegen.openapi.document import SpecDocument, load_spec
 from tests.codegen.conftest import Result, unchanged
+from tests.fixtures import REAL_SPEC, needs_real_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "spec" / "contract.yml"
-FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 
 PAUSE = "/paths/~1sandboxes~1{sandboxID}~1pause/post"
 PAUSE_POINTERS = [
@@ -305,9 +305,9 @@ def test_every_miss_is_reported_not_just_the_first() -> None:
     assert [str(miss.where).split(" ", 1)[1] for miss in result.warnings] == [f"({p})" for p in WARNING_POINTERS]
 
 
-@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
+@needs_real_spec
 def test_the_real_spec_is_rejected_naming_each_missing_pause_element() -> None:
-    doc = load_spec(FIXTURE.read_bytes())
+    doc = load_spec(REAL_SPEC.read_bytes())
 
     result = check_contract(doc, CONTRACT)
 

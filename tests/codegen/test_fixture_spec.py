@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from codegen.contract import check_contract
 from codegen.generation.generators import CLIENT_CONFIG, Generators, generate, write_filtered_spec
 from codegen.openapi.document import load_spec
 from codegen.openapi.sdk_filter import filter_spec
 from tests.codegen.conftest import ROOT
+from tests.fixtures import REAL_SPEC, needs_real_spec
 
-FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 TAGS = ["sandboxes", "snapshots", "templates", "tags", "volumes", "secrets"]
 PAUSE_POINTERS = [
     "/components/schemas/SandboxPauseRequest/properties/force",
@@ -23,11 +21,11 @@ PAUSE_POINTERS = [
     "/components/schemas/Error/properties/error_code",
 ]
 
-pytestmark = pytest.mark.skipif(not FIXTURE.is_file(), reason=f"{FIXTURE} is absent (shared fixtures not mounted)")
+pytestmark = needs_real_spec
 
 
 def test_generators_accept_the_filtered_real_world_spec(tmp_path: Path) -> None:
-    document = load_spec(FIXTURE.read_bytes(), display_path="e2b-openapi.yml")
+    document = load_spec(REAL_SPEC.read_bytes(), display_path="e2b-openapi.yml")
     filtered = filter_spec(document.data, tags=TAGS)
     assert filtered["paths"]
     spec_path = write_filtered_spec(filtered, tmp_path)
@@ -41,7 +39,7 @@ def test_generators_accept_the_filtered_real_world_spec(tmp_path: Path) -> None:
 
 
 def test_contract_rejects_it_naming_each_missing_pause_element() -> None:
-    document = load_spec(FIXTURE.read_bytes(), display_path="e2b-openapi.yml")
+    document = load_spec(REAL_SPEC.read_bytes(), display_path="e2b-openapi.yml")
     result = check_contract(document, ROOT / "spec" / "contract.yml")
     misses = result.errors + result.warnings
     rendered = "\n".join(problem.render() for problem in misses)

@@ -25,10 +25,10 @@ import pytest
 from git import Repo
 
 from release.fragments import BUMP_TYPES
-from tests.codegen.conftest import PIN, ROOT, Result, Upstream, run_in_process, unchanged
+from tests.codegen.conftest import PIN, Result, Upstream, run_in_process, unchanged
+from tests.fixtures import REAL_SPEC, needs_real_spec
 from tests.once_per_run import build_once
 
-FIXTURE = ROOT / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 PAUSE_CHANGE = Path(__file__).parent / "real_upstream" / "pause-contract.patch"
 SPEC_PATH = "spec/openapi.yml"
 CHANGELOG = "packages/python-sdk/changelog.d"
@@ -45,7 +45,7 @@ SDK_TESTS = (
     "tests/cli/test_sandbox_local_api.py",
 )
 
-pytestmark = pytest.mark.skipif(not FIXTURE.is_file(), reason=f"{FIXTURE} is absent (shared fixtures not mounted)")
+pytestmark = needs_real_spec
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def real_upstream(tmp_path_factory: pytest.TempPathFactory) -> RealUpstream:
         dest = folder / "runtime"
         Repo.init(dest, initial_branch="main")
         upstream = Upstream(dest)
-        before = upstream.commit_bytes(FIXTURE.read_bytes(), "the runtime spec (fixture)")
+        before = upstream.commit_bytes(REAL_SPEC.read_bytes(), "the runtime spec (fixture)")
         upstream.repo.git.apply(str(PAUSE_CHANGE))
         after = upstream.commit_bytes((dest / SPEC_PATH).read_bytes(), "pause contract")
         (folder / "commits.json").write_text(json.dumps([before, after]))

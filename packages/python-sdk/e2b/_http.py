@@ -70,7 +70,7 @@ def _timeout(config: ConnectionConfig) -> httpx.Timeout:
     """The whole call's budget, in every phase.
 
     The retrying transport takes the longest phase as the deadline for the
-    call, retries included (e2b._transport._policy.overall_timeout). No
+    call, retries included (e2b._transport._deadline.overall_timeout). No
     shorter read timeout: the answer to a healthy call (a pause of a large
     sandbox) may take most of the budget to begin, and only the peek at a
     503 body has a budget of its own, which the transport enforces.

@@ -11,8 +11,8 @@ import codegen.openapi.document as spec_document
 from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec, validate_openapi
 from codegen.openapi.json_pointer import PointerSyntaxError, format_pointer, parse_pointer, resolve_pointer
+from tests.fixtures import REAL_SPEC, needs_real_spec
 
-FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 ROOT = Path(__file__).resolve().parents[3]
 
 VALID = b"""\
@@ -226,9 +226,9 @@ def test_resolve_pointer_reports_missing_without_raising() -> None:
 # --- the real spec ----------------------------------------------------------------
 
 
-@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
+@needs_real_spec
 def test_real_spec_loads() -> None:
-    doc = load_spec(FIXTURE.read_bytes())
+    doc = load_spec(REAL_SPEC.read_bytes())
     assert doc.data["openapi"].startswith("3.")
     assert doc.line_of("/paths/~1sandboxes~1{sandboxID}~1pause/post") is not None
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from codegen.openapi.document import load_spec
 from codegen.openapi.error_codes import codes_in_schema, constant_name, documented_error_codes, error_code_problems
+from tests.fixtures import REAL_SPEC, needs_real_spec
 
-FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 FIELD = "/components/schemas/Error/properties/error_code"
 
 
@@ -58,9 +56,9 @@ def test_prose_codes_are_snake_case_words_with_an_underscore(description: str, c
     assert list(codes_in_schema({"description": description})) == codes
 
 
-@pytest.mark.skipif(not FIXTURE.is_file(), reason=f"{FIXTURE} is absent (shared fixtures not mounted)")
+@needs_real_spec
 def test_the_real_spec_lists_its_codes_in_prose() -> None:
-    codes = documented_error_codes(load_spec(FIXTURE.read_bytes()).data)
+    codes = documented_error_codes(load_spec(REAL_SPEC.read_bytes()).data)
     assert codes == dict.fromkeys(
         [
             "sandbox_capacity_unavailable",

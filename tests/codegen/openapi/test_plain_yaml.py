@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 import codegen.openapi.plain_yaml as plain_yaml
 from codegen.errors import CodegenError
 from codegen.openapi.plain_yaml import MAX_DEPTH, MAX_PROBLEMS, MAX_YAML_BYTES, load_yaml
+from tests.fixtures import REAL_SPEC, needs_real_spec
 from tests.fuzz_budget import examples
 
-FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -132,12 +132,12 @@ def test_a_byte_order_mark_is_not_content() -> None:
     assert read(b"\xef\xbb\xbfk: v\n") == {"k": "v"}
 
 
-@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
+@needs_real_spec
 def test_the_real_spec_reads_the_same_as_the_reference_parser() -> None:
     """PyYAML's own loader agrees wherever YAML 1.1 and 1.2 do: on everything in this spec."""
     import yaml
 
-    data = FIXTURE.read_bytes()
+    data = REAL_SPEC.read_bytes()
     expected = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     tree = load_yaml(data, display_path="x")
     assert tree.data == expected

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,8 +10,8 @@ import pytest
 from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec, validate_openapi
 from codegen.openapi.sdk_filter import filter_spec
+from tests.fixtures import REAL_SPEC, needs_real_spec
 
-FIXTURE = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "e2b-openapi.yml"
 SDK_TAGS = ["sandboxes", "snapshots", "templates", "tags", "volumes", "secrets"]
 
 
@@ -225,9 +224,9 @@ def all_values(node: Any, key: str) -> list[Any]:
     return []
 
 
-@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared fixture e2b-openapi.yml is absent")
+@needs_real_spec
 def test_the_real_spec_filtered_for_the_python_sdk() -> None:
-    full = load_spec(FIXTURE.read_bytes()).data
+    full = load_spec(REAL_SPEC.read_bytes()).data
 
     result = filter_spec(full, tags=SDK_TAGS)
 

@@ -11,7 +11,8 @@ import gzip
 import json
 
 import httpx
-from e2b._transport import _policy as p
+from e2b._transport import _peek
+from e2b._transport._retry_rules import RetryPolicy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -67,7 +68,7 @@ def scenarios(draw: st.DrawFn) -> tuple[bytes, bool, list[object], dict[str, str
 
 def _check(is_async: bool, scenario: tuple[bytes, bool, list[object], dict[str, str], int]) -> None:
     body, _, script, headers, retries = scenario
-    h = Harness(is_async, [Reply(body=script, headers=headers)], p.RetryPolicy(retries=retries))
+    h = Harness(is_async, [Reply(body=script, headers=headers)], RetryPolicy(retries=retries))
     transport = h.transport()
 
     async def run_async() -> httpx.Response:
@@ -82,7 +83,7 @@ def _check(is_async: bool, scenario: tuple[bytes, bool, list[object], dict[str, 
     assert all(s.closes == 1 for s in h.streams)
     # Stalls may cut the first peeks short before the object is complete, so a
     # refusal can be recognised on a later attempt as well as on the first.
-    refused = "content-encoding" not in response.headers and p.is_refusal_object(p.parse_json(response.content))
+    refused = "content-encoding" not in response.headers and _peek.is_refusal_object(_peek.parse_json(response.content))
     if refused and response.content != body:
         # Rebuilt from a budget-cut read: the complete refusal object that had
         # arrived; what had not arrived yet is not waited for.
@@ -90,7 +91,7 @@ def _check(is_async: bool, scenario: tuple[bytes, bool, list[object], dict[str, 
     else:
         assert response.content == body
     fast = all(item == 0.0 for item in script if isinstance(item, float))
-    json_refusal = p.is_refusal_object(p.parse_json(body)) and p.is_json_media_type(headers["content-type"])
+    json_refusal = _peek.is_refusal_object(_peek.parse_json(body)) and _peek.is_json_media_type(headers["content-type"])
     if fast:
         # Read in time: a small JSON refusal is never retried, anything else is, every time.
         assert len(h.requests) == (1 if json_refusal else retries + 1)
@@ -117,9 +118,9 @@ def test_async_peek_decision(scenario: tuple[bytes, bool, list[object], dict[str
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(st.binary(max_size=10_000), st.sampled_from([None, "gzip", "deflate", "br"]), st.sampled_from(list(p.Stop)))
-def test_refusal_body_never_raises(raw: bytes, encoding: str | None, stop: p.Stop) -> None:
-    decoded = p.refusal_body(stop, raw, encoding, 64 * 1024)
+@given(st.binary(max_size=10_000), st.sampled_from([None, "gzip", "deflate", "br"]), st.sampled_from(list(_peek.Stop)))
+def test_refusal_body_never_raises(raw: bytes, encoding: str | None, stop: _peek.Stop) -> None:
+    decoded = _peek.refusal_body(stop, raw, encoding, 64 * 1024)
     if decoded is not None:
-        value = p.parse_json(decoded) if stop is p.Stop.EOF else p.parse_leading_object(decoded)
-        assert p.is_refusal_object(value)
+        value = _peek.parse_json(decoded) if stop is _peek.Stop.EOF else _peek.parse_leading_object(decoded)
+        assert _peek.is_refusal_object(value)

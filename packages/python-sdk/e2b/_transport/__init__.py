@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from e2b._transport._async import AsyncRetryableTransport
-from e2b._transport._policy import RetryPolicy
+from e2b._transport._retry_rules import RetryPolicy
 from e2b._transport._sync import RetryableTransport
 
 if TYPE_CHECKING:

@@ -14,7 +14,9 @@ import pyqwest
 from pyqwest.httpx import AsyncPyqwestTransport, PyqwestTransport
 
 from e2b._transport._async import AsyncRetryableTransport
-from e2b._transport._policy import Clock, Random, RetryPolicy, operation_timeout
+from e2b._transport._deadline import operation_timeout
+from e2b._transport._plan import Clock, Random
+from e2b._transport._retry_rules import RetryPolicy
 from e2b._transport._sync import RetryableTransport
 
 

@@ -1,4 +1,4 @@
-"""Blocking flavour: reading, closing and sleeping around the decisions in ``_policy``."""
+"""Blocking flavour: reading, closing and sleeping around the decisions in ``_plan``."""
 
 from __future__ import annotations
 
@@ -12,18 +12,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from e2b._transport._policy import (
-    Action,
-    BudgetSpent,
-    Clock,
-    PeekState,
-    Random,
-    RequestContext,
-    RetryPolicy,
-    is_replayable,
-    never_retried,
-    replayed_response,
-)
+from e2b._transport._peek import BudgetSpent, PeekState, replayed_response
+from e2b._transport._plan import Action, Clock, Random, RequestContext
+from e2b._transport._retry_rules import RetryPolicy, is_replayable, never_retried
 
 
 def _next_into(iterator: Iterator[bytes], future: Future[bytes | object]) -> None:
