@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from codegen.config import GENERATED_ROOTS, SPEC, TOOLCHAIN, Project, Source
-from codegen.tree import read_or_none, tree_files
+from codegen.config import SPEC, TOOLCHAIN, Project, Source
+from codegen.tree import generated_entries, read_or_none
 
 FORMAT = "e2b-codegen-generation/1"
 CODEGEN_SOURCE = Path(__file__).resolve().parent
@@ -154,6 +154,7 @@ def tree_matches(root: Path, recorded: Recorded, spec: bytes) -> bool:
         data = read_or_none(root / path)
         if data is None or hashlib.sha256(data).hexdigest() != sha:
             return False
-    # Nothing else in the generated folders; the manifest (compared above) lists what was generated.
-    present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder)}
-    return present <= recorded.files.keys()
+    # Nothing else in the generated folders, nor in git's index there (a submodule, a symlink);
+    # the manifest (compared above) lists what was generated.
+    present, odd = generated_entries(root)
+    return not odd and present <= recorded.files.keys()

@@ -111,9 +111,7 @@ def test_printable_escapes_separators_and_format_characters_like_the_cli() -> No
 
     hostile = "evil.py\u2028codegen: clean\u2029\u200b\ufeff\u00ad\u2060\u00a0\u3000\udcff\U000e0001"
     shown = printable(hostile)
-    assert shown == (
-        "evil.py\\u2028codegen: clean\\u2029\\u200b\\ufeff\\xad\\u2060\\xa0\\u3000\\udcff\\U000e0001"
-    )
+    assert shown == ("evil.py\\u2028codegen: clean\\u2029\\u200b\\ufeff\\xad\\u2060\\xa0\\u3000\\udcff\\U000e0001")
     assert shown.splitlines() == [shown] and shown.isascii()
     kept = "ünïcode 中文 テキスト e\u0301 ✓"
     assert printable(kept) == kept
