@@ -237,7 +237,7 @@ def compare(root: Path, staged: Staged) -> list[Drift]:
         elif actual != data:
             drifts.append(Drift(path, "changed", data, actual))
     present, odd = generated_entries(root)
-    drifts += [d for d in odd if not (d.kind == "symlink" and d.path in links)]
+    drifts += [d for d in odd if not (d.kind == "symlink" and _under(d.path, links))]
     odd_paths = {d.path for d in odd}
     recorded_present = {p for p in recorded if not _under(p, links) and _is_regular(root, p)}
     for path in sorted((present | recorded_present) - expected.keys()):
