@@ -7,25 +7,28 @@ looks like a verdict. Everything codegen prints from data goes through here.
 
 from __future__ import annotations
 
-# Bidi controls reorder what a terminal (or a review page) shows without showing themselves.
-_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
 
 def printable(text: str) -> str:
     """Text from data (the spec, a journal, a contract entry), safe to print on one line.
 
-    C0 and C1 controls (newline and ESC included) and bidi controls come out as
-    Python escapes (`\\x1b`, `\\n`, `\\u202e`), so no data can move the cursor,
-    set a title or start a line that looks like a verdict.
+    Every character `str.isprintable` rejects comes out as a Python escape
+    (`\\x1b`, `\\n`, `\\u202e`, `\\u2028`): C0 and C1 controls, bidi and other
+    format characters (zero-width ones, the BOM), line and paragraph separators
+    (which `str.splitlines` splits on), surrogates, unassigned code points and
+    every space but the plain one.  So no data can move the cursor, set a title,
+    hide itself or start a line that looks like a verdict; letters of any
+    script, marks and symbols stay as they are.
     """
-    out = []
-    for char in text:
-        code = ord(char)
-        if code < 0x20 or 0x7F <= code < 0xA0 or char in _BIDI_CONTROLS:
-            out.append(repr(char)[1:-1] if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    if text.isprintable():
+        return text  # the common case, without building a new string
+    return "".join(char if char.isprintable() else _escape(char) for char in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return repr(char)[1:-1]
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable_lines(text: str) -> str:

@@ -2,7 +2,7 @@
 
 One top-level handler turns problems into messages and exit statuses
 (release.errors); tracebacks only with --debug.  Every line printed passes
-through `codegen.messages.printable`: file names, fragments and changelogs are
+through `codegen.printable.printable`: file names, fragments and changelogs are
 data from the tree, and none of their bytes may reach the terminal as a control.
 """
 

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from codegen.config import GENERATED_ROOTS, SPEC, TOOLCHAIN, Project, Source
+from codegen.config import SPEC, TOOLCHAIN, Project, Source
 from codegen.generation.inputs import GenerationInputs
 from codegen.tree.cache_folder import cache_root
 from codegen.tree.read import read_or_none
-from codegen.tree.write import tree_files
+from codegen.tree.write import generated_entries
 
 FORMAT = "e2b-codegen-generation/2"
 VALIDATION_FORMAT = "e2b-codegen-validation/1"
@@ -193,6 +193,7 @@ def tree_matches(root: Path, recorded: Recorded, spec: bytes) -> bool:
         data = read_or_none(root / path)
         if data is None or hashlib.sha256(data).hexdigest() != sha:
             return False
-    # Nothing else in the generated folders; the manifest (compared above) lists what was generated.
-    present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder)}
-    return present <= recorded.files.keys()
+    # Nothing else in the generated folders, nor in git's index there (a submodule, a symlink);
+    # the manifest (compared above) lists what was generated.
+    present, odd = generated_entries(root)
+    return not odd and present <= recorded.files.keys()

@@ -74,18 +74,32 @@ def leftover_folders(root: Path) -> tuple[str, ...]:
 
 
 def read_manifest_paths(data: bytes) -> set[str]:
+    """The paths a manifest lists inside the generated folders.
+
+    The manifest is data a pull request commits: an entry outside them (`.git/config`,
+    `README.md`, `../x`) is never read, printed or counted as generated; codegen never
+    writes such a manifest, so the manifest itself is then drift (`changed`).
+    """
     try:
         files = json.loads(data)["files"]
-        return {p for p in files if isinstance(p, str)}
+        return {p for p in files if isinstance(p, str) and is_generated_path(p)}
     except (ValueError, KeyError, TypeError):
         return set()
+
+
+def is_generated_path(path: str) -> bool:
+    """A normalized relative path under one of GENERATED_ROOTS, with no `.git` part."""
+    parts = path.split("/")
+    if any(part in ("", ".", "..") or part.lower() == ".git" or "\\" in part for part in parts):
+        return False
+    return any(path.startswith(folder + "/") for folder in GENERATED_ROOTS)
 
 
 def find_symlinks(root: Path) -> list[str]:
     """Every symlink at or under a protected path (the link itself is named; it is never followed)."""
     found: set[str] = set()
     for rel in (*PROTECTED_FILES, *PROTECTED_FOLDERS):
-        link = _first_symlink(root, rel)
+        link = first_symlink(root, rel)
         if link is not None:
             found.add(link)
         elif rel in PROTECTED_FOLDERS:
@@ -96,7 +110,8 @@ def find_symlinks(root: Path) -> list[str]:
     return sorted(found)
 
 
-def _first_symlink(root: Path, rel: str) -> str | None:
+def first_symlink(root: Path, rel: str) -> str | None:
+    """The first component of `rel`, from `root` down, that is a symlink (relative to root), or None."""
     current = root
     for part in rel.split("/"):
         current = current / part
@@ -111,13 +126,14 @@ def _under(path: str, links: list[str]) -> bool:
     return any(path == link or path.startswith(link + "/") for link in links)
 
 
-def tree_files(root: Path, folder: str) -> Iterator[str]:
+def tree_files(root: Path, folder: str, index: Mapping[str, str] | None) -> Iterator[str]:
     """Regular files under a generated folder, whatever their name; symlinks are never followed or listed.
 
     Only the bytecode that imports leave behind is skipped: a `.pyc` inside a
-    `__pycache__` folder that git does not track.  Tracked, it is part of
-    what a commit ships (and what `import` runs), so it is listed like any file;
-    outside a git checkout nothing can tell, so it is listed too.
+    `__pycache__` folder that git's `index` (from `index_entries`) does not hold.
+    Tracked, it is part of what a commit ships (and what `import` runs), so it is
+    listed like any file; outside a git checkout (`index` None) nothing can tell,
+    so it is listed too.
     """
     base = root / folder
     if base.is_symlink() or not base.is_dir():
@@ -128,11 +144,8 @@ def tree_files(root: Path, folder: str) -> Iterator[str]:
             path = Path(dirpath, name)
             if not path.is_symlink() and path.is_file():
                 found.append(path.relative_to(root).as_posix())
-    bytecode = [p for p in found if _is_import_bytecode(p)]
-    if bytecode:  # only then is the index read: a tree without bytecode needs no git
-        tracked = tracked_files(root, folder)
-        if tracked is not None:
-            found = [p for p in found if p in tracked or not _is_import_bytecode(p)]
+    if index is not None:
+        found = [p for p in found if p in index or not _is_import_bytecode(p)]
     yield from sorted(found)
 
 
@@ -145,10 +158,14 @@ def _is_import_bytecode(rel: str) -> bool:
 # What runs git on the tree: only the tree's own repository, never an ambient
 # GIT_DIR / GIT_INDEX_FILE, and no configuration that runs a program.
 _GIT_SETTINGS = ("-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
+_REGULAR_MODES = ("100644", "100755")
 
 
-def tracked_files(root: Path, folder: str) -> set[str] | None:
-    """The paths git's index holds under `folder` (relative to root); None when root is not a git checkout."""
+def index_entries(root: Path) -> dict[str, str] | None:
+    """Path -> mode of every entry git's index holds under the generated folders; None outside a git checkout.
+
+    One `git ls-files` for all of them: the cached check pays it once.
+    """
     if not os.path.lexists(root / ".git"):
         return None
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
@@ -156,18 +173,40 @@ def tracked_files(root: Path, folder: str) -> set[str] | None:
         GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1"
     )
     done = subprocess.run(
-        ["git", *_GIT_SETTINGS, "ls-files", "-z", "--cached", "--", folder],
+        ["git", *_GIT_SETTINGS, "ls-files", "-z", "--stage", "--", *GENERATED_ROOTS],
         cwd=root, env=env, capture_output=True, check=False,
     )  # fmt: skip
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise CodegenError(
             Problem(
-                f"git cannot list the files it tracks under {folder}: {said[0] if said else 'no message'}",
+                f"git cannot list the files it tracks under the generated folders: {said[0] if said else 'no message'}",
                 remedy="run codegen in a git checkout that `git status` accepts (or outside any checkout)",
             )
         )
-    return {path for path in done.stdout.decode("utf-8", "surrogateescape").split("\0") if path}
+    entries = {}
+    for entry in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        meta, tab, path = entry.partition("\t")  # "<mode> <object> <stage>\t<path>"
+        if tab:
+            entries[path] = meta.partition(" ")[0]
+    return entries
+
+
+def generated_entries(root: Path) -> tuple[set[str], list[Drift]]:
+    """The regular files in the generated folders, and a drift for each index entry that is not one.
+
+    A submodule (gitlink, mode 160000) checked out without its submodules is an
+    empty folder, and a symlink (120000) may be checked out as a plain file: the
+    working tree alone would not show them, so git's index is asked.
+    """
+    index = index_entries(root)
+    present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder, index)}
+    odd = [
+        Drift(path, "symlink" if mode == "120000" else "unexpected", None, None)
+        for path, mode in sorted((index or {}).items())
+        if mode not in _REGULAR_MODES
+    ]
+    return present, odd
 
 
 @dataclass(frozen=True)
@@ -196,10 +235,12 @@ def compare(root: Path, staged: Staged) -> list[Drift]:
             drifts.append(Drift(path, "missing", data, None))
         elif actual != data:
             drifts.append(Drift(path, "changed", data, actual))
-    present = {p for folder in GENERATED_ROOTS for p in tree_files(root, folder)}
+    present, odd = generated_entries(root)
+    drifts += [d for d in odd if not (d.kind == "symlink" and _under(d.path, links))]
+    odd_paths = {d.path for d in odd}
     recorded_present = {p for p in recorded if not _under(p, links) and _is_regular(root, p)}
     for path in sorted((present | recorded_present) - expected.keys()):
-        if _under(path, links):
+        if _under(path, links) or path in odd_paths:
             continue
         kind = "stale" if path in recorded else "unexpected"
         drifts.append(Drift(path, kind, None, read_or_none(root / path)))
@@ -209,14 +250,14 @@ def compare(root: Path, staged: Staged) -> list[Drift]:
 def _is_regular(root: Path, rel: str) -> bool:
     """A regular file reached without passing a symlink (manifest paths are data from the tree)."""
     parts = rel.split("/")
-    if ".." in parts or rel.startswith("/") or _first_symlink(root, rel) is not None:
+    if ".." in parts or rel.startswith("/") or first_symlink(root, rel) is not None:
         return False
     return (root / rel).is_file()
 
 
 def refuse_symlinks(root: Path, also: Iterable[str] = ()) -> None:
     """Codegen writes nothing while a protected path (or one of `also`) is or lies under a symlink."""
-    links = sorted({*find_symlinks(root), *filter(None, (_first_symlink(root, rel) for rel in also))})
+    links = sorted({*find_symlinks(root), *filter(None, (first_symlink(root, rel) for rel in also))})
     if links:
         raise CodegenError(
             *(
@@ -231,18 +272,24 @@ def refuse_symlinks(root: Path, also: Iterable[str] = ()) -> None:
 
 
 def refuse_unexpected(drifts: list[Drift]) -> None:
-    """A file in a generated folder that the pipeline neither made nor recorded is someone's work."""
-    found = [d.path for d in drifts if d.kind == "unexpected"]
+    """A file in a generated folder that the pipeline neither made nor recorded is someone's work.
+
+    So is a submodule, and a symlink git's index holds there (one in the working
+    tree was refused before): swapping the folder would not remove them from the index.
+    """
+    found = [d for d in drifts if d.kind in ("unexpected", "symlink")]
     if found:
         raise CodegenError(
             *(
                 Problem(
-                    "is inside a generated folder but was not generated",
-                    where=path,
+                    "is inside a generated folder but was not generated"
+                    if drift.kind == "unexpected"
+                    else "is a symlink in git's index inside a generated folder; codegen writes only regular files",
+                    where=drift.path,
                     remedy="move hand-written code out of generated folders (or delete the file, "
                     "and `git rm --cached` it when git tracks it), then run codegen again",
                 )
-                for path in found
+                for drift in found
             )
         )
 

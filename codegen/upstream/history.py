@@ -12,7 +12,7 @@ every machine.
 
 `history.toml` is data a pull request can change, so it is held to a box: it
 is read only from files directly inside `spec/upstream-history/` (no
-subfolder, no `..`, no symlink), the repository is written only inside DEST
+subfolder, no `..`, no symlink at `spec`, the folder or the file), the repository is written only inside DEST
 (built in a scratch sibling and renamed into place, so a failure leaves DEST
 as it was), and every bad entry, escaping path or patch that does not apply
 is one line and exit 2.
@@ -34,6 +34,7 @@ from git import Actor, Repo
 
 from codegen.errors import CodegenError, Problem
 from codegen.tree.read import read_or_none
+from codegen.tree.write import first_symlink
 
 HISTORY_DIR = Path(__file__).resolve().parents[2] / "spec" / "upstream-history"
 PLAN = "history.toml"
@@ -86,8 +87,8 @@ def _refuse(message: str, where: str = f"spec/upstream-history/{PLAN}") -> Codeg
 
 def load_plan(history: Path) -> Plan:
     """history.toml, every entry checked; each source read from the history folder itself."""
-    data = read_or_none(history / PLAN)
-    if data is None or history.is_symlink():
+    data = _read(history, PLAN)
+    if data is None:
         raise _refuse(f"{PLAN} is missing, or is (or lies in) a symlink", where=str(history))
     try:
         raw: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
@@ -101,6 +102,18 @@ def load_plan(history: Path) -> Plan:
     if not isinstance(commits, list) or not commits:
         raise _refuse("needs at least one [[commits]] entry")
     return Plan(branch, spec_path, tuple(_commit(history, n, entry) for n, entry in enumerate(commits, 1)))
+
+
+def _read(history: Path, name: str) -> bytes | None:
+    """A regular file directly in `history`; None when it, the folder or the one above is a symlink.
+
+    From the repository root down (`spec/`, `spec/upstream-history/`, the file):
+    a committed `spec` symlink must not lead the build out of the repository.
+    """
+    top = history.parent.parent
+    if first_symlink(top, f"{history.parent.name}/{history.name}/{name}") is not None:
+        return None
+    return read_or_none(history / name)
 
 
 def _relative_path(path: str) -> bool:
@@ -124,7 +137,7 @@ def _commit(history: Path, number: int, entry: Any) -> Commit:
         raise _refuse(f"unknown step {step!r} (expected 'write' or 'apply')", where)
     if not _FILE_NAME.fullmatch(name) or name == PLAN:
         raise _refuse(f"source must name a file directly inside spec/upstream-history/, not {name!r}", where)
-    source = read_or_none(history / name)  # never through a symlink
+    source = _read(history, name)  # never through a symlink
     if source is None:
         raise _refuse(f"source {name!r} is not a regular file in spec/upstream-history/", where)
     try:

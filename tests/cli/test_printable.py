@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from ast import literal_eval
 
 import httpx
 import pytest
@@ -32,6 +33,14 @@ RAW = ("\x1b", "\x07", "\x9b", RLO)
         (C1_CSI, "\\x9b2J"),
         ("a\nb\tc\rd\x7f", "a\\nb\\tc\\rd\\x7f"),
         (f"x{RLO}y\u2066z", "x\\u202ey\\u2066z"),
+        # Line and paragraph separators: str.splitlines splits on them, so one could fake a line.
+        ("ok\u2028codegen: clean\u2029", "ok\\u2028codegen: clean\\u2029"),
+        # Zero-width and other format characters (Cf), the BOM, a surrogate, an unassigned code point.
+        ("a\u200bb\ufeffc\u00add\U000e0001", "a\\u200bb\\ufeffc\\xadd\\U000e0001"),
+        ("\udcff\U0010ffff\u0378", "\\udcff\\U0010ffff\\u0378"),
+        # Spaces other than the plain one (Zs): shown, so no two names look alike.
+        ("a\u00a0b\u3000c d", "a\\xa0b\\u3000c d"),
+        ("中文 テキスト 한국어 עברית e\u0301", "中文 テキスト 한국어 עברית e\u0301"),
     ],
 )
 def test_controls_come_out_as_escapes(text: str, shown: str) -> None:
@@ -39,20 +48,33 @@ def test_controls_come_out_as_escapes(text: str, shown: str) -> None:
 
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+# What str.isprintable rejects, every category of it: Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs but the space.
+NOT_PRINTABLE = BIDI + "\x00\x1b\x85\x9b\u00a0\u00ad\u200b\u2028\u2029\u3000\ufeff\ud800\ue000\U000e0001\u0378"
 
 
 def _acted_on(char: str) -> bool:
-    code = ord(char)
-    return code < 0x20 or 0x7F <= code < 0xA0 or char in BIDI
+    return not char.isprintable()
+
+
+def test_every_category_of_non_printable_is_escaped() -> None:
+    assert all(_acted_on(char) for char in NOT_PRINTABLE)  # the premise
+    out = printable(NOT_PRINTABLE)
+    assert out.isascii() and out.isprintable()
+    assert len(out.splitlines()) == 1
 
 
 @settings(max_examples=examples(300))
-@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(BIDI)))
+@given(st.text(alphabet=st.characters() | st.sampled_from(NOT_PRINTABLE)))
 def test_nothing_a_terminal_acts_on_survives_and_the_rest_is_untouched(text: str) -> None:
     out = printable(text)
-    assert not any(_acted_on(c) for c in out)
-    if not any(_acted_on(c) for c in text):
+    assert out.isprintable() and len(out.splitlines()) <= 1
+    if text.isprintable():
         assert out == text
+    # Character by character: a printable one as it is, any other as the Python escape that reads back as it.
+    assert out == "".join(printable(c) for c in text)
+    for char in text:
+        shown = printable(char)
+        assert shown == char if char.isprintable() else (shown.isascii() and literal_eval(f'"{shown}"') == char)
 
 
 def _hostile_sandbox(sandbox_id: str = SANDBOX_ID) -> dict[str, object]:

@@ -103,6 +103,22 @@ def test_printable_escapes_controls_and_bidi_but_keeps_text() -> None:
     assert shown.isprintable()
 
 
+def test_printable_escapes_separators_and_format_characters_like_the_cli() -> None:
+    """U+2028/U+2029 would split a line for `str.splitlines`; zero-width and format characters hide."""
+    from e2b_cli.printable import printable as cli_printable
+
+    from codegen.printable import printable
+
+    hostile = "evil.py\u2028codegen: clean\u2029\u200b\ufeff\u00ad\u2060\u00a0\u3000\udcff\U000e0001"
+    shown = printable(hostile)
+    assert shown == ("evil.py\\u2028codegen: clean\\u2029\\u200b\\ufeff\\xad\\u2060\\xa0\\u3000\\udcff\\U000e0001")
+    assert shown.splitlines() == [shown] and shown.isascii()
+    kept = "ünïcode 中文 テキスト e\u0301 ✓"
+    assert printable(kept) == kept
+    every = "".join(map(chr, range(0x3000))) + "\u2028\U000e0001\udcff"
+    assert printable(every) == cli_printable(every)  # the two copies keep one rule
+
+
 def test_a_problem_renders_data_escaped_one_line_per_field() -> None:
     """Data inside a problem (a spec name, a file name, a tool's output) cannot add a line or a control."""
     problem = Problem(

@@ -140,3 +140,53 @@ def test_id_token_only_where_it_publishes() -> None:
 def test_ci_runs_ci_run() -> None:
     steps = load(WORKFLOWS / "ci.yml")["jobs"]["ci-run"]["steps"]
     assert steps[-1]["run"] == "bash .ci/run"
+
+
+def ci_run_bytecode_guard() -> str:
+    """The guard in .ci/run: from its `bytecode=` line to its `fi`."""
+    text = (ROOT / ".ci" / "run").read_text()
+    start = text.index('bytecode="$(')
+    return text[start : text.index("\nfi\n", start) + 4]
+
+
+def test_the_bytecode_guard_runs_before_any_python_in_ci_run_and_the_required_check() -> None:
+    """Tracked bytecode runs before the check can look (`python -m pip` imports a committed pip.pyc)."""
+    guard = ci_run_bytecode_guard()
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    first_python = next(n for n, line in enumerate(lines) if "python" in line and not line.startswith("#"))
+    assert lines.index(guard.splitlines()[0]) < first_python
+    steps = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]["steps"]
+    assert "actions/checkout@" in steps[0]["uses"]
+    assert steps[1]["name"] == "No tracked bytecode" and steps[1]["run"] == guard
+    assert not any("python" in str(step.get("run", "")) for step in steps[:2])
+
+
+@pytest.mark.parametrize(
+    "tracked",
+    ["pip.pyc", "packages/x/__pycache__/mod.cpython-311.pyc", "a/b.pyo", "__pycache__/notes.txt", None],
+)
+def test_the_bytecode_guard_fails_in_one_line_when_git_tracks_bytecode(tmp_path: Path, tracked: str | None) -> None:
+    """The guard's own text, run by bash in a real repository, with git from PATH and nothing else."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, env=env)
+    (tmp_path / "module.py").write_text("x = 1\n")
+    (tmp_path / "untracked.pyc").write_bytes(b"\0")  # only what git tracks counts
+    files = ["module.py"]
+    if tracked is not None:
+        (tmp_path / tracked).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / tracked).write_bytes(b"\0")
+        files.append(tracked)
+    subprocess.run(["git", "add", "-f", "--", *files], cwd=tmp_path, env=env, check=True)
+    author = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", *author, "commit", "-q", "-m", "x"], cwd=tmp_path, env=env, check=True)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", ci_run_bytecode_guard()],
+        cwd=tmp_path, env={**env, "GIT_LITERAL_PATHSPECS": "1"}, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if tracked is None:
+        assert (done.returncode, done.stderr) == (0, "")
+        return
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"error: git tracks Python bytecode, which would run before the check: `git rm --cached` it: {tracked}"
+    ]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from git import Repo
 
 from codegen.commands.check import DIFF_LINES_PER_FILE, DIFF_LINES_TOTAL, render_drift
 from codegen.tree.write import Drift
@@ -26,6 +29,7 @@ from tests.codegen.conftest import (
     plant_bytecode,
     run_subprocess,
     signal_when_generating,
+    subprocess_env,
     tree_digest,
     unchanged,
 )
@@ -256,3 +260,62 @@ def test_a_generated_folder_that_is_a_symlink_is_drift(
     assert result.code == 1 and "  symlink          packages/local-api/e2b_local_api/wire" in result.out
     refused = run(project, "generate")
     assert refused.code == 2 and "is a symlink; codegen neither reads nor writes through one" in refused.err
+
+
+def test_a_committed_submodule_in_a_generated_folder_is_drift_and_generate_refuses_it(
+    project: Path, run: Callable[..., Result], env: dict[str, str | None], tmp_path: Path
+) -> None:
+    """A gitlink (mode 160000) checks out as an empty folder: git's index is what shows it."""
+    evilsub = tmp_path / "evilsub"
+    evilsub.mkdir()
+    (evilsub / "payload.py").write_text("print('owned')\n")
+    Repo.init(evilsub, initial_branch="main")
+    commit_all(evilsub, "payload")
+    evil = "packages/python-sdk/e2b/api/evil"
+    subprocess.run(
+        ["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(evilsub), evil],
+        cwd=project, env=subprocess_env({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}),
+        check=True, capture_output=True,
+    )  # fmt: skip
+    commit_all(project, "a submodule")
+    clone = tmp_path / "clone"  # a checkout without submodules, as CI's
+    Repo.clone_from(project, clone, env={"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
+    assert (clone / evil).is_dir() and not any((clone / evil).iterdir())  # the premise: an empty folder
+    (clone / ".codegen.lock").touch()  # the run lock, which the project's copy already has (ignored by git)
+    with unchanged(clone):
+        full = run_subprocess(clone, "check", "--no-cache", env=env)
+        cached = run(clone, "check")
+        refused = run_subprocess(clone, "generate", env=env)
+    for result in (full, cached):
+        assert result.code == 1, result.text
+        assert f"  unexpected       {evil}  (fix: " in result.out
+        assert "codegen: clean" not in result.out
+    assert "the tree differs from the recorded generation" in cached.err  # the cache was asked, and said no
+    assert refused.code == 2, refused.text
+    assert f"{evil}: is inside a generated folder but was not generated" in refused.err
+    assert git_status(clone) == ""
+
+
+@pytest.mark.parametrize("named", [".git/config", "README.md"])
+def test_a_manifest_naming_a_file_outside_the_generated_folders_never_shows_it(
+    project: Path, run: Callable[..., Result], env: dict[str, str | None], named: str
+) -> None:
+    manifest = project / "spec/generated-files.json"
+    data = json.loads(manifest.read_text())
+    data["files"][named] = "0" * 64
+    manifest.write_text(json.dumps(data, indent=2) + "\n")
+    commit_all(project, "a manifest naming another file")
+    (project / ".git/config").write_text((project / ".git/config").read_text() + "# SECRET-CONFIG\n")
+    (project / "README.md").write_text((project / "README.md").read_text() + "SECRET-README\n")
+    with unchanged(project):
+        result = run_subprocess(project, "check", "--no-cache", env=env)
+    assert result.code == 1, result.text
+    assert "  changed          spec/generated-files.json" in result.out
+    assert f"stale            {named}" not in result.out
+    assert "SECRET-CONFIG" not in result.text and "SECRET-README" not in result.text
+    git_config = (project / ".git/config").read_bytes()
+    readme = (project / "README.md").read_bytes()
+    written = run_subprocess(project, "generate", env=env)
+    assert written.code == 0, written.text
+    assert written.out.splitlines()[1:] == ["  spec/generated-files.json"]
+    assert (project / ".git/config").read_bytes() == git_config and (project / "README.md").read_bytes() == readme

@@ -161,7 +161,7 @@ def test_a_repository_git_refuses_to_read_stops_the_comparison(root: Path) -> No
         compare(root, staged(NEW))
     assert caught.value.exit_code == 2
     [problem] = caught.value.problems
-    assert problem.message.startswith(f"git cannot list the files it tracks under {API_DIR}: ")
+    assert problem.message.startswith("git cannot list the files it tracks under the generated folders: ")
     assert "\n" not in problem.message
 
 
@@ -240,3 +240,60 @@ def test_read_or_none_does_not_follow_a_symlink(tmp_path: Path, secret: Path) ->
     assert read_or_none(tmp_path / "link") is None
     assert read_or_none(secret / "environ") == b"TOKEN=hunter2\n"
     assert read_or_none(secret) is None
+
+
+# --- git's index under a generated folder: a submodule or a symlink the working tree does not show ---
+
+
+def _index_entry(root: Path, mode: str, path: str, data: bytes) -> None:
+    """Commit an index entry of `mode` at `path` without a working-tree file (as a checkout without submodules)."""
+    blob = (
+        subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=data, capture_output=True, check=True)
+        .stdout.decode()
+        .strip()
+    )
+    repo = git_repo(root)
+    repo.git.update_index("--add", "--cacheinfo", f"{mode},{blob},{path}")
+    repo.index.update()  # GitPython re-reads the index git wrote
+    repo.index.commit(f"a {mode} entry", skip_hooks=True)
+
+
+@pytest.mark.parametrize(("mode", "kind"), [("160000", "unexpected"), ("120000", "symlink")])
+def test_a_submodule_or_symlink_in_the_index_is_drift_and_refused(root: Path, mode: str, kind: str) -> None:
+    write_tree(root, staged(NEW))
+    Repo.init(root, initial_branch="main")
+    commit_all(root, "generated")
+    evil = f"{API_DIR}/evil"
+    if mode == "160000":
+        (root / evil).mkdir()  # what `git clone` leaves for a submodule it does not fetch: an empty folder
+    _index_entry(root, mode, evil, b"/etc\n")
+    assert compare(root, staged(NEW)) == [Drift(evil, kind, None, None)]
+    before = tree_digest(root)
+    with pytest.raises(CodegenError) as caught:
+        write_tree(root, staged(NEW))
+    assert [p.where for p in caught.value.problems] == [evil]
+    assert "git rm --cached" in (caught.value.problems[0].remedy or "")
+    assert tree_digest(root) == before and (root / evil).exists() == (mode == "160000")
+    git_repo(root).git.rm("-q", "--cached", evil)
+    assert compare(root, staged(NEW)) == []
+
+
+@pytest.mark.parametrize(
+    "outside", [".git/config", "README.md", "spec/openapi.lock.json", f"{API_DIR}/../../README.md"]
+)
+def test_a_manifest_entry_outside_the_generated_folders_is_never_read(root: Path, outside: str) -> None:
+    """The manifest is committed data: naming `.git/config` makes the manifest drift, not that file."""
+    write_tree(root, staged(NEW))
+    Repo.init(root, initial_branch="main")
+    data = json.loads((root / MANIFEST).read_bytes())
+    data["files"][outside] = "0" * 64
+    (root / MANIFEST).write_text(json.dumps(data, indent=2) + "\n")
+    drifts = compare(root, staged(NEW))
+    assert [(d.path, d.kind) for d in drifts] == [(MANIFEST, "changed")]
+    before = tree_digest(root)
+    git_config = (root / ".git/config").read_bytes()
+    changed = write_tree(root, staged(NEW))
+    assert changed == [MANIFEST]
+    after = tree_digest(root)
+    assert {p for p in before if before[p] != after.get(p)} == {MANIFEST}
+    assert (root / ".git/config").read_bytes() == git_config

@@ -216,3 +216,29 @@ def test_rebuild_runtime_fails_in_one_line_with_exit_2(tmp_path: Path) -> None:
         "then rebuild"
     ]
     assert not dest.exists()
+
+
+@pytest.mark.parametrize("link", ["spec", "spec/upstream-history"])
+def test_a_committed_symlink_above_the_history_is_not_followed(tmp_path: Path, link: str) -> None:
+    """`spec` (or the history folder) committed as a symlink to a history elsewhere: refused, in a real subprocess."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(HISTORY_DIR, elsewhere / "upstream-history")
+    root = tmp_path / "project"
+    (root / "spec").mkdir(parents=True)
+    if link == "spec":
+        (root / "spec").rmdir()
+        (root / "spec").symlink_to(elsewhere, target_is_directory=True)
+    else:
+        (root / link).symlink_to(elsewhere / "upstream-history", target_is_directory=True)
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    dest = tmp_path / "runtime"
+    done = subprocess.run(
+        [sys.executable, "-m", "codegen", "--root", str(root), "rebuild-runtime", str(dest)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("codegen: error: ") and "history.toml is missing, or is (or lies in) a symlink" in line
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+    assert not dest.exists()
