@@ -49,7 +49,7 @@ def test_the_required_check_passes_the_base_revision_and_never_answers_from_a_ca
     job = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]
     checkout = job["steps"][0]
     assert checkout["with"]["fetch-depth"] == 0
-    assert job["steps"][-1]["run"] == 'python -m nox -s generated-files -- --base "$BASE" --no-cache'
+    assert job["steps"][-1]["run"] == 'python -I -m nox -s generated-files -- --base "$BASE" --no-cache'
 
 
 def test_the_required_check_always_runs() -> None:
@@ -97,7 +97,7 @@ def test_the_base_step_names_the_pull_requests_base_or_main_itself(
 def test_ci_runs_the_required_check_against_a_base_without_the_cache() -> None:
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
     checks = [line for line in lines if "generated-files" in line and not line.startswith("#")]
-    assert checks == ['python3 -m nox -s generated-files -- --base "${CODEGEN_BASE:-origin/main}" --no-cache']
+    assert checks == ['python3 -I -m nox -s generated-files -- --base "${CODEGEN_BASE:-origin/main}" --no-cache']
     job = load(WORKFLOWS / "ci.yml")["jobs"]["ci-run"]
     assert job["steps"][0]["with"]["fetch-depth"] == 0
     assert job["steps"][-1]["env"]["CODEGEN_BASE"] == (
@@ -190,3 +190,13 @@ def test_the_bytecode_guard_fails_in_one_line_when_git_tracks_bytecode(tmp_path:
     assert done.stderr.splitlines() == [
         f"error: git tracks Python bytecode, which would run before the check: `git rm --cached` it: {tracked}"
     ]
+
+
+def test_pip_and_nox_run_isolated_from_the_checkout() -> None:
+    """`python -m pip` puts the current folder first on the path: a committed pip.py would be pip (so `-I`)."""
+    texts = [
+        (ROOT / ".ci" / "run").read_text(),
+        *(p.read_text() for p in (ROOT / ".github" / "workflows").glob("*.yml")),
+    ]
+    calls = [m.group(0) for text in texts for m in re.finditer(r"\bpython3? (?:-\w+ )*-m (?:pip|nox)\b", text)]
+    assert calls and all(" -I " in call for call in calls), calls
