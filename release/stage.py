@@ -21,7 +21,8 @@ from release.plan import Plan
 
 CHANGELOG_HEAD = (
     "# Changelog\n\n"
-    'Built by `nox -s release` from the fragments in `changelog.d/`; see README.md, "Changelog fragments".\n\n'
+    "Built by `nox -s release` from the fragments in `changelog.d/`; "
+    'see docs/maintainers/releasing.md, "Changelog fragments".\n\n'
     "<!-- towncrier release notes start -->\n"
 )
 

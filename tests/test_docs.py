@@ -3,12 +3,14 @@
 The site itself is built by `nox -s docs` (mkdocs --strict), not here. These
 tests check what a build would not, or what is cheaper to check without one:
 that mkdocs.yml names only pages that exist and every page is in its nav; that
-the references name a real click group and a real package; that every pointer
-to a README section names a section that exists; that the package READMEs
-link to pages that exist; and that the users' guide's command-line and
-local-server pages run as written, by the machinery that runs the README's
-(tests/command_blocks.py, its conventions: `sh` exits 0, `console` prints what
-is shown, a server command is started on a free port).
+the references name a real click group and a real package; that the package
+READMEs link to pages that exist; that the tables the code prints (the CLI's
+exit statuses, codegen's API change classification) are the pages' own; and
+that the users' guide's command-line and local-server pages run as written,
+by tests/command_blocks.py (its conventions: `sh` exits 0, `console` prints
+what is shown, a server command is started on a free port). The command-line
+page talks to a server this test starts; the local-server page to the one its
+own `nox -s serve` line starts.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .command_blocks import (
     copy_repository,
     free_port,
     is_server,
+    needs_curl,
     needs_nox,
     run_blocks,
     start_server,
@@ -45,12 +48,11 @@ EXECUTED = ("users/cli.md", "users/local-server.md")
 # with a `sh` or `console` block must be in one of the two lists.
 SHOWN_NOT_RUN = {
     "index.md": "the two commands that start everything: the whole test suite, which runs this test",
+    "maintainers/codegen.md": "regenerates this tree in place; tests/codegen/upstream/test_history.py rebuilds",
+    "maintainers/bump.md": "moves the pin against the real upstream; tests/codegen/commands/test_bump.py runs bump",
+    "maintainers/releasing.md": "writes versions and changelogs; tests/release runs the release tools on a copy",
 }
 
-# A pointer to the prose a page will take over, in one paragraph (titles may wrap):
-# "`README.md`, section “Title”" or "`README.md`, sections “One”, “Two” and “Three”".
-POINTER = re.compile(r"`((?:[\w.-]+/)*README\.md)`, sections?\s+((?:“[^”]+”(?:,\s+|\s+and\s+)?)+)")
-SECTION = re.compile(r"“([^”]+)”")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)")
 
 
@@ -80,10 +82,6 @@ def pages() -> list[str]:
 
 def page_text(page: str) -> str:
     return (DOCS / page).read_text(encoding="utf-8")
-
-
-def headings(markdown: Path) -> set[str]:
-    return set(re.findall(r"^## (.+)$", markdown.read_text(encoding="utf-8"), flags=re.M))
 
 
 def test_the_nav_names_only_pages_that_exist_and_every_page() -> None:
@@ -118,18 +116,6 @@ def test_the_references_name_real_objects() -> None:
         assert importlib.import_module(identifier).__all__
 
 
-def test_every_readme_section_pointed_to_exists() -> None:
-    pointed = 0
-    for page in pages():
-        for source, sections in POINTER.findall(page_text(page)):
-            titles = headings(ROOT / source)
-            for title in (" ".join(found.split()) for found in SECTION.findall(sections)):
-                pointed += 1
-                assert title in titles, f"docs/{page} points to {source} section “{title}”, which has no `## {title}`"
-    # The pattern still matches the pages' wording (once the prose has moved, this test goes with the pointers).
-    assert pointed, "no “section” pointer found in docs/: has their wording changed?"
-
-
 def test_the_package_readmes_link_to_the_guide() -> None:
     for readme in sorted(ROOT.glob("packages/*/README.md")):
         targets = [(readme.parent / link).resolve() for link in LINK.findall(readme.read_text(encoding="utf-8"))]
@@ -153,6 +139,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_repository(tmp_path_factory.mktemp("repo"))
 
 
+@needs_curl
 @needs_nox
 @pytest.mark.parametrize("page", EXECUTED)
 def test_the_page_runs_as_written(page: str, workdir: Path) -> None:
@@ -167,3 +154,29 @@ def test_the_page_runs_as_written(page: str, workdir: Path) -> None:
     finally:
         for server in servers:
             server.stop()
+
+
+def test_the_executed_pages_have_commands() -> None:
+    cli = steps(page_text("users/cli.md"))
+    console = [step for step in cli if step.expected is not None]
+    assert any(step.expected is None for step in cli) and len(console) > 10 and any(s.expected for s in console)
+    server = steps(page_text("users/local-server.md"))
+    assert any(step.expected is None for step in server) and any(is_server(step.command) for step in server)
+
+
+def test_the_exit_status_table_is_the_cli_s() -> None:
+    from e2b_cli.errors import MEANINGS
+
+    rows = re.findall(r"^\| (\d+) \| (.*) \|$", page_text("users/cli.md"), flags=re.M)
+    assert [(int(status), meaning.replace("\\|", "|")) for status, meaning in rows] == [
+        (int(status), meaning) for status, meaning in MEANINGS.items()
+    ]
+
+
+def test_the_api_change_classification_table_is_codegens() -> None:
+    from codegen.api_changes.compare import rules_markdown
+
+    assert rules_markdown() in page_text("maintainers/bump.md"), (
+        "docs/maintainers/bump.md's classification table differs from api_changes.compare.RULES:"
+        " paste in rules_markdown()'s output"
+    )

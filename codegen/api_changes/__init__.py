@@ -2,7 +2,7 @@
 
 Modules other parts of codegen may import (the rest are this folder's own):
 
-- `compare`: compare_specs and the RULES table (README's classification table)
+- `compare`: compare_specs and the RULES table (docs/maintainers/bump.md's classification table)
 - `report`: the report's data and its Markdown
 
 Internal:

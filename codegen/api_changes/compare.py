@@ -8,8 +8,8 @@ Markdown that `nox -s bump` prints and keeps as a changelog fragment.
 The rules are one table, `RULES`: (change, side) -> (level, why). The side is
 where the data flows: parameters and request bodies are "request", response
 bodies "response", and operations and error codes have none. `why` is said
-when the level is not what the spec suggests. The README's classification
-table is `rules_markdown()` (tests/test_readme.py keeps them equal).
+when the level is not what the spec suggests. The classification table
+of docs/maintainers/bump.md is `rules_markdown()` (tests/test_docs.py keeps them equal).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ Rule = tuple[Level, str | None]
 
 # (kind, variant, side) -> (level, why). A variant picks the rule where one kind
 # has two levels (a required parameter added is major, an optional one minor);
-# the report shows the kind, the README's table "kind (variant)".
+# the report shows the kind, the docs' table "kind (variant)".
 RULES: Mapping[tuple[ChangeKind, Variant, Side], Rule] = MappingProxyType(
     {
         ("operation removed", None, None): ("major", None),
@@ -167,7 +167,7 @@ RULES: Mapping[tuple[ChangeKind, Variant, Side], Rule] = MappingProxyType(
 
 
 def rules_markdown() -> str:
-    """`RULES` as the README's Markdown table, one row per rule, in the table's order."""
+    """`RULES` as the docs' Markdown table (docs/maintainers/bump.md), one row per rule, in the table's order."""
     lines = ["| change | side | level | why |", "| --- | --- | --- | --- |"]
     for (kind, variant, side), (level, why) in RULES.items():
         change = f"{kind} ({variant})" if variant else kind

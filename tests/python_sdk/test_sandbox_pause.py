@@ -95,7 +95,7 @@ async def test_409_already_paused(sdk: Flavour, api: MockApi, form: str) -> None
     )
     result = await pause(sdk, api, form=form, force=True)
     assert result == SandboxPauseResult(paused=False, forced=False)
-    assert result  # the migration hazard the README warns about: always truthy
+    assert result  # the migration hazard docs/users/sdk.md warns about: always truthy
 
 
 @pytest.mark.parametrize("form", ["class", "instance"])

@@ -2,8 +2,8 @@
 
 Each variant is a fresh process, run once per round; rounds are interleaved
 (every other one in reverse order) so that a busy machine slows all alike,
-and medians are reported. Prints the medians and the two ratios the README
-quotes (targets: at most 1.5 each):
+and medians are reported. Prints the medians and the two ratios
+docs/maintainers/performance.md quotes (targets: at most 1.5 each):
 
   * `e2b --version` and `e2b --help` against `python -c "import click"`:
     parsing the arguments must not pay for httpx, rich or the SDK;

@@ -55,7 +55,7 @@ class ExitStatus(enum.IntEnum):
     CLOSED_PIPE = 141
 
 
-# The one table: `e2b --help` renders it, and a test checks the README's against it.
+# The one table: `e2b --help` renders it, and a test checks docs/users/cli.md's against it.
 MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.OK: "success (pausing a sandbox that is already paused included)",
     ExitStatus.FAILED: (

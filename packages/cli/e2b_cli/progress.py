@@ -1,7 +1,7 @@
 """What a command is waiting for, said on stderr: the SDK's retries.
 
 The SDK logs each re-send of a busy answer on the `e2b.retries` logger (see
-the SDK's README, "Retries"); here one handler turns those records into a
+docs/users/retries.md); here one handler turns those records into a
 line on stderr for the length of one command, unless `--quiet`.
 """
 

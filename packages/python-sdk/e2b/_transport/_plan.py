@@ -46,7 +46,7 @@ Clock = Callable[[], float]
 Random = Callable[[], float]
 
 # One INFO record per re-send, so that an application (the CLI does) can say
-# why a call is taking its time. Documented name: the README's "Retries".
+# why a call is taking its time. Documented name: docs/users/retries.md.
 RETRY_LOG = logging.getLogger("e2b.retries")
 _REASONS = {429: "rate limited", 502: "bad gateway", 503: "busy", 504: "gateway timeout"}
 
