@@ -119,14 +119,12 @@ def old_side(project: Project, upstream: UpstreamRepository, current: Source, sa
     lock = read_lock(project)
     tracked = read_or_none(project.spec)
     blob = git_blob_id(tracked) if tracked is not None else None
-    if lock.commit != current.commit or lock.path != current.spec_path or tracked is None or blob != lock.blob:
-        why = (
-            f"the lock records runtime@{lock.commit[:7]}:{lock.path}"
-            if lock.commit != current.commit or lock.path != current.spec_path
-            else f"{SPEC} is missing"
-            if tracked is None
-            else f"{SPEC} (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
-        )
+    why = lock.why_not_for(current.commit, current.spec_path)
+    if why is None and tracked is None:
+        why = f"{SPEC} is missing"
+    elif why is None and blob != lock.blob:
+        why = f"{SPEC} (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
+    if why is not None or tracked is None or blob is None:
         raise CodegenError(
             Problem(
                 f"the old pin runtime@{current.short_commit} ({current.spec_path}) is not in {upstream.url}, "

@@ -290,11 +290,7 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     """
     lock: Lock = read_lock(project)
     where = f"{source.url} is unreachable ({reason})"
-    mismatch = None
-    if lock.commit != source.commit:
-        mismatch = f"the lock records runtime@{lock.commit[:7]}, not {source.short_commit}"
-    elif lock.path != source.spec_path:
-        mismatch = f"the lock records {lock.path}, not {source.spec_path}"
+    mismatch = lock.why_not_for(source.commit, source.spec_path)
     if mismatch:
         raise CodegenError(
             Problem(

@@ -26,6 +26,19 @@ class Lock:
     def render(self) -> bytes:
         return (json.dumps(asdict(self), indent=2) + "\n").encode()
 
+    def why_not_for(self, commit: str, spec_path: str) -> str | None:
+        """Why this lock cannot vouch for the spec at `commit`:`spec_path` (None: it can).
+
+        The one rule behind every fallback to the tracked spec (fetch offline,
+        bump's old side): the lock must name that very commit and path; then
+        the bytes whose blob id it records are that spec.
+        """
+        if self.commit != commit:
+            return f"the lock records runtime@{self.commit[:7]}, not {commit[:7]}"
+        if self.path != spec_path:
+            return f"the lock records {self.path}, not {spec_path}"
+        return None
+
 
 def read_lock(project: Project) -> Lock:
     where = project.relative(project.lock)
