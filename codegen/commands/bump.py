@@ -120,11 +120,13 @@ def old_side(project: Project, upstream: UpstreamRepository, current: Source, sa
     tracked = read_or_none(project.spec)
     blob = git_blob_id(tracked) if tracked is not None else None
     why = lock.why_not_for(current.commit, current.spec_path)
-    if why is None and tracked is None:
-        why = f"{SPEC} is missing"
-    elif why is None and blob != lock.blob:
-        why = f"{SPEC} (blob {(blob or '')[:12]}) differs from the lock (blob {lock.blob[:12]})"
-    if why is not None or tracked is None or blob is None:
+    if why is None and blob != lock.blob:
+        why = (
+            f"{SPEC} is missing"
+            if blob is None
+            else f"{SPEC} (blob {blob[:12]}) differs from the lock (blob {lock.blob[:12]})"
+        )
+    if why is not None or tracked is None or blob is None:  # (the last two: only for the type checker)
         raise CodegenError(
             Problem(
                 f"the old pin runtime@{current.short_commit} ({current.spec_path}) is not in {upstream.url}, "

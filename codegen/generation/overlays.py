@@ -137,7 +137,7 @@ def _environment(folder: Path) -> jinja2.Environment:
     )
 
 
-def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> dict[str, bytes]:
+def render_overlays(folder: Path, spec: Mapping[str, Any]) -> dict[str, bytes]:
     """Every overlay's output path -> rendered text."""
     codes = documented_error_codes(spec)
     ops = operations(spec)
@@ -174,8 +174,8 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, commit: str) -> di
             "spec": spec,
             "error_codes": codes,
             "operations": ops,
-            # The pipeline's own values are code; everything from the spec above is not.
-            "runtime_commit": PythonCode(commit),
+            # The pipeline's own values are code; everything from the spec above is not. (No runtime
+            # commit: provenance is the lock's and the manifest's, so a bump rewrites only what changed.)
             "flavour": PythonCode(overlay.flavour or ""),
             "is_async": overlay.flavour == "async",
             "async_": PythonCode("async " if overlay.flavour == "async" else ""),

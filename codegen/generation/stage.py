@@ -79,7 +79,7 @@ def generate_tree(
         used(" ∥ ".join(f"{name} {version(name)}" for name in TOOLCHAIN[:2]))
     with messages.step("overlays") as used:
         tree = scratch / "tree"
-        overlays = render_overlays(templates / "overlays", filtered, commit=source.commit)
+        overlays = render_overlays(templates / "overlays", filtered)
         for rel, text in overlays.items():
             target = tree / rel
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,6 @@ import pytest
 from codegen.errors import CodegenError
 from codegen.generation.overlays import load_overlays, render_overlays
 
-COMMIT = "c" * 40
 # A filtered spec as the pipeline hands it over: operations named by the map.
 SPEC: dict[str, Any] = {
     "openapi": "3.0.3",
@@ -52,7 +51,7 @@ def overlays(tmp_path: Path, template: str, *, flavour: str | None = None) -> Pa
 
 def failure(folder: Path) -> tuple[str, str | None]:
     with pytest.raises(CodegenError) as raised:
-        render_overlays(folder, SPEC, commit=COMMIT)
+        render_overlays(folder, SPEC)
     (problem,) = raised.value.problems
     return problem.message, problem.where
 
@@ -64,7 +63,7 @@ def test_a_template_names_operations_error_codes_and_request_models_from_the_spe
         "PATH = {{ op.path | py }}\n"
         "{{ async_ }}def f() -> None: ...\n"
     )
-    rendered = render_overlays(overlays(tmp_path, template, flavour="async"), SPEC, commit=COMMIT)
+    rendered = render_overlays(overlays(tmp_path, template, flavour="async"), SPEC)
     assert rendered == {
         "packages/python-sdk/e2b/api/out.py": (
             b'MODEL = PauseBody\nPATH = "/sandboxes/{sandboxID}/pause"\nasync def f() -> None: ...\n'

@@ -135,8 +135,8 @@ def test_every_template_is_listed_in_the_overlay_index() -> None:
 
 def test_hostile_spec_text_changes_nothing_but_string_contents_in_any_template() -> None:
     spec = _sdk_spec()
-    benign = render_overlays(OVERLAYS, spec, commit="c" * 40)
-    hostile = render_overlays(OVERLAYS, _hostile(spec), commit="c" * 40)
+    benign = render_overlays(OVERLAYS, spec)
+    hostile = render_overlays(OVERLAYS, _hostile(spec))
     assert benign.keys() == hostile.keys() and len(benign) == 5
     for path, data in hostile.items():
         text = data.decode()
@@ -155,16 +155,14 @@ def _with_error_code(code: str) -> dict[str, Any]:
 @pytest.mark.parametrize("code", ["1rate", "9"])
 def test_an_error_code_that_makes_no_constant_name_is_refused_with_the_template_line(code: str) -> None:
     with pytest.raises(CodegenError) as caught:
-        render_overlays(OVERLAYS, _with_error_code(code), commit="c" * 40)
+        render_overlays(OVERLAYS, _with_error_code(code))
     assert "templates/overlays/error_codes.py.jinja:" in str(caught.value)
     assert "does not make a Python name" in str(caught.value)
 
 
 @pytest.mark.parametrize("code", ["rate limited\nimport os", 'x"""; import os; """'])
 def test_an_error_code_with_code_in_it_is_only_ever_a_string(code: str) -> None:
-    source = render_overlays(OVERLAYS, _with_error_code(code), commit="c" * 40)[
-        "packages/python-sdk/e2b/api/error_codes.py"
-    ]
+    source = render_overlays(OVERLAYS, _with_error_code(code))["packages/python-sdk/e2b/api/error_codes.py"]
     tree = ast.parse(source)
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
     assert code in _strings(source.decode())
