@@ -38,6 +38,7 @@ from codegen.generation.generators import (  # noqa: E402
     CLIENT_CONFIG,
     PYTHON,
     client_args,
+    client_config,
     private_scratch,
     tool_env,
     wire_model_args,
@@ -57,7 +58,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 def bare_commands(spec: Path, work: Path, templates: Path) -> list[list[str]]:
     """The generator calls the pipeline makes (codegen/generation/generators.py's own arguments)."""
-    config = ROOT / "codegen" / CLIENT_CONFIG
+    config = client_config(ROOT / "codegen" / CLIENT_CONFIG, work)  # with its post hooks, as the pipeline runs it
     return [
         [*PYTHON, "-m", *client_args(spec, work / "bare-client", templates, config), "--overwrite"],
         [*PYTHON, "-m", *wire_model_args(spec, work / "bare-models.py")],

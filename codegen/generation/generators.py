@@ -18,8 +18,13 @@ Hermetic means that nothing but this repository configures them:
   an environment of our own: `HOME` and `TMPDIR` in the scratch folder, no
   `RUFF_*`, `XDG_*` or anything else inherited.
 
+Generated code is formatted once, by the pinned ruff with fixed settings
+(`ruff_passes`): openapi-python-client runs the passes on its own output as its
+post hooks (the generator's own mechanism, with `ruff` on its `PATH` being the
+pinned binary linked into the scratch folder), and codegen runs them on the wire
+models and the overlays while the client generator is still at work.
 datamodel-code-generator runs with `--no-formatters`: its black and isort pass
-would only be undone by the one formatting pass over everything (ruff, pinned).
+would only be undone by ruff.
 
 Each generator's interpreter is started before the spec is even fetched
 (`Generators.start`): it imports the generator (about a second for
@@ -31,9 +36,11 @@ runs the generator's own `__main__`.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -79,9 +86,12 @@ def private_scratch(parent: Path) -> Iterator[Path]:
 
 
 def tool_env(scratch: Path) -> dict[str, str]:
-    """The whole environment a generator or ruff sees: nothing of the caller's."""
+    """The whole environment a generator or ruff sees: nothing of the caller's.
+
+    PATH starts with the scratch folder's bin/, where `client_config` links the pinned ruff.
+    """
     return {
-        "PATH": os.defpath,
+        "PATH": os.pathsep.join([str(scratch / "bin"), os.defpath]),
         "HOME": str(scratch / "home"),
         "TMPDIR": str(scratch / "tmp"),
         "LC_ALL": "C.UTF-8",
@@ -108,10 +118,12 @@ def _finish(tool: str, process: subprocess.Popen[str]) -> None:
         raise CodegenError(tool_failure(tool, process.returncode, output))
 
 
+CLIENT = "openapi-python-client"
+WIRE = "datamodel-code-generator"
 # What a generator imports before its arguments are known (measured with -X importtime).
 _PRELOAD = {
-    "openapi-python-client": ("openapi_python_client.cli",),
-    "datamodel-code-generator": (
+    CLIENT: ("openapi_python_client.cli",),
+    WIRE: (
         "datamodel_code_generator.__main__",
         "datamodel_code_generator.model.pydantic_v2",
         "datamodel_code_generator.parser.openapi",
@@ -136,7 +148,7 @@ class Generators:
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
         self._started: dict[str, subprocess.Popen[str]] = {}  # waiting for their arguments
-        self._running: list[subprocess.Popen[str]] = []
+        self._running: dict[str, subprocess.Popen[str]] = {}  # given their arguments
 
     def start(self) -> None:
         """Start both now, so that they import themselves while codegen prepares the spec."""
@@ -155,9 +167,8 @@ class Generators:
             text=True,
         )
 
-    def run(self, jobs: list[tuple[str, list[str]]]) -> None:
-        """Hand each its arguments (`python -m` form), side by side; every failure said as the tool said it."""
-        running = []
+    def hand(self, jobs: list[tuple[str, list[str]]]) -> None:
+        """Hand each its arguments (`python -m` form): from now on they run, side by side."""
         for tool, args in jobs:
             process = self._started.pop(tool, None) or self._launch(tool)
             assert process.stdin is not None
@@ -167,14 +178,21 @@ class Generators:
             except BrokenPipeError:
                 pass  # it died importing: its output says why
             process.stdin = None  # written and closed: communicate() has nothing more to send
-            running.append((tool, process))
-            self._running.append(process)
-        for tool, process in running:
-            _finish(tool, process)
+            self._running[tool] = process
+
+    def wait(self, tool: str) -> None:
+        """Until `tool` has finished; its failure said as it said it."""
+        _finish(tool, self._running[tool])
+
+    def run(self, jobs: list[tuple[str, list[str]]]) -> None:
+        """Hand each its arguments and wait for them all."""
+        self.hand(jobs)
+        for tool, _ in jobs:
+            self.wait(tool)
 
     def close(self) -> None:
         """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM)."""
-        for process in [*self._started.values(), *self._running]:
+        for process in [*self._started.values(), *self._running.values()]:
             if process.returncode is None:  # not yet waited for
                 process.kill()
                 process.communicate()
@@ -224,13 +242,13 @@ def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
     return Problem(f"{tool} failed (exit {exit_code}): {message}", where=where)
 
 
-def check_syntax(folder: Path) -> None:
-    """Every generated module must parse; said with its file and line, before ruff would say less."""
+def check_syntax(folder: Path, shown_as: str = "") -> None:
+    """Every generated module must parse; said with its file and line (`shown_as` + its path under `folder`)."""
     for path in sorted(folder.rglob("*.py")):
         try:
             ast.parse(path.read_bytes(), filename=str(path))
         except SyntaxError as error:
-            rel = path.relative_to(folder).as_posix().removeprefix("./")
+            rel = (Path(shown_as) / path.relative_to(folder)).as_posix().removeprefix("./")
             raise CodegenError(
                 Problem(
                     f"generated code does not parse: {error.msg}",
@@ -294,27 +312,78 @@ def wire_model_args(spec_path: Path, out: Path) -> list[str]:
     ]
 
 
-def generate(spec_path: Path, generators: Generators, templates: Path | None, client_config: Path) -> tuple[Path, Path]:
-    """Run both generators on the filtered spec, side by side; return the client package and the models module.
+def client_config(base: Path, scratch: Path) -> Path:
+    """The client generator's config as it runs: the committed settings, and post hooks that format its output.
 
+    The hooks are `ruff_passes` on the output folder.  They call `ruff` by name (the
+    generator splits a hook at its first space to find the program), so the pinned
+    binary is linked as bin/ruff in the scratch folder, first on the tools' PATH.
+    """
+    (scratch / "bin").mkdir(mode=0o700, exist_ok=True)
+    (scratch / "bin" / "ruff").symlink_to(ruff_binary())
+    hooks = [shlex.join(command) for command in ruff_passes("ruff", ".")]
+    path = scratch / "openapi_python_client.run.yml"
+    path.write_bytes(base.read_bytes() + f"post_hooks: {json.dumps(hooks)}\n".encode())
+    return path
+
+
+def start_generating(
+    spec_path: Path, generators: Generators, templates: Path | None, config: Path
+) -> tuple[Path, Path]:
+    """Hand both generators the filtered spec; return where the client package and the models module will be.
+
+    `config` is the client generator's committed config (`client_config` adds the post hooks).
     They are independent and single-threaded; they run in `generators.scratch` (from `private_scratch`).
     """
     client, wire = generators.scratch / "client", generators.scratch / "wire_models.py"
-    generators.run(
+    generators.hand(
         [
-            ("openapi-python-client", client_args(spec_path, client, templates, client_config)),
-            ("datamodel-code-generator", wire_model_args(spec_path, wire)),
+            (CLIENT, client_args(spec_path, client, templates, client_config(config, generators.scratch))),
+            (WIRE, wire_model_args(spec_path, wire)),
         ]
     )
     return client, wire
 
 
+def wait_for_client(generators: Generators, client: Path, shown_as: str) -> None:
+    """Until the client generator is done; when its post hooks failed on code that does not parse, that code's line."""
+    try:
+        generators.wait(CLIENT)
+    except CodegenError:
+        if client.is_dir():
+            check_syntax(client, shown_as)  # ruff would say less: a template wrote it
+        raise
+
+
+def generate(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
+    """Run both generators on the filtered spec, side by side, to their end; the client comes out formatted."""
+    client, wire = start_generating(spec_path, generators, templates, config)
+    wait_for_client(generators, client, ".")
+    generators.wait(WIRE)
+    return client, wire
+
+
+RUFF_SETTINGS = ("--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100")
+
+
+def ruff_passes(ruff: str, target: str) -> list[list[str]]:
+    """The one formatting of generated code: unused imports dropped and imports sorted, then formatted."""
+    return [
+        [ruff, "check", "--fix-only", "--quiet", *RUFF_SETTINGS, "--select", "I,F401", target],
+        [ruff, "format", *RUFF_SETTINGS, target],  # not --quiet: it would hide ruff's errors too
+    ]
+
+
+@functools.cache
+def ruff_binary() -> str:
+    """The pinned ruff's executable (finding it costs milliseconds: once per run)."""
+    from ruff import find_ruff_bin  # type: ignore[import-untyped]  # the pinned binary: no interpreter to exec it
+
+    return str(find_ruff_bin())
+
+
 def format_python(folder: Path, scratch: Path) -> None:
     """Ruff (pinned) with fixed settings, so the output does not follow any config file or variable."""
     check_syntax(folder)
-    from ruff import find_ruff_bin  # type: ignore[import-untyped]  # the pinned binary: no interpreter to exec it
-
-    ruff = find_ruff_bin()
-    common = ["--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100"]
-    _run("ruff", [ruff, "check", "--fix-only", "--quiet", *common, "--select", "I,F401", "."], scratch, folder)
-    _run("ruff", [ruff, "format", *common, "."], scratch, folder)  # not --quiet: it would hide ruff's errors too
+    for command in ruff_passes(ruff_binary(), "."):
+        _run("ruff", command, scratch, folder)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Mapping
 from importlib.metadata import version
 from pathlib import Path
@@ -26,7 +27,16 @@ from codegen.config import (
     WIRE_DIR,
     Source,
 )
-from codegen.generation.generators import CLIENT_CONFIG, Generators, format_python, generate, write_filtered_spec
+from codegen.generation.generators import (
+    CLIENT,
+    CLIENT_CONFIG,
+    WIRE,
+    Generators,
+    format_python,
+    start_generating,
+    wait_for_client,
+    write_filtered_spec,
+)
 from codegen.generation.inputs import GenerationInputs
 from codegen.generation.overlays import render_overlays
 from codegen.messages import Messages
@@ -44,8 +54,9 @@ HEADER = (
 
 
 def _collect(folder: Path, into: str) -> dict[str, bytes]:
+    """Every file under `folder` by its path under `into` ("": the tree's own root)."""
     return {
-        f"{into}/{path.relative_to(folder).as_posix()}": path.read_bytes()
+        (Path(into) / path.relative_to(folder)).as_posix(): path.read_bytes()
         for path in sorted(folder.rglob("*"))
         if path.is_file() and "__pycache__" not in path.parts
     }
@@ -69,29 +80,34 @@ def generate_tree(
     """The generate, overlays and format steps, in the generators' private scratch folder: path -> bytes, unstamped.
 
     The templates and the client generator's config come from `inputs`, the bytes the run read once.
+    The client generator is the longest step and formats its own output (its post hooks), so the
+    overlays are rendered, and they and the wire models formatted, while it runs.
     """
     scratch = generators.scratch
     templates = inputs.write_templates(scratch / TEMPLATES)
     config = inputs.write_code_file(CLIENT_CONFIG, scratch / Path(CLIENT_CONFIG).name)
     spec_path = write_filtered_spec(filtered, scratch)
-    with messages.step("generate") as used:
-        client, wire = generate(spec_path, generators, templates / "client", config)
-        used(" ∥ ".join(f"{name} {version(name)}" for name in TOOLCHAIN[:2]))
+    tree = scratch / "tree"
+    started = time.perf_counter()
+    client, wire = start_generating(spec_path, generators, templates / "client", config)
     with messages.step("overlays") as used:
-        tree = scratch / "tree"
         overlays = render_overlays(templates / "overlays", filtered)
         for rel, text in overlays.items():
             target = tree / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(text)
-        used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
-    shutil.copytree(client, tree / CLIENT_DIR)
+        used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays, while the generators run")
+    generators.wait(WIRE)
     (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
     shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
     with messages.step("format") as used:
         format_python(tree, scratch)
-        used(f"ruff {version('ruff')}")
-    return {path.removeprefix("./"): data for path, data in _collect(tree, ".").items()}
+        used(f"ruff {version('ruff')}, the wire models and overlays while {CLIENT} formats its own output")
+    wait_for_client(generators, client, CLIENT_DIR)
+    messages.step_done(
+        "generate", time.perf_counter() - started, " ∥ ".join(f"{n} {version(n)}" for n in TOOLCHAIN[:2])
+    )
+    return dict(sorted({**_collect(tree, ""), **_collect(client, CLIENT_DIR)}.items()))
 
 
 def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[str, bytes]) -> Staged:

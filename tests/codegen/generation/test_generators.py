@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import shutil
 import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from codegen.config import Project, load_source
 from codegen.errors import CodegenError
 from codegen.generation.generators import (
     CLIENT_CONFIG,
     Generators,
+    client_config,
     format_python,
     generate,
     private_scratch,
+    ruff_binary,
+    ruff_passes,
     tool_env,
     tool_failure,
     write_filtered_spec,
@@ -90,6 +97,65 @@ def test_ruff_formats_what_parses(tmp_path: Path, scratch: Path) -> None:
     assert (tmp_path / "m.py").read_text() == "x = [1, 2]\n"
 
 
+# --- the client generator formats its own output: the same ruff passes, as its post hooks ---------
+
+
+def _filtered_spec(scratch: Path) -> Path:
+    project = Project(ROOT)
+    document = read_spec(project.spec.read_bytes())
+    operations = load_operation_map(project.operations)
+    return write_filtered_spec(
+        filter_spec(document.data, tags=load_source(project).sdk_tags, operations=operations), scratch
+    )
+
+
+def test_the_client_config_as_run_adds_the_ruff_passes_as_post_hooks(scratch: Path) -> None:
+    committed = ROOT / "codegen" / CLIENT_CONFIG
+    assert "post_hooks" not in yaml.safe_load(committed.read_text()), "the pipeline adds them: two would clash"
+    run = client_config(committed, scratch)
+    settings = yaml.safe_load(run.read_text())
+    assert settings == {**yaml.safe_load(committed.read_text()), "post_hooks": settings["post_hooks"]}
+    assert [shlex.split(hook) for hook in settings["post_hooks"]] == ruff_passes("ruff", ".")
+    # `ruff` by name is the pinned binary: the first entry of the tools' PATH holds it and nothing else.
+    first = Path(tool_env(scratch)["PATH"].split(os.pathsep)[0])
+    assert [p.name for p in first.iterdir()] == ["ruff"]
+    assert (first / "ruff").resolve() == Path(ruff_binary()).resolve()
+
+
+def test_the_client_comes_out_as_the_one_ruff_pass_leaves_it(scratch: Path) -> None:
+    generators = Generators(scratch)
+    try:
+        client, _ = generate(_filtered_spec(scratch), generators, None, ROOT / "codegen" / CLIENT_CONFIG)
+    finally:
+        generators.close()
+    modules = sorted(client.rglob("*.py"))
+    assert len(modules) > 10
+    before = {path: path.read_bytes() for path in modules}
+    format_python(client, scratch)  # codegen's own pass over the wire models and overlays
+    assert {path: path.read_bytes() for path in modules} == before
+
+
+def test_a_client_template_that_writes_code_that_does_not_parse_is_named_with_its_line(
+    tmp_path: Path, scratch: Path
+) -> None:
+    """The post hooks' ruff fails on it; the message is the file and line, not ruff's."""
+    import openapi_python_client
+
+    templates = tmp_path / "templates"
+    shutil.copytree(ROOT / "templates" / "client", templates)
+    shipped = Path(openapi_python_client.__file__).parent / "templates" / "types.py.jinja"
+    (templates / "types.py.jinja").write_text(shipped.read_text() + "def broken(:\n")
+    generators = Generators(scratch)
+    try:
+        with pytest.raises(CodegenError) as caught:
+            generate(_filtered_spec(scratch), generators, templates, ROOT / "codegen" / CLIENT_CONFIG)
+    finally:
+        generators.close()
+    (problem,) = caught.value.problems
+    assert re.fullmatch(r"types\.py:\d+", problem.where or ""), problem.where
+    assert problem.message.startswith("generated code does not parse: ")
+
+
 # --- hermetic: only this repository configures the generators ------------------------------------
 
 
@@ -119,6 +185,7 @@ def test_the_tools_see_no_variable_of_the_callers(scratch: Path) -> None:
     env = tool_env(scratch)
     assert set(env) == {"PATH", "HOME", "TMPDIR", "LC_ALL", "NO_COLOR"}
     assert env["HOME"].startswith(str(scratch)) and env["TMPDIR"].startswith(str(scratch))
+    assert env["PATH"] == os.pathsep.join([str(scratch / "bin"), os.defpath])
 
 
 def _plant(folder: Path) -> None:
