@@ -47,8 +47,9 @@ from codegen.openapi.operation_map import MappedOperation, check_operation_map, 
 from codegen.openapi.sdk_filter import filter_spec
 from codegen.upstream.fetch import FetchedSpec, fetch_spec
 
-# Every module a generation runs is imported by now: a codegen source file modified later may not be
-# the code that ran (codegen/generation/inputs.py).
+# A codegen source file modified after this moment may not be the code that ran
+# (codegen/generation/inputs.py); one imported later (the overlays, on the free core) and not
+# modified since is the same bytes `read_inputs` reads after it.
 IMPORTED_NS = time.time_ns()
 
 

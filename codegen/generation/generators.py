@@ -39,6 +39,7 @@ import ast
 import functools
 import json
 import os
+import queue
 import re
 import shlex
 import shutil
@@ -46,6 +47,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -143,12 +145,18 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 
 
 class Generators:
-    """The two generators' interpreters for one run, in its private scratch folder."""
+    """The two generators' interpreters for one run, in its private scratch folder.
+
+    Once given its arguments, each generator has a thread of its own that reads its output to its
+    end (so that neither can stall on a full pipe) and says when it is done: `first_done` tells the
+    caller which finished first, `wait` gives one's verdict.
+    """
 
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
         self._started: dict[str, subprocess.Popen[str]] = {}  # waiting for their arguments
-        self._running: dict[str, subprocess.Popen[str]] = {}  # given their arguments
+        self._running: dict[str, _Running] = {}  # given their arguments
+        self._done: queue.SimpleQueue[str] = queue.SimpleQueue()
 
     def start(self) -> None:
         """Start both now, so that they import themselves while codegen prepares the spec."""
@@ -178,11 +186,20 @@ class Generators:
             except BrokenPipeError:
                 pass  # it died importing: its output says why
             process.stdin = None  # written and closed: communicate() has nothing more to send
-            self._running[tool] = process
+            running = _Running(tool, process, self._done)
+            self._running[tool] = running
+            running.waiter.start()
+
+    def first_done(self) -> str:
+        """The name of a generator that has finished since the last call, as soon as there is one."""
+        return self._done.get()
 
     def wait(self, tool: str) -> None:
         """Until `tool` has finished; its failure said as it said it."""
-        _finish(tool, self._running[tool])
+        running = self._running[tool]
+        running.waiter.join()
+        if running.problem is not None:
+            raise CodegenError(running.problem)
 
     def run(self, jobs: list[tuple[str, list[str]]]) -> None:
         """Hand each its arguments and wait for them all."""
@@ -192,12 +209,30 @@ class Generators:
 
     def close(self) -> None:
         """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM)."""
-        for process in [*self._started.values(), *self._running.values()]:
-            if process.returncode is None:  # not yet waited for
-                process.kill()
-                process.communicate()
+        for process in self._started.values():
+            process.kill()
+            process.communicate()
+        for running in self._running.values():
+            if running.waiter.is_alive():
+                running.process.kill()
+            running.waiter.join()
         self._started.clear()
         self._running.clear()
+
+
+class _Running:
+    """A generator given its arguments, and the thread that waits for it to end."""
+
+    def __init__(self, tool: str, process: subprocess.Popen[str], done: queue.SimpleQueue[str]) -> None:
+        self.tool, self.process = tool, process
+        self.problem: Problem | None = None
+        self.waiter = threading.Thread(target=self._wait, args=(done,), name=f"codegen-{tool}", daemon=True)
+
+    def _wait(self, done: queue.SimpleQueue[str]) -> None:
+        output, _ = self.process.communicate()
+        if self.process.returncode != 0:
+            self.problem = tool_failure(self.tool, self.process.returncode, output)
+        done.put(self.tool)
 
 
 @contextmanager

@@ -38,7 +38,6 @@ from codegen.generation.generators import (
     write_filtered_spec,
 )
 from codegen.generation.inputs import GenerationInputs
-from codegen.generation.overlays import render_overlays
 from codegen.messages import Messages
 from codegen.tree.staged import Staged
 from codegen.upstream.spec_lock import Lock
@@ -81,7 +80,8 @@ def generate_tree(
 
     The templates and the client generator's config come from `inputs`, the bytes the run read once.
     The client generator is the longest step and formats its own output (its post hooks), so the
-    overlays are rendered, and they and the wire models formatted, while it runs.
+    overlays are rendered as soon as either generator is done, and they and the wire models
+    formatted once the wire models are; usually the client generator is still at work.
     """
     scratch = generators.scratch
     templates = inputs.write_templates(scratch / TEMPLATES)
@@ -90,24 +90,37 @@ def generate_tree(
     tree = scratch / "tree"
     started = time.perf_counter()
     client, wire = start_generating(spec_path, generators, templates / "client", config)
+    # Both generators have a core each until one is done: codegen's own work waits for that, so
+    # that it takes the core that frees up instead of theirs.
+    _settle(generators, generators.first_done(), client)  # a failure at once
     with messages.step("overlays") as used:
+        from codegen.generation.overlays import render_overlays  # jinja's import too: on the free core
+
         overlays = render_overlays(templates / "overlays", filtered)
         for rel, text in overlays.items():
             target = tree / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(text)
-        used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays, while the generators run")
-    generators.wait(WIRE)
+        used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
+    _settle(generators, WIRE, client)
     (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
     shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
     with messages.step("format") as used:
         format_python(tree, scratch)
-        used(f"ruff {version('ruff')}, the wire models and overlays while {CLIENT} formats its own output")
-    wait_for_client(generators, client, CLIENT_DIR)
+        used(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
+    _settle(generators, CLIENT, client)
     messages.step_done(
         "generate", time.perf_counter() - started, " ∥ ".join(f"{n} {version(n)}" for n in TOOLCHAIN[:2])
     )
     return dict(sorted({**_collect(tree, ""), **_collect(client, CLIENT_DIR)}.items()))
+
+
+def _settle(generators: Generators, tool: str, client: Path) -> None:
+    """Until `tool` is done; its failure raised (the client's with the line of code that does not parse)."""
+    if tool == CLIENT:
+        wait_for_client(generators, client, CLIENT_DIR)
+    else:
+        generators.wait(tool)
 
 
 def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[str, bytes]) -> Staged:

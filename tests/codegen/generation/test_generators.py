@@ -259,3 +259,39 @@ def test_a_generator_that_fails_says_so_and_the_other_is_stopped(scratch: Path) 
     finally:
         generators.close()
     assert caught.value.problems[0].message.startswith("openapi-python-client failed (exit ")
+
+
+# --- which generator finished first: codegen's own work takes the core it frees -----------------
+
+
+def test_first_done_names_the_generator_that_finished_while_the_other_still_runs(scratch: Path) -> None:
+    """The client's job reads a FIFO nobody has written yet: it cannot end before the other."""
+    gate = scratch / "gate"
+    os.mkfifo(gate)
+    (scratch / "small.json").write_text("{}")
+    generators = Generators(scratch)
+    try:
+        generators.hand(
+            [
+                ("openapi-python-client", ["json.tool", str(gate)]),
+                ("datamodel-code-generator", ["json.tool", "small.json"]),
+            ]
+        )
+        assert generators.first_done() == "datamodel-code-generator"
+        generators.wait("datamodel-code-generator")
+        with open(gate, "w") as fifo:  # a FIFO: opening it for writing lets the reader on
+            fifo.write("[1]")
+        assert generators.first_done() == "openapi-python-client"
+        generators.wait("openapi-python-client")
+    finally:
+        generators.close()
+
+
+def test_close_stops_a_generator_that_is_still_running(scratch: Path) -> None:
+    gate = scratch / "gate"
+    os.mkfifo(gate)
+    generators = Generators(scratch)
+    generators.hand([("openapi-python-client", ["json.tool", str(gate)])])
+    (running,) = generators._running.values()
+    generators.close()  # would hang if it waited for the FIFO
+    assert running.process.returncode is not None and not running.waiter.is_alive()
