@@ -76,7 +76,10 @@ class UpstreamRepository:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.lock_path = path.with_suffix(".lock")
         with self._locked():
-            self.repo = git.Repo.init(path, bare=True, mkdir=True)
+            try:  # opening costs no process, `git init` on every run would
+                self.repo = git.Repo(path)
+            except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+                self.repo = git.Repo.init(path, bare=True, mkdir=True)
 
     def _locked(self) -> AbstractContextManager[None]:
         """Runs sharing the cache take turns: concurrent fetches fail on git's own ref locks."""
@@ -242,7 +245,9 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
     """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted)."""
     upstream = UpstreamRepository(source.url)
     branch_ref = fetch_configured_branch(upstream, source)
-    if not upstream.has_commit(source.commit) and not upstream.try_fetch_commit(source.commit):
+    # The usual case, a pin on the branch just fetched, is one git call; the others say what is wrong.
+    reachable = upstream.is_ancestor(source.commit, branch_ref)
+    if not reachable and not upstream.has_commit(source.commit) and not upstream.try_fetch_commit(source.commit):
         raise CodegenError(
             Problem(
                 f"commit {source.commit} does not exist in {source.url}",
@@ -250,7 +255,7 @@ def fetch_spec_at(source: Source) -> FetchedSpec:
                 remedy="pin a commit of the runtime repository (`nox -s bump -- <ref>`)",
             )
         )
-    if not upstream.is_ancestor(source.commit, branch_ref):
+    if not reachable and not upstream.is_ancestor(source.commit, branch_ref):
         raise CodegenError(
             Problem(
                 f"commit {source.commit} exists upstream but is not reachable from "

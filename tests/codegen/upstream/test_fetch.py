@@ -384,3 +384,16 @@ def test_a_git_failure_in_the_cache_is_not_unreachable_and_never_downgrades_the_
     assert f"git fetch from {upstream.url} failed: cannot lock ref 'refs/upstream/heads/main'" in result.err
     assert "unreachable" not in result.text and "codegen: clean" not in result.text
     assert "delete that cached repository" in result.err
+
+
+def test_a_cached_repository_that_a_first_run_left_empty_is_made_again(
+    upstream: Upstream, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm run opens the cache without `git init`; a folder that is not a repository yet gets one."""
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    folder = UpstreamRepository(upstream.url).lock_path.with_suffix(".git")
+    shutil.rmtree(folder)
+    folder.mkdir()  # what an interrupted first run can leave
+    reopened = UpstreamRepository(upstream.url)
+    assert reopened.repo.bare and Path(reopened.repo.git_dir) == folder
+    assert UpstreamRepository(upstream.url).repo.git_dir == reopened.repo.git_dir
