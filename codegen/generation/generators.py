@@ -1,8 +1,8 @@
 """Run the code generators on the filtered spec, hermetically, and collect their output.
 
-Both generators are run as subprocesses of this interpreter, and ruff after
-them from its environment, so that the versions pinned in
-requirements/codegen.txt are the ones that run.  Their messages are shown as
+Both generators are run as subprocesses of this interpreter, and ruff from
+its environment, so that the versions pinned in requirements/codegen.txt are
+the ones that run.  Their messages are shown as
 they wrote them when they fail.
 
 Hermetic means that nothing but this repository configures them:
@@ -27,10 +27,13 @@ datamodel-code-generator runs with `--no-formatters`: its black and isort pass
 would only be undone by ruff.
 
 Each generator's interpreter is started before the spec is even fetched
-(`Generators.start`): it imports the generator (about a second for
+(`Generators.start`): it imports the generator (a third of a second for
 openapi-python-client) while codegen imports, fetches, parses and filters,
 then reads its arguments, the same as on a command line, from its stdin and
-runs the generator's own `__main__`.
+runs the generator's own `__main__`.  On two cores the generators keep both
+busy, so codegen's own later work (the overlays, the wire models' formatting)
+waits until the first of them is done (`Generators.first_done`) and takes the
+core it frees.
 """
 
 from __future__ import annotations
@@ -283,7 +286,7 @@ def check_syntax(folder: Path, shown_as: str = "") -> None:
         try:
             ast.parse(path.read_bytes(), filename=str(path))
         except SyntaxError as error:
-            rel = (Path(shown_as) / path.relative_to(folder)).as_posix().removeprefix("./")
+            rel = (Path(shown_as) / path.relative_to(folder)).as_posix()
             raise CodegenError(
                 Problem(
                     f"generated code does not parse: {error.msg}",
