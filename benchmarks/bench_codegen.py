@@ -12,7 +12,10 @@ and prints medians and the ratios codegen/side, codegen/serial, check/codegen an
 full/codegen, for this repository's spec and for the real-shape spec
 (../shared/fixtures/e2b-openapi.yml plus the pause change of tests/codegen/real_upstream/,
 pinned in the copy).  `codegen` runs with a warm cache, as on a developer's machine: the
-validator's verdict on the pinned spec is recorded, so only `full` validates.
+validator's verdict on the pinned spec is recorded, so only `full` validates, and its
+bytecode is cached (in a temporary PYTHONPYCACHEPREFIX, even where PYTHONDONTWRITEBYTECODE
+is set), as the generators' is.  The codegen/side ratio is also given round by round: each
+round times the two one after the other, so its median follows the machine's drift.
 
     python benchmarks/bench_codegen.py [--runs N] [--shape own|real|both]
 """
@@ -114,7 +117,15 @@ def real_shape_upstream(dest: Path) -> str:
 
 def measure(name: str, work: Path, project: Path, upstream: Path, runs: int) -> dict[str, list[float]]:
     """Interleaved runs of the bare generators, codegen and check on one project and upstream."""
-    env = {**os.environ, "E2B_CODEGEN_CACHE": str(work / "cache"), "E2B_RUNTIME_REPO": str(upstream)}
+    # Bytecode cached as on a maintainer's machine, where PYTHONDONTWRITEBYTECODE would have codegen
+    # compile its own source (and GitPython's) on every run; the warm-up run below fills it. The
+    # generators run as `python -I`, which ignores the variable: theirs is cached in site-packages.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env |= {
+        "E2B_CODEGEN_CACHE": str(work / "cache"),
+        "E2B_RUNTIME_REPO": str(upstream),
+        "PYTHONPYCACHEPREFIX": str(work / "pycache"),
+    }
     codegen = [sys.executable, "-m", "codegen", "--root", str(project), "generate"]
     # A copy without git history: no base revision, so the tree is trusted explicitly.
     check = [sys.executable, "-m", "codegen", "--root", str(project), "check", "--trust-tree"]
@@ -145,8 +156,6 @@ def report(name: str, results: dict[str, list[float]], runs: int) -> None:
     print(f"{name}: runs: {runs} (interleaved), medians:")
     for key, value in med.items():
         print(f"  {key:8} {value:6.2f} s   (all: {', '.join(f'{x:.2f}' for x in results[key])})")
-    # Each round times the floor and codegen one after the other: the median of those pairs' ratios
-    # is the steadier figure when the machine's speed drifts during the run.
     paired = statistics.median(c / s for c, s in zip(results["codegen"], results["side"], strict=True))
     print(
         f"  codegen / side by side:    {med['codegen'] / med['side']:.2f}x, round by round {paired:.2f}x "

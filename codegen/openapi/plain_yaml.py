@@ -295,7 +295,13 @@ class _TreeBuilder:
         self.problems.append(Problem(message, where=f"{self.display_path}:{line}"))
 
 
+# The first characters a typed core-schema scalar can start with; text starting otherwise is text.
+_TYPED_START = frozenset("~nNtTfF0123456789+-.")
+
+
 def _resolve_plain(text: str) -> Any:
+    if text and text[0] not in _TYPED_START:
+        return text  # most scalars of a spec: names, types, descriptions
     if _NULL.fullmatch(text):
         return None
     if text in _BOOL:
