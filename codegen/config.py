@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,6 +217,8 @@ def read_pin(project: Project) -> str:
 
 def read_settings(text: str, project: Project, *, where: str = PYPROJECT) -> Settings:
     """`[tool.codegen]` from a pyproject.toml's text, every value checked before git sees it."""
+    import tomllib  # here, not at the top: `generate` starts its generators before it reads settings
+
     try:
         table = tomllib.loads(text)["tool"]["codegen"]
         if not isinstance(table, dict):

@@ -37,7 +37,6 @@ import shutil
 import signal
 import subprocess
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ from codegen.printable import printable
 JOURNAL = ".codegen-journal.json"
 JOURNAL_TEMPORARY = f"{JOURNAL}.tmp"
 LEFTOVER = re.compile(r"\.(.+)\.codegen-(?:new|old)-[0-9a-f]{8}")
-_TAG = re.compile(r"[0-9a-f]{8}")  # uuid4().hex[:8], as swap_into_place makes it
+_TAG = re.compile(r"[0-9a-f]{8}")  # os.urandom(4).hex(), as swap_into_place makes it
 _WRITTEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _JOURNAL_FIELDS = {"state", "tag", "written", "swaps"}
 _SWAP_FIELDS = {"target", "existed"}
@@ -96,7 +95,7 @@ class _Swap:
 
 def swap_into_place(root: Path, contents: Mapping[str, Content | None]) -> None:
     """Replace every target (a path relative to root) with its content, or remove it (None), all or nothing."""
-    tag = uuid.uuid4().hex[:8]
+    tag = os.urandom(4).hex()
     swaps = [_Swap(target, os.path.lexists(root / target), tag) for target in contents]
     swaps = [swap for swap in swaps if swap.existed or contents[swap.target] is not None]  # nothing to remove
     try:
