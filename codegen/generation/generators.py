@@ -358,7 +358,9 @@ def client_config(base: Path, scratch: Path) -> Path:
     binary is linked as bin/ruff in the scratch folder, first on the tools' PATH.
     """
     (scratch / "bin").mkdir(mode=0o700, exist_ok=True)
-    (scratch / "bin" / "ruff").symlink_to(ruff_binary())
+    link = scratch / "bin" / "ruff"
+    link.unlink(missing_ok=True)  # a second generation in the same scratch folder
+    link.symlink_to(ruff_binary())
     hooks = [shlex.join(command) for command in ruff_passes("ruff", ".")]
     path = scratch / "openapi_python_client.run.yml"
     path.write_bytes(base.read_bytes() + f"post_hooks: {json.dumps(hooks)}\n".encode())
