@@ -49,6 +49,7 @@ STRESSED = (
     "tests/local_api/test_cli.py",
     "tests/python_sdk/test_http.py",
     "tests/python_sdk/test_slow_pause.py",
+    "tests/python_sdk/transport/test_factory.py",  # the pool's idle timer against a server's idle close
     "tests/python_sdk/transport/test_real_sockets.py",
     "tests/python_sdk/transport/test_retryable.py",
 )

@@ -46,9 +46,16 @@ def _chunk(data: bytes) -> bytes:
 
 
 class TestServer:
-    __test__ = False
+    """Threaded; counts requests per path and live connections.
 
-    """Threaded; counts requests per path and live connections."""
+    With `idle_close` set, a request on a connection idle at least that many
+    seconds is never answered and its connection is closed: what a client
+    meets when its request crosses the server's idle close on the wire, made
+    deterministic (the server sends no close the client could see first).
+    `crossed` counts them.
+    """
+
+    __test__ = False
 
     def __init__(self) -> None:
         self._sock = socket.socket()
@@ -61,6 +68,8 @@ class TestServer:
         self.bodies: list[bytes] = []
         self.live = 0
         self.accepted = 0
+        self.idle_close: float | None = None
+        self.crossed = 0
         self.partial_sent = threading.Event()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -193,10 +202,13 @@ class TestServer:
 
     def _serve(self, conn: socket.socket) -> None:
         buf = bytearray()
+        idle_since: float | None = None  # the end of the last answer on this connection
         try:
             while not self._stop.is_set():
                 request = self._read_request(buf, conn)
                 if request is None:
+                    return
+                if self._crosses_idle_close(idle_since):
                     return
                 target, body = request
                 parts = urlsplit(target)
@@ -205,6 +217,7 @@ class TestServer:
                     self.bodies.append(body)
                 if not self.routes[parts.path](conn, parse_qs(parts.query)):
                     return
+                idle_since = time.monotonic()
         except OSError:
             return
         finally:
@@ -215,6 +228,13 @@ class TestServer:
             conn.close()
             with self._lock:
                 self.live -= 1
+
+    def _crosses_idle_close(self, idle_since: float | None) -> bool:
+        if self.idle_close is None or idle_since is None or time.monotonic() - idle_since < self.idle_close:
+            return False
+        with self._lock:
+            self.crossed += 1
+        return True
 
     def wait_live(self, at_most: int, timeout: float = 3.0) -> int:
         end = time.monotonic() + timeout

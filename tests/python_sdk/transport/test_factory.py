@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+
 import httpx
 import pytest
+import uvicorn
 from e2b._transport import (
     AsyncRetryableTransport,
     RetryableTransport,
     RetryPolicy,
+    _factory,
     default_async_transport,
     default_transport,
 )
 from pyqwest.httpx import AsyncPyqwestTransport, PyqwestTransport
+
+from ._server import TestServer
 
 
 def test_default_transport_wraps_pyqwest() -> None:
@@ -49,3 +57,74 @@ def test_closing_the_client_closes_the_owned_pyqwest_transport() -> None:
         pass
     with pytest.raises(RuntimeError, match="closed transport"):
         transport.handle_request(httpx.Request("GET", "http://127.0.0.1:9/"))
+
+
+# Idle connections. A request written into a pooled connection as the server
+# closes it for idleness meets the close instead of an answer. `TestServer`'s
+# `idle_close` makes that crossing certain: the server closes, unanswered, a
+# request on a connection idle that long, and sends no close beforehand that
+# the client could notice. The pool must have let the connection go first.
+IDLE = 0.1
+
+
+async def _post_twice_idle_between(transport: RetryableTransport | AsyncRetryableTransport, url: str) -> httpx.Response:
+    """POST, idle 3x `IDLE`, POST again on the same client: the second answer.
+
+    The wait is the client pool's own timer, which nothing outside it can
+    observe; 3x leaves it a wide margin (the server's idle clock starts
+    before the client's, as it answers before the client reads).
+    """
+    if isinstance(transport, AsyncRetryableTransport):
+        async with httpx.AsyncClient(transport=transport) as client:
+            assert (await client.post(url, json={})).status_code == 200
+            await asyncio.sleep(3 * IDLE)
+            return await client.post(url, json={})
+    with httpx.Client(transport=transport) as client:
+        assert client.post(url, json={}).status_code == 200
+        time.sleep(3 * IDLE)
+        return client.post(url, json={})
+
+
+@pytest.fixture
+def closing_server() -> Iterator[TestServer]:
+    server = TestServer()
+    server.idle_close = IDLE  # as soon as the client may have dropped the connection
+    yield server
+    server.close()
+
+
+FACTORIES: dict[str, Callable[..., RetryableTransport | AsyncRetryableTransport]] = {
+    "sync": default_transport,
+    "async": default_async_transport,
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("flavour", FACTORIES)
+async def test_a_connection_idle_past_the_pool_idle_timeout_is_not_reused(
+    closing_server: TestServer, flavour: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_factory, "POOL_IDLE_TIMEOUT", IDLE)  # the SDK's default, shortened
+    response = await _post_twice_idle_between(FACTORIES[flavour](retries=0), closing_server.url + "/ok")
+    assert response.status_code == 200
+    # A new connection carried the second request; the idle one never did.
+    assert (closing_server.accepted, closing_server.crossed, closing_server.hits["/ok"]) == (2, 0, 2)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("flavour", FACTORIES)
+async def test_a_pool_keeping_idle_connections_longer_than_the_server_meets_its_close(
+    closing_server: TestServer, flavour: str
+) -> None:
+    # pyqwest's own default (90 s), overriding the SDK's through pyqwest_options.
+    transport = FACTORIES[flavour](retries=0, pool_idle_timeout=90.0)
+    with pytest.raises(httpx.TransportError):
+        await _post_twice_idle_between(transport, closing_server.url + "/ok")
+    # The POST reached the server but not its handler: nothing re-sent it.
+    assert (closing_server.accepted, closing_server.crossed, closing_server.hits["/ok"]) == (1, 1, 1)
+
+
+def test_the_pool_lets_a_connection_go_before_common_servers_close_it() -> None:
+    # uvicorn's default idle close, as Node.js's and Apache's; with a second
+    # for the server's close to reach the client.
+    assert _factory.POOL_IDLE_TIMEOUT <= uvicorn.Config("unloaded:app").timeout_keep_alive - 1

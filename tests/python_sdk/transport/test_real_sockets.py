@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from e2b._transport import (
     AsyncRetryableTransport,
     RetryableTransport,
@@ -26,6 +27,10 @@ from e2b._transport import (
     default_async_transport,
     default_transport,
 )
+from e2b_local_api import DEV_API_KEY, create_app
+from e2b_local_api.http_protocol import server_config
+
+from tests.local_api.conftest import control_client, free_socket, serving, url_of
 
 from ._server import BOMB, BOMB_SIZE, BUSY, DEEP, REFUSAL, TestServer
 
@@ -357,3 +362,46 @@ async def test_no_leaks_over_1000_requests(server: TestServer, kind: str) -> Non
         assert c.pool_size() == pool  # None for pyqwest: the server's count stands in
     finally:
         await c.close()
+
+
+@pytest.fixture(scope="module")
+def idle_closing_api() -> Iterator[tuple[str, uvicorn.Server]]:
+    """The local API server, closing connections idle for 0.5 s."""
+    sock = free_socket()
+    with serving(server_config(create_app(), keep_alive_timeout=0.5, log_level="critical"), sock) as api:
+        yield url_of(sock), api
+
+
+def _wait_until_closed(api: uvicorn.Server, control: httpx.Client) -> None:
+    """Until the server has closed every connection, the client's idle one included.
+
+    uvicorn drops a connection from its count just before asyncio closes the
+    socket, in the same loop callback: the answer to a later request (a fresh
+    connection of the control client) comes after the close.
+    """
+    deadline = time.monotonic() + 10
+    while api.server_state.connections:
+        assert time.monotonic() < deadline, "the server kept the idle connection"
+        time.sleep(0.01)
+    assert control.get("/_local/health").status_code == 200
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_pause_after_the_server_closed_the_idle_connection_is_sent_once(
+    idle_closing_api: tuple[str, uvicorn.Server], kind: str
+) -> None:
+    url, api = idle_closing_api
+    key = {"X-API-Key": DEV_API_KEY}
+    c = make_client(kind)
+    with control_client(url) as control:
+        sandbox_id = control.post("/sandboxes", json={"templateID": "base"}, headers=key).json()["sandboxID"]
+        pauses = control.get("/_local/stats").json()["received"].get("pauseSandbox", 0)
+        try:
+            assert (await c.get(f"{url}/sandboxes/{sandbox_id}", headers=key)).status_code == 200
+            _wait_until_closed(api, control)  # the pooled connection is closed: idle past the keep-alive
+            response = await c.get(f"{url}/sandboxes/{sandbox_id}/pause", method="POST", json={}, headers=key)
+        finally:
+            await c.close()
+        assert response.status_code == 200, response.text
+        # Over a new connection, and exactly once: the closed one took nothing.
+        assert control.get("/_local/stats").json()["received"]["pauseSandbox"] == pauses + 1

@@ -19,6 +19,16 @@ from e2b._transport._plan import Clock, Random
 from e2b._transport._retry_rules import RetryPolicy
 from e2b._transport._sync import RetryableTransport
 
+# How long the pool keeps an idle connection: less than servers do. A
+# request written into a connection as the server closes it for idleness
+# meets the close instead of an answer, and the retrying transport does not
+# re-send it: it cannot tell that the server never read it (a pause must not
+# run twice). pyqwest's 90 s outlasts most servers' idle close (uvicorn and
+# Node.js: 5 s, load balancers: often 60 s), so a retry after a wait that long
+# raced the close. 4 s, as Node's undici, leaves a second for the server's
+# close to reach the client (docs/users/retries.md, "Idle connections").
+POOL_IDLE_TIMEOUT = 4.0
+
 
 def _with_operation_timeout(request: httpx.Request) -> httpx.Request:
     """The request as pyqwest must see it for its operation timeout to be the total."""
@@ -62,6 +72,11 @@ class _OwnedAsyncPyqwestTransport(AsyncPyqwestTransport):
         await self._owned.aclose()
 
 
+def _pyqwest_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The caller's pyqwest options over the SDK's defaults."""
+    return {"follow_redirects": False, "pool_idle_timeout": POOL_IDLE_TIMEOUT, **options}
+
+
 def _policy(policy: RetryPolicy | None, retries: int | None) -> RetryPolicy:
     policy = policy or RetryPolicy()
     return policy if retries is None else replace(policy, retries=retries)
@@ -79,15 +94,15 @@ def default_transport(
     """A retrying transport over a fresh ``pyqwest.SyncHTTPTransport``.
 
     ``pyqwest_options`` go to ``SyncHTTPTransport``; redirects are left to
-    httpx unless ``follow_redirects`` says otherwise. pyqwest's
-    ``read_timeout`` is an idle timeout on every read, the wait for the
-    answer included: the SDK leaves it unset, as a healthy answer (a pause)
-    may take most of the request's timeout. The peek at a 503 body keeps its
-    own budget without it: its reads run in a worker the transport stops
-    waiting for (``_sync._Inner``).
+    httpx unless ``follow_redirects`` says otherwise, and an idle connection
+    is dropped after ``POOL_IDLE_TIMEOUT`` (4 s) unless ``pool_idle_timeout``
+    says otherwise. pyqwest's ``read_timeout`` is an idle timeout on every
+    read, the wait for the answer included: the SDK leaves it unset, as a
+    healthy answer (a pause) may take most of the request's timeout. The peek
+    at a 503 body keeps its own budget without it: its reads run in a worker
+    the transport stops waiting for (``_sync._Inner``).
     """
-    pyqwest_options.setdefault("follow_redirects", False)
-    inner = _OwnedPyqwestTransport(pyqwest.SyncHTTPTransport(**pyqwest_options))
+    inner = _OwnedPyqwestTransport(pyqwest.SyncHTTPTransport(**_pyqwest_options(pyqwest_options)))
     return RetryableTransport(inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random)
 
 
@@ -101,6 +116,5 @@ def default_async_transport(
     **pyqwest_options: Any,
 ) -> AsyncRetryableTransport:
     """A retrying transport over a fresh ``pyqwest.HTTPTransport``."""
-    pyqwest_options.setdefault("follow_redirects", False)
-    inner = _OwnedAsyncPyqwestTransport(pyqwest.HTTPTransport(**pyqwest_options))
+    inner = _OwnedAsyncPyqwestTransport(pyqwest.HTTPTransport(**_pyqwest_options(pyqwest_options)))
     return AsyncRetryableTransport(inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random)
