@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +60,31 @@ def test_ctrl_c_during_a_request_exits_130_with_one_line(silent_server: socket.s
         out, err = proc.communicate(timeout=10)  # not the 60 s of the request timeout
     assert proc.returncode == ExitStatus.INTERRUPTED
     assert (out, err) == ("", "Interrupted.\n")
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_the_command_and_the_threads_it_starts_never_take_the_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the main thread may get SIGINT: one taken by another thread left it waiting (2 runs in 25, busy machine)."""
+    import e2b_cli.main
+    from e2b_cli import launcher
+
+    masks: dict[str, set[signal.Signals]] = {}
+
+    def command() -> int:
+        masks["command"] = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        started = threading.Thread(target=lambda: masks.update(started=signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+        started.start()  # as pyqwest's runtime starts its threads: from the command's
+        started.join()
+        return 0
+
+    monkeypatch.setattr(e2b_cli.main, "main", command)
+    status: list[int] = []
+    worker = threading.Thread(target=launcher._run_command, args=(status,))
+    worker.start()
+    worker.join()
+    assert status == [0]
+    assert signal.SIGINT in masks["command"] and signal.SIGINT in masks["started"]
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the caller's own mask is untouched
 
 
 def test_ctrl_c_while_click_is_being_imported(tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ heavy, handles both before anything else runs:
 - The SDK's default HTTP stack (pyqwest) waits in native code that does not
   look at signals, so a Ctrl-C during a request would only be noticed when
   the request ends. The command therefore runs in a worker thread while the
-  main thread, which receives the signal, only waits; on Ctrl-C it prints
-  one line and ends the process (status 130) without waiting for the worker.
+  main thread, the only one that receives the signal (the worker and the
+  threads it starts block it), only waits; on Ctrl-C it prints one line and
+  ends the process (status 130) without waiting for the worker.
 
 What remains is the interpreter's own start-up (site and `.pth` processing,
 some 30 ms), before any code of this package runs. The process ends with
@@ -38,6 +39,12 @@ def _on_interrupt(_signum: int, _frame: FrameType | None) -> None:
 
 
 def _run_command(status: list[int]) -> None:
+    # Ctrl-C must reach the main thread: only there does it interrupt the wait for this worker.
+    # A process's signal goes to any thread that does not block it, and one that lands on this
+    # thread, or on a thread it starts (pyqwest's runtime inherits this mask), would leave the
+    # main thread waiting until the request ended (2 in 25 runs on a busy machine).
+    if hasattr(signal, "pthread_sigmask"):  # not on Windows, where only the main thread gets it
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         from e2b_cli.main import main
 
