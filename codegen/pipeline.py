@@ -37,7 +37,7 @@ from codegen.generation.cache import (
     record_valid,
     validation_key,
 )
-from codegen.generation.generators import Generators, open_generators
+from codegen.generation.generators import Generators, leave_signals_to_the_main_thread, open_generators
 from codegen.generation.inputs import GenerationInputs, read_inputs
 from codegen.generation.stage import Staged, generate_tree, stamp
 from codegen.messages import Messages
@@ -92,6 +92,7 @@ def validated_alongside(
     timing: list[float] = []
 
     def validate() -> None:
+        leave_signals_to_the_main_thread()
         started = time.perf_counter()
         try:
             verdict.extend(validation_problems(document))

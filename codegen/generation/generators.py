@@ -46,6 +46,7 @@ import queue
 import re
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -232,10 +233,22 @@ class _Running:
         self.waiter = threading.Thread(target=self._wait, args=(done,), name=f"codegen-{tool}", daemon=True)
 
     def _wait(self, done: queue.SimpleQueue[str]) -> None:
+        leave_signals_to_the_main_thread()
         output, _ = self.process.communicate()
         if self.process.returncode != 0:
             self.problem = tool_failure(self.tool, self.process.returncode, output)
         done.put(self.tool)
+
+
+def leave_signals_to_the_main_thread() -> None:
+    """Block Ctrl-C and SIGTERM in the calling (helper) thread.
+
+    A process's signal goes to any thread that does not block it; one taken by a helper thread
+    does not wake the main thread from its wait for that helper, so Ctrl-C would be noticed
+    only when the helper is done.  Blocked here, the signal always finds the main thread.
+    """
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 @contextmanager

@@ -6,8 +6,11 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import stat
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -295,3 +298,29 @@ def test_close_stops_a_generator_that_is_still_running(scratch: Path) -> None:
     (running,) = generators._running.values()
     generators.close()  # would hang if it waited for the FIFO
     assert running.process.returncode is not None and not running.waiter.is_alive()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a thread's signal mask from /proc")
+def test_the_thread_that_waits_for_a_generator_leaves_ctrl_c_to_the_main_thread(scratch: Path) -> None:
+    """Taken by that thread, Ctrl-C would wait for the generator to end before anything noticed it."""
+    gate = scratch / "gate"
+    os.mkfifo(gate)
+    generators = Generators(scratch)
+    try:
+        generators.hand([("openapi-python-client", ["json.tool", str(gate)])])
+        waiter = generators._running["openapi-python-client"].waiter
+        assert waiter.native_id is not None
+        status = Path(f"/proc/self/task/{waiter.native_id}/status")
+        deadline = time.monotonic() + 10  # the thread blocks the signals first thing; it is waiting by then
+        while not _blocked(status, signal.SIGINT) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _blocked(status, signal.SIGINT) and _blocked(status, signal.SIGTERM)
+        assert not _blocked(Path(f"/proc/self/task/{threading.get_native_id()}/status"), signal.SIGINT)
+    finally:
+        generators.close()
+
+
+def _blocked(status: Path, signum: int) -> bool:
+    mask = re.search(r"^SigBlk:\s*([0-9a-f]+)$", status.read_text(), re.MULTILINE)
+    assert mask is not None
+    return bool(int(mask[1], 16) & (1 << (signum - 1)))
