@@ -27,6 +27,7 @@ from codegen.config import (
     WIRE_DIR,
     Source,
 )
+from codegen.errors import CodegenError
 from codegen.generation.generators import (
     CLIENT,
     CLIENT_CONFIG,
@@ -116,6 +117,23 @@ def generate_tree(
 
 
 def _settle(generators: Generators, tool: str, client: Path) -> None:
+    """Until `tool` is done.  When it failed: both generators' verdicts, the client's first.
+
+    Which generator finishes first varies from run to run; what a failed run reports does not.
+    """
+    try:
+        _verdict(generators, tool, client)
+    except CodegenError:
+        problems = []
+        for each in (CLIENT, WIRE):
+            try:
+                _verdict(generators, each, client)
+            except CodegenError as failed:
+                problems.extend(failed.problems)
+        raise CodegenError(*problems) from None
+
+
+def _verdict(generators: Generators, tool: str, client: Path) -> None:
     """Until `tool` is done; its failure raised (the client's with the line of code that does not parse)."""
     if tool == CLIENT:
         wait_for_client(generators, client, CLIENT_DIR)
