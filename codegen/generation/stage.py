@@ -27,7 +27,7 @@ from codegen.config import (
     WIRE_DIR,
     Source,
 )
-from codegen.errors import CodegenError
+from codegen.errors import CodegenError, Problem
 from codegen.generation.generators import (
     CLIENT,
     CLIENT_CONFIG,
@@ -124,7 +124,7 @@ def _settle(generators: Generators, tool: str, client: Path) -> None:
     try:
         _verdict(generators, tool, client)
     except CodegenError:
-        problems = []
+        problems: list[Problem] = []
         for each in (CLIENT, WIRE):
             try:
                 _verdict(generators, each, client)

@@ -68,7 +68,7 @@ def test_the_command_and_the_threads_it_starts_never_take_the_ctrl_c(monkeypatch
     import e2b_cli.main
     from e2b_cli import launcher
 
-    masks: dict[str, set[signal.Signals]] = {}
+    masks: dict[str, set[int | signal.Signals]] = {}
 
     def command() -> int:
         masks["command"] = signal.pthread_sigmask(signal.SIG_BLOCK, [])
