@@ -105,6 +105,10 @@ def tool_env(scratch: Path) -> dict[str, str]:
     }
 
 
+# A tool's output as text whatever bytes it holds (a path in a message, say): decoding never fails.
+_TEXT: dict[str, Any] = {"encoding": "utf-8", "errors": "backslashreplace"}
+
+
 def _run(tool: str, command: list[str], scratch: Path, cwd: Path) -> None:
     """A command of the toolchain, in `tool_env`, to its end."""
     process = subprocess.Popen(
@@ -113,9 +117,14 @@ def _run(tool: str, command: list[str], scratch: Path, cwd: Path) -> None:
         env=tool_env(scratch),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
+        **_TEXT,
     )
-    _finish(tool, process)
+    try:
+        _finish(tool, process)
+    except BaseException:  # Ctrl-C, SIGTERM: ruff does not outlive the run
+        process.kill()
+        process.wait()
+        raise
 
 
 def _finish(tool: str, process: subprocess.Popen[str]) -> None:
@@ -176,7 +185,9 @@ class Generators:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
+            # Its own process group: stopping the run stops the post hooks' shell and ruff too.
+            process_group=0,
+            **_TEXT,
         )
 
     def hand(self, jobs: list[tuple[str, list[str]]]) -> None:
@@ -212,16 +223,23 @@ class Generators:
             self.wait(tool)
 
     def close(self) -> None:
-        """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM)."""
+        """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started."""
         for process in self._started.values():
-            process.kill()
+            _kill_group(process)
             process.communicate()
         for running in self._running.values():
-            if running.waiter.is_alive():
-                running.process.kill()
+            _kill_group(running.process)
             running.waiter.join()
         self._started.clear()
         self._running.clear()
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILL to the tool's process group (its post hooks' shell and ruff); gone already is fine."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 class _Running:
@@ -229,15 +247,22 @@ class _Running:
 
     def __init__(self, tool: str, process: subprocess.Popen[str], done: queue.SimpleQueue[str]) -> None:
         self.tool, self.process = tool, process
-        self.problem: Problem | None = None
+        # A failure until the thread has seen the tool succeed: no verdict is never success.
+        self.problem: Problem | None = Problem(f"{tool} ended without a verdict")
         self.waiter = threading.Thread(target=self._wait, args=(done,), name=f"codegen-{tool}", daemon=True)
 
     def _wait(self, done: queue.SimpleQueue[str]) -> None:
         leave_signals_to_the_main_thread()
-        output, _ = self.process.communicate()
-        if self.process.returncode != 0:
-            self.problem = tool_failure(self.tool, self.process.returncode, output)
-        done.put(self.tool)
+        try:
+            output, _ = self.process.communicate()
+            returncode = self.process.returncode
+            self.problem = tool_failure(self.tool, returncode, output) if returncode != 0 else None
+        except Exception as error:  # said as a problem of the run, never a traceback from a thread
+            self.problem = Problem(f"{self.tool}: its output could not be read: {type(error).__name__}: {error}")
+            _kill_group(self.process)  # nobody reads it any more: it must not wait on a full pipe
+            self.process.wait()
+        finally:
+            done.put(self.tool)
 
 
 def leave_signals_to_the_main_thread() -> None:
@@ -246,6 +271,7 @@ def leave_signals_to_the_main_thread() -> None:
     A process's signal goes to any thread that does not block it; one taken by a helper thread
     does not wake the main thread from its wait for that helper, so Ctrl-C would be noticed
     only when the helper is done.  Blocked here, the signal always finds the main thread.
+    A process started from such a thread would inherit the mask: start none from them.
     """
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -370,13 +396,16 @@ def client_config(base: Path, scratch: Path) -> Path:
     generator splits a hook at its first space to find the program), so the pinned
     binary is linked as bin/ruff in the scratch folder, first on the tools' PATH.
     """
+    from codegen.openapi.plain_yaml import load_yaml  # here: not on the way to the generators' start
+
     (scratch / "bin").mkdir(mode=0o700, exist_ok=True)
     link = scratch / "bin" / "ruff"
     link.unlink(missing_ok=True)  # a second generation in the same scratch folder
     link.symlink_to(ruff_binary())
+    settings = load_yaml(base.read_bytes(), display_path=f"codegen/{CLIENT_CONFIG}").data
     hooks = [shlex.join(command) for command in ruff_passes("ruff", ".")]
     path = scratch / "openapi_python_client.run.yml"
-    path.write_bytes(base.read_bytes() + f"post_hooks: {json.dumps(hooks)}\n".encode())
+    path.write_text(json.dumps({**settings, "post_hooks": hooks}, indent=2) + "\n", encoding="utf-8")  # JSON is YAML
     return path
 
 
@@ -399,13 +428,18 @@ def start_generating(
 
 
 def wait_for_client(generators: Generators, client: Path, shown_as: str) -> None:
-    """Until the client generator is done; when its post hooks failed on code that does not parse, that code's line."""
+    """Until the client generator is done; code of it that does not parse is named by file and line.
+
+    Whether its post hooks failed on that code (ruff would say less) or not: ruff, targeting
+    Python 3.10, passes syntax this Python cannot parse.
+    """
     try:
         generators.wait(CLIENT)
     except CodegenError:
         if client.is_dir():
-            check_syntax(client, shown_as)  # ruff would say less: a template wrote it
+            check_syntax(client, shown_as)
         raise
+    check_syntax(client, shown_as)
 
 
 def generate(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
@@ -416,7 +450,19 @@ def generate(spec_path: Path, generators: Generators, templates: Path | None, co
     return client, wire
 
 
-RUFF_SETTINGS = ("--isolated", "--no-cache", "--target-version", "py310", "--line-length", "100")
+# --isolated ignores config files, not ignore files: an `.ignore` or `.gitignore` above the cache folder,
+# or ruff's default excludes (`dist`, `venv`, ... which a spec's tag can name), would leave files out.
+RUFF_SETTINGS = (
+    "--isolated",
+    "--no-cache",
+    "--no-respect-gitignore",
+    "--exclude",
+    ".git",
+    "--target-version",
+    "py310",
+    "--line-length",
+    "100",
+)
 
 
 def ruff_passes(ruff: str, target: str) -> list[list[str]]:

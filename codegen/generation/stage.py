@@ -91,46 +91,46 @@ def generate_tree(
     tree = scratch / "tree"
     started = time.perf_counter()
     client, wire = start_generating(spec_path, generators, templates / "client", config)
-    # Both generators have a core each until one is done: codegen's own work waits for that, so
-    # that it takes the core that frees up instead of theirs.
-    _settle(generators, generators.first_done(), client)  # a failure at once
-    with messages.step("overlays") as used:
-        from codegen.generation.overlays import render_overlays  # jinja's import too: on the free core
+    try:
+        # Both generators have a core each until one is done: codegen's own work waits for that, so
+        # that it takes the core that frees up instead of theirs.
+        _verdict(generators, generators.first_done(), client)
+        with messages.step("overlays") as used:
+            from codegen.generation.overlays import render_overlays  # jinja's import too: on the free core
 
-        overlays = render_overlays(templates / "overlays", filtered)
-        for rel, text in overlays.items():
-            target = tree / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(text)
-        used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
-    _settle(generators, WIRE, client)
-    (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
-    with messages.step("format") as used:
-        format_python(tree, scratch)
-        used(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
-    _settle(generators, CLIENT, client)
+            overlays = render_overlays(templates / "overlays", filtered)
+            for rel, text in overlays.items():
+                target = tree / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(text)
+            used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
+        _verdict(generators, WIRE, client)
+        (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
+        with messages.step("format") as used:
+            format_python(tree, scratch)
+            used(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
+        _verdict(generators, CLIENT, client)
+    except CodegenError as failed:
+        # Which generator finishes first varies from run to run; what a failed run reports does not:
+        # both generators' verdicts, the client's first, then whatever else failed.
+        verdicts = _verdicts(generators, client)
+        raise CodegenError(*verdicts, *(p for p in failed.problems if p not in verdicts)) from None
     messages.step_done(
         "generate", time.perf_counter() - started, " ∥ ".join(f"{n} {version(n)}" for n in TOOLCHAIN[:2])
     )
     return dict(sorted({**_collect(tree, ""), **_collect(client, CLIENT_DIR)}.items()))
 
 
-def _settle(generators: Generators, tool: str, client: Path) -> None:
-    """Until `tool` is done.  When it failed: both generators' verdicts, the client's first.
-
-    Which generator finishes first varies from run to run; what a failed run reports does not.
-    """
-    try:
-        _verdict(generators, tool, client)
-    except CodegenError:
-        problems: list[Problem] = []
-        for each in (CLIENT, WIRE):
-            try:
-                _verdict(generators, each, client)
-            except CodegenError as failed:
-                problems.extend(failed.problems)
-        raise CodegenError(*problems) from None
+def _verdicts(generators: Generators, client: Path) -> list[Problem]:
+    """Both generators' problems, the client's first, once both are done."""
+    problems: list[Problem] = []
+    for tool in (CLIENT, WIRE):
+        try:
+            _verdict(generators, tool, client)
+        except CodegenError as failed:
+            problems.extend(failed.problems)
+    return problems
 
 
 def _verdict(generators: Generators, tool: str, client: Path) -> None:

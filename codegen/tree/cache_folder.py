@@ -17,6 +17,7 @@ from platformdirs import user_cache_dir
 
 from codegen.config import Project
 from codegen.errors import CodegenError, Problem
+from codegen.printable import printable
 
 CACHE_ENV = "E2B_CODEGEN_CACHE"
 
@@ -28,6 +29,14 @@ def cache_dir() -> Path:
 def cache_root(project: Project) -> Path:
     """The cache folder, resolved; refused (exit 2) when it is the project or inside it."""
     folder = cache_dir().resolve()
+    if os.pathsep in str(folder):
+        # The generators' PATH starts with a folder in there: a separator would split it in two.
+        raise CodegenError(
+            Problem(
+                f"the codegen cache {printable(str(folder))} has {os.pathsep!r} in its path, which the "
+                f"generators' PATH cannot hold: point {CACHE_ENV} at a folder without it"
+            )
+        )
     if folder.is_relative_to(project.root.resolve()):
         raise CodegenError(
             Problem(

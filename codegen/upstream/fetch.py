@@ -10,6 +10,7 @@ fresh clone working offline and still catches a hand-edited spec.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -66,6 +67,29 @@ class FetchFailed(CodegenError):
     """git failed here, not for want of the upstream: never a reason to fall back to the lock."""
 
 
+def _open_or_init(path: Path) -> git.Repo:
+    """The cached bare repository, opened (no process); `git init` only for a missing or unfinished one.
+
+    `git init` writes HEAD before config: an interrupted first run can leave either alone.
+    """
+    try:
+        if os.path.lexists(path) and (path.is_symlink() or not path.is_dir()):
+            # GitPython runs git in the current folder when its folder is not one: `git init` there would
+            # make the caller's folder a bare repository.
+            raise NotADirectoryError(f"{path} is not a folder")
+        if (path / "HEAD").is_file() and (path / "config").is_file():
+            return git.Repo(path)
+        return git.Repo.init(path, bare=True, mkdir=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError, OSError) as error:
+        raise FetchFailed(
+            Problem(
+                f"the cached upstream cannot be used: {type(error).__name__}: {str(error).strip() or 'no detail'}",
+                where=str(path),
+                remedy="delete that cached repository and run again",
+            )
+        ) from None
+
+
 class UpstreamRepository:
     """A bare cache of one upstream repository; every git call goes through here."""
 
@@ -76,10 +100,7 @@ class UpstreamRepository:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.lock_path = path.with_suffix(".lock")
         with self._locked():
-            try:  # opening costs no process, `git init` on every run would
-                self.repo = git.Repo(path)
-            except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-                self.repo = git.Repo.init(path, bare=True, mkdir=True)
+            self.repo = _open_or_init(path)
 
     def _locked(self) -> AbstractContextManager[None]:
         """Runs sharing the cache take turns: concurrent fetches fail on git's own ref locks."""

@@ -343,6 +343,19 @@ def test_a_relative_cache_folder_that_resolves_inside_the_project_is_refused(
     assert result.code == 2 and "is inside the project" in result.err, result.text
 
 
+@pytest.mark.parametrize("verb", [("generate",), ("check", "--no-cache")])
+def test_a_cache_folder_whose_path_holds_a_path_separator_is_refused(
+    project: Path, run: Callable[..., Result], verb: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The generators' PATH starts inside it: `a:b` would put `a` on it, where anything may be called ruff."""
+    split = tmp_path / "shared:cache"
+    with unchanged(project):
+        result = run(project, *verb, E2B_CODEGEN_CACHE=str(split))
+    assert result.code == 2, result.text
+    assert f"the codegen cache {split} has ':' in its path" in result.err and "E2B_CODEGEN_CACHE" in result.err
+    assert not (tmp_path / "shared").exists()
+
+
 # --- the validator's verdict ---------------------------------------------------------------------------
 
 VALIDATED = "alongside contract to format"

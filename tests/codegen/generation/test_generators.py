@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+import queue
 import re
 import shlex
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -20,8 +23,10 @@ import yaml
 from codegen.config import Project, load_source
 from codegen.errors import CodegenError
 from codegen.generation.generators import (
+    _TEXT,
     CLIENT_CONFIG,
     Generators,
+    _Running,
     client_config,
     format_python,
     generate,
@@ -100,6 +105,20 @@ def test_ruff_formats_what_parses(tmp_path: Path, scratch: Path) -> None:
     assert (tmp_path / "m.py").read_text() == "x = [1, 2]\n"
 
 
+@pytest.mark.parametrize("ignored", ["*.py", "dist/"])
+def test_no_ignore_file_above_and_no_folder_name_leaves_a_file_unformatted(
+    tmp_path: Path, scratch: Path, ignored: str
+) -> None:
+    """--isolated skips config files, not ignore files; and ruff skips `dist` and the like by default."""
+    (tmp_path / ".ignore").write_text(ignored + "\n")  # above the folder, as above a cache folder
+    out = tmp_path / "out"
+    for module in (out / "m.py", out / "dist" / "m.py"):  # a spec's tag can name a folder `dist`
+        module.parent.mkdir(parents=True, exist_ok=True)
+        module.write_text("import os\nx=[1,\n2]\n")
+    format_python(out, scratch)
+    assert (out / "m.py").read_text() == (out / "dist" / "m.py").read_text() == "x = [1, 2]\n"
+
+
 # --- the client generator formats its own output: the same ruff passes, as its post hooks ---------
 
 
@@ -138,16 +157,23 @@ def test_the_client_comes_out_as_the_one_ruff_pass_leaves_it(scratch: Path) -> N
     assert {path: path.read_bytes() for path in modules} == before
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def broken(:",  # the post hooks' ruff fails on it
+        "type X = int",  # ruff, targeting 3.10, lets it through; this Python cannot parse it
+    ],
+)
 def test_a_client_template_that_writes_code_that_does_not_parse_is_named_with_its_line(
-    tmp_path: Path, scratch: Path
+    tmp_path: Path, scratch: Path, code: str
 ) -> None:
-    """The post hooks' ruff fails on it; the message is the file and line, not ruff's."""
+    """The message is the file and line, whatever ruff made of it."""
     import openapi_python_client
 
     templates = tmp_path / "templates"
     shutil.copytree(ROOT / "templates" / "client", templates)
     shipped = Path(openapi_python_client.__file__).parent / "templates" / "types.py.jinja"
-    (templates / "types.py.jinja").write_text(shipped.read_text() + "def broken(:\n")
+    (templates / "types.py.jinja").write_text(shipped.read_text() + code + "\n")
     generators = Generators(scratch)
     try:
         with pytest.raises(CodegenError) as caught:
@@ -324,3 +350,29 @@ def _blocked(status: Path, signum: int) -> bool:
     mask = re.search(r"^SigBlk:\s*([0-9a-f]+)$", status.read_text(), re.MULTILINE)
     assert mask is not None
     return bool(int(mask[1], 16) & (1 << (signum - 1)))
+
+
+# --- no verdict is never success --------------------------------------------------------------------
+
+
+def _running(command: str, **decoding: Any) -> _Running:
+    process = subprocess.Popen(
+        [sys.executable, "-c", command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **decoding
+    )
+    running = _Running("openapi-python-client", process, queue.SimpleQueue())
+    running.waiter.start()
+    running.waiter.join()
+    return running
+
+
+def test_a_failure_whose_output_is_not_utf8_is_a_failure() -> None:
+    running = _running("import sys; sys.stdout.buffer.write(b'Generating /tmp/caf\\xe9\\n'); sys.exit(3)", **_TEXT)
+    assert running.problem is not None and running.problem.message.startswith("openapi-python-client failed (exit 3)")
+
+
+def test_output_that_cannot_be_read_is_a_failure_not_a_success() -> None:
+    """The thread must not die leaving no verdict, which the run would take for success."""
+    running = _running("import sys; sys.stdout.buffer.write(b'\\xff')", encoding="utf-8", errors="strict")
+    assert running.process.returncode is not None  # reaped, not left behind
+    assert running.problem is not None
+    assert running.problem.message.startswith("openapi-python-client: its output could not be read: UnicodeDecodeError")

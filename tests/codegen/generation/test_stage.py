@@ -1,17 +1,30 @@
-"""The generate step's order of waiting: codegen's own work on the core the first generator frees."""
+"""The generate step's order of waiting: codegen's own work on the core the first generator frees.
+
+Which generator finishes first varies from run to run; what a failed run reports must not.  The
+generators here run stand-in jobs (`json.tool` on a FIFO the test writes when it chooses), so the
+order of events is the test's, not the machine's.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from codegen.config import Project, load_source
 from codegen.errors import CodegenError
+from codegen.generation import stage
 from codegen.generation.generators import CLIENT, WIRE, Generators, private_scratch
-from codegen.generation.stage import _settle
+from codegen.generation.inputs import GenerationInputs, read_inputs
+from codegen.messages import Messages
+from codegen.openapi.document import read_spec
+from codegen.openapi.operation_map import load_operation_map
+from codegen.openapi.sdk_filter import filter_spec
+from tests.codegen.conftest import ROOT
 
 
 @pytest.fixture
@@ -20,26 +33,68 @@ def scratch(tmp_path: Path) -> Iterator[Path]:
         yield folder
 
 
-def test_a_failed_run_reports_both_generators_client_first_whichever_finished_first(scratch: Path) -> None:
-    """The wire models' generator fails first; the client's, held on a FIFO, fails after it."""
+def _generate_tree(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch, *, wire_job: list[str], inputs: GenerationInputs | None = None
+) -> Callable[[], list[str]]:
+    """generate_tree with the client held on a FIFO until the wire models' job has ended, then failing.
+
+    Returns a function running it, which gives the problems' messages.
+    """
     gate = scratch / "gate"
     os.mkfifo(gate)
     generators = Generators(scratch)
-    generators.hand([(CLIENT, ["json.tool", str(gate)]), (WIRE, ["json.tool", "absent.json"])])
 
-    def fail_the_client_once_the_wire_models_failed() -> None:
+    def start(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
+        generators.hand([(CLIENT, ["json.tool", str(gate)]), (WIRE, wire_job)])
+        return scratch / "client", scratch / "wire_models.py"
+
+    def fail_the_client_once_the_wire_models_are_done() -> None:
+        while WIRE not in generators._running:
+            threading.Event().wait(0.01)  # until the pipeline has handed the jobs over
         generators._running[WIRE].waiter.join()
         with open(gate, "w") as fifo:  # the client reads it, then fails on what it holds
             fifo.write("not json")
 
-    writer = threading.Thread(target=fail_the_client_once_the_wire_models_failed)
-    writer.start()
-    try:
-        first = generators.first_done()
-        assert first == WIRE
-        with pytest.raises(CodegenError) as caught:
-            _settle(generators, first, scratch / "client")
-    finally:
-        writer.join()
-        generators.close()
-    assert [p.message.split(" failed (exit ")[0] for p in caught.value.problems] == [CLIENT, WIRE]
+    monkeypatch.setattr(stage, "start_generating", start)
+    project = Project(ROOT)
+    document = read_spec(project.spec.read_bytes())
+    source = load_source(project)
+    filtered = filter_spec(document.data, tags=source.sdk_tags, operations=load_operation_map(project.operations))
+
+    def run() -> list[str]:
+        writer = threading.Thread(target=fail_the_client_once_the_wire_models_are_done)
+        writer.start()
+        try:
+            with pytest.raises(CodegenError) as caught:
+                stage.generate_tree(
+                    generators, inputs or read_inputs(project), source, filtered, Messages(err=lambda _: None)
+                )
+        finally:
+            writer.join()
+            generators.close()
+        return [problem.render() for problem in caught.value.problems]
+
+    return run
+
+
+def test_both_generators_failing_are_reported_client_first_though_the_wire_models_failed_first(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _generate_tree(scratch, monkeypatch, wire_job=["json.tool", "absent.json"])
+    assert [message.split(" failed (exit ")[0] for message in run()] == [CLIENT, WIRE]
+
+
+def test_an_overlay_that_fails_is_reported_after_the_generators_verdicts(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The overlays render once the wire models are done; their failure waits for the client's verdict."""
+    inputs = read_inputs(Project(ROOT))
+    broken = {**inputs.templates, "overlays/api_init.py.jinja": b"{{ no_such_name.attribute }}\n"}
+    (scratch / "small.json").write_text("{}")
+    run = _generate_tree(
+        scratch, monkeypatch, wire_job=["json.tool", "small.json"], inputs=dataclasses.replace(inputs, templates=broken)
+    )
+    messages = run()
+    assert len(messages) == 2, messages
+    assert messages[0].startswith(f"{CLIENT} failed (exit ")
+    assert "api_init.py.jinja" in messages[1] and "cannot render" in messages[1]

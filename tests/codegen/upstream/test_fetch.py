@@ -397,3 +397,23 @@ def test_a_cached_repository_that_a_first_run_left_empty_is_made_again(
     reopened = UpstreamRepository(upstream.url)
     assert reopened.repo.bare and Path(reopened.repo.git_dir) == folder
     assert UpstreamRepository(upstream.url).repo.git_dir == reopened.repo.git_dir
+    (folder / "config").unlink()  # `git init` writes HEAD first: interrupted, it can leave HEAD alone
+    repaired = UpstreamRepository(upstream.url)
+    assert (folder / "config").is_file() and repaired.repo.bare
+
+
+def test_a_cached_repository_that_is_a_file_is_one_line_naming_it(
+    project: Path, upstream: Upstream, run: Callable[..., Result], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    folder = UpstreamRepository(upstream.url).lock_path.with_suffix(".git")
+    shutil.rmtree(folder)
+    folder.write_text("not a repository\n")
+    with unchanged(project):
+        result = run(project, "generate")
+    assert result.code == 2, result.text
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
+    assert len(errors) == 1 and errors[0].startswith(f"codegen: error: {folder}: the cached upstream cannot be used: ")
+    assert "delete that cached repository" in result.err and "Traceback" not in result.err
+    # GitPython runs git in the current folder when its own is not one: nothing may land there.
+    assert not (Path.cwd() / "HEAD").exists() and not (Path.cwd() / "config").exists()
