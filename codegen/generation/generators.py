@@ -215,12 +215,6 @@ class Generators:
         if running.problem is not None:
             raise CodegenError(running.problem)
 
-    def run(self, jobs: list[tuple[str, list[str]]]) -> None:
-        """Hand each its arguments and wait for them all."""
-        self.hand(jobs)
-        for tool, _ in jobs:
-            self.wait(tool)
-
     def close(self) -> None:
         """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started."""
         for process in self._started.values():
@@ -253,9 +247,10 @@ class _Running:
     def _wait(self, done: queue.SimpleQueue[str]) -> None:
         leave_signals_to_the_main_thread()
         try:
-            output, _ = self.process.communicate()
-            returncode = self.process.returncode
-            self.problem = tool_failure(self.tool, returncode, output) if returncode != 0 else None
+            _finish(self.tool, self.process)
+            self.problem = None
+        except CodegenError as failed:
+            self.problem = failed.problems[0]
         except Exception as error:  # said as a problem of the run, never a traceback from a thread
             self.problem = Problem(f"{self.tool}: its output could not be read: {type(error).__name__}: {error}")
             _kill_group(self.process)  # nobody reads it any more: it must not wait on a full pipe

@@ -43,14 +43,15 @@ def _generate_tree(
     gate = scratch / "gate"
     os.mkfifo(gate)
     generators = Generators(scratch)
+    handed = threading.Event()
 
     def start(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
         generators.hand([(CLIENT, ["json.tool", str(gate)]), (WIRE, wire_job)])
+        handed.set()
         return scratch / "client", scratch / "wire_models.py"
 
     def fail_the_client_once_the_wire_models_are_done() -> None:
-        while WIRE not in generators._running:
-            threading.Event().wait(0.01)  # until the pipeline has handed the jobs over
+        handed.wait()
         generators._running[WIRE].waiter.join()
         with open(gate, "w") as fifo:  # the client reads it, then fails on what it holds
             fifo.write("not json")

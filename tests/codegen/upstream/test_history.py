@@ -197,6 +197,14 @@ def test_a_patch_that_makes_a_symlink_is_refused(tmp_path: Path) -> None:
     assert "the history makes out a mode 120000 entry; only files" in refused(tmp_path, history)
 
 
+def _rebuild_runtime(root: Path, dest: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m codegen rebuild-runtime DEST` on the project at `root`, in a real subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "codegen", "--root", str(root), "rebuild-runtime", str(dest)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
 def test_rebuild_runtime_fails_in_one_line_with_exit_2(tmp_path: Path) -> None:
     """The command line, in a real subprocess, on a project whose history a pull request edited."""
     root = tmp_path / "project"
@@ -204,10 +212,7 @@ def test_rebuild_runtime_fails_in_one_line_with_exit_2(tmp_path: Path) -> None:
     plan = root / "spec" / "upstream-history" / "history.toml"
     plan.write_text(plan.read_text().replace('spec_path = "spec/openapi.yml"', 'spec_path = "/tmp/x"'))
     dest = tmp_path / "runtime"
-    done = subprocess.run(
-        [sys.executable, "-m", "codegen", "--root", str(root), "rebuild-runtime", str(dest)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = _rebuild_runtime(root, dest)
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
@@ -232,10 +237,7 @@ def test_a_committed_symlink_above_the_history_is_not_followed(tmp_path: Path, l
         (root / link).symlink_to(elsewhere / "upstream-history", target_is_directory=True)
     before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
     dest = tmp_path / "runtime"
-    done = subprocess.run(
-        [sys.executable, "-m", "codegen", "--root", str(root), "rebuild-runtime", str(dest)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = _rebuild_runtime(root, dest)
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     [line] = done.stderr.splitlines()
