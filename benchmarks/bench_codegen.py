@@ -4,12 +4,15 @@ Runs, interleaved so that machine noise hits them all alike:
   side      openapi-python-client and datamodel-codegen started together, as the pipeline starts
             them (codegen/generation/generators.py: same interpreter flags, arguments and environment), on
             the filtered spec, nothing else: the floor codegen is measured against
+  launched  the same two calls through codegen's own launcher (`launcher`): each imports its
+            generator, reads its arguments and ends without the interpreter's teardown, as in a
+            codegen run; codegen/launched is what the pipeline adds to the generators as it runs them
   serial    the same two calls one after the other (their sum)
   codegen   `python -m codegen generate` on a copy of this project (warm cache, local upstream)
   check     `python -m codegen check` on the same copy, nothing changed: the generation cache answers
   full      `python -m codegen check --no-cache`: the full run the required CI check makes
-and prints medians and the ratios codegen/side, codegen/serial, check/codegen and
-full/codegen, for this repository's spec and for the real-shape spec
+and prints medians and the ratios codegen/side, codegen/launched, codegen/serial,
+check/codegen and full/codegen, for this repository's spec and for the real-shape spec
 (../shared/fixtures/e2b-openapi.yml plus the pause change of tests/codegen/real_upstream/,
 pinned in the copy).  `codegen` runs with a warm cache, as on a developer's machine: the
 validator's verdict on the pinned spec is recorded, so only `full` validates, and its
@@ -23,6 +26,7 @@ round times the two one after the other, so its median follows the machine's dri
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -38,10 +42,13 @@ sys.path.insert(0, str(ROOT))
 
 from codegen.config import Project, load_source  # noqa: E402
 from codegen.generation.generators import (  # noqa: E402
+    CLIENT,
     CLIENT_CONFIG,
     PYTHON,
+    WIRE,
     client_args,
     client_config,
+    launcher,
     private_scratch,
     tool_env,
     wire_model_args,
@@ -59,13 +66,20 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def bare_commands(spec: Path, work: Path, templates: Path) -> list[list[str]]:
+Calls = list[tuple[str, list[str]]]  # (generator, its arguments after `python -m`)
+
+
+def generator_calls(spec: Path, work: Path, templates: Path) -> Calls:
     """The generator calls the pipeline makes (codegen/generation/generators.py's own arguments)."""
     config = client_config(ROOT / "codegen" / CLIENT_CONFIG, work)  # with its post hooks, as the pipeline runs it
     return [
-        [*PYTHON, "-m", *client_args(spec, work / "bare-client", templates, config), "--overwrite"],
-        [*PYTHON, "-m", *wire_model_args(spec, work / "bare-models.py")],
+        (CLIENT, [*client_args(spec, work / "bare-client", templates, config), "--overwrite"]),
+        (WIRE, wire_model_args(spec, work / "bare-models.py")),
     ]
+
+
+def bare_commands(calls: Calls) -> list[list[str]]:
+    return [[*PYTHON, "-m", *args] for _, args in calls]
 
 
 def side_by_side(commands: list[list[str]], cwd: Path, env: dict[str, str]) -> float:
@@ -79,6 +93,30 @@ def side_by_side(commands: list[list[str]], cwd: Path, env: dict[str, str]) -> f
     elapsed = time.perf_counter() - start
     if any(codes):
         raise subprocess.CalledProcessError(max(codes), commands[codes.index(max(codes))])
+    return elapsed
+
+
+def launched_side_by_side(calls: Calls, cwd: Path, env: dict[str, str]) -> float:
+    """The calls through codegen's launcher, started together and given their arguments at once."""
+    start = time.perf_counter()
+    started = []
+    for tool, args in calls:
+        process = subprocess.Popen(
+            launcher(tool),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(args).encode() + b"\n")
+        process.stdin.close()
+        started.append(process)
+    codes = [process.wait() for process in started]
+    elapsed = time.perf_counter() - start
+    if any(codes):
+        raise subprocess.CalledProcessError(max(codes), launcher(calls[codes.index(max(codes))][0]))
     return elapsed
 
 
@@ -138,12 +176,14 @@ def measure(name: str, work: Path, project: Path, upstream: Path, runs: int) -> 
     filtered = filter_spec(document.data, tags=load_source(codegen_project).sdk_tags, operations=operations)
     (work / "filtered").mkdir()
     spec = write_filtered_spec(filtered, work / "filtered")
-    results: dict[str, list[float]] = {"side": [], "serial": [], "codegen": [], "check": [], "full": []}
+    results: dict[str, list[float]] = {"side": [], "launched": [], "serial": [], "codegen": [], "check": [], "full": []}
     with private_scratch(work / "bare-scratch") as scratch:
-        bare = bare_commands(spec, scratch, codegen_project.templates / "client")
+        calls = generator_calls(spec, scratch, codegen_project.templates / "client")
+        bare = bare_commands(calls)
         bare_env = tool_env(scratch)
         for _ in range(runs):
             results["side"].append(side_by_side(bare, scratch, bare_env))
+            results["launched"].append(launched_side_by_side(calls, scratch, bare_env))
             results["codegen"].append(timed(codegen, ROOT, env))
             results["serial"].append(sum(timed(cmd, scratch, bare_env) for cmd in bare))
             results["check"].append(timed(check, ROOT, env))
@@ -160,6 +200,11 @@ def report(name: str, results: dict[str, list[float]], runs: int) -> None:
     print(
         f"  codegen / side by side:    {med['codegen'] / med['side']:.2f}x, round by round {paired:.2f}x "
         f"(the generators started together, as codegen starts them; target: 1.2x or less)"
+    )
+    launched = statistics.median(c / s for c, s in zip(results["codegen"], results["launched"], strict=True))
+    print(
+        f"  codegen / launched:        {med['codegen'] / med['launched']:.2f}x, round by round {launched:.2f}x "
+        "(the generators as codegen runs them, without their interpreters' teardown: what the pipeline adds)"
     )
     print(f"  codegen / serial sum:      {med['codegen'] / med['serial']:.2f}x (one generator after the other)")
     print(f"  check / codegen:           {med['check'] / med['codegen']:.2f}x (no change, from the cache)")

@@ -15,3 +15,9 @@ Read it top down; data flows one way (`pipeline.py` names the steps):
 Each folder's `__init__.py` lists the modules other parts may import; no
 module imports from a part above it (tests/codegen/test_layers.py).
 """
+
+import time
+
+# When this process began loading codegen.  A source file modified after it may not be the code
+# that runs, whenever its module is imported: such a run records nothing (codegen/generation/inputs.py).
+LOADED_NS = time.time_ns()

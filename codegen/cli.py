@@ -29,7 +29,7 @@ TREE_VERBS = ("generate", "check", "bump")
 def cmd_generate(project: Project, args: argparse.Namespace, messages: Messages) -> int:
     from codegen.commands.generate import run_generate
 
-    return run_generate(project, messages)
+    return run_generate(project, messages, use_cache=not args.no_cache)
 
 
 def cmd_check(project: Project, args: argparse.Namespace, messages: Messages) -> int:
@@ -102,7 +102,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--debug", action="store_true", help="show tracebacks")
     top.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     verbs = top.add_subparsers(dest="verb", required=True, metavar="VERB")
-    _verb(
+    generate = _verb(
         verbs,
         "generate",
         "regenerate everything from the pinned spec and write it (nox -s codegen)",
@@ -111,7 +111,13 @@ def parser() -> argparse.ArgumentParser:
         "Each step prints how long it took and what it used.",
         "python -m codegen generate",
         common,
-    ).set_defaults(run=cmd_generate)
+    )
+    generate.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="validate, check and filter the spec afresh; never start from what this machine kept",
+    )
+    generate.set_defaults(run=cmd_generate)
     check = _verb(
         verbs,
         "check",

@@ -19,38 +19,46 @@ can skip it.  Each step prints its duration and what it used (codegen/messages.p
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import codegen
 from codegen.config import CONTRACT, OPERATIONS, SPEC, Project, Source
-from codegen.contract import check_contract, parse_contract
 from codegen.errors import CodegenError, Problem
 from codegen.generation.cache import (
+    Prepared,
     generation_key,
+    prepared_key,
     recall_valid,
     record,
+    record_prepared,
     record_valid,
     validation_key,
 )
-from codegen.generation.generators import Generators, leave_signals_to_the_main_thread, open_generators
+from codegen.generation.generators import (
+    Generators,
+    filtered_json,
+    leave_signals_to_the_main_thread,
+    open_generators,
+)
 from codegen.generation.inputs import GenerationInputs, read_inputs
 from codegen.generation.stage import Staged, generate_tree, stamp
 from codegen.messages import Messages
-from codegen.openapi.document import SpecDocument, load_spec, read_spec, validation_problems
-from codegen.openapi.error_codes import error_code_problems
-from codegen.openapi.operation_map import MappedOperation, check_operation_map, parse_operation_map
-from codegen.openapi.sdk_filter import filter_spec
 from codegen.upstream.fetch import FetchedSpec, fetch_spec
 
-# A codegen source file modified after this moment may not be the code that ran
-# (codegen/generation/inputs.py); one imported later (the overlays, on the free core) and not
-# modified since is the same bytes `read_inputs` reads after it.
-IMPORTED_NS = time.time_ns()
+if TYPE_CHECKING:
+    from codegen.openapi.document import SpecDocument
+    from codegen.openapi.operation_map import MappedOperation
+
+# The spec's own steps (PyYAML, the contract, the filter) import their modules as they run: a
+# warm `nox -s codegen` starts from the spec prepared before (codegen/commands/generate.py) and
+# needs none of them, on the core the first finished generator frees.
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,8 @@ def spec_display(source: Source, fetched: FetchedSpec) -> str:
 
 def parse_spec(source: Source, fetched: FetchedSpec, messages: Messages, *, validate: bool = True) -> SpecDocument:
     """The spec step; `validate=False` leaves the validator to `validated_alongside`."""
+    from codegen.openapi.document import load_spec, read_spec
+
     with messages.step("spec") as used:
         read = load_spec if validate else read_spec
         document = read(fetched.data, display_path=spec_display(source, fetched))
@@ -88,6 +98,8 @@ def validated_alongside(
     the cause.  Nothing after the block (stamp, cache record, write) runs on
     an unvalidated spec.
     """
+    from codegen.openapi.document import validation_problems
+
     verdict: list[Problem] = []
     timing: list[float] = []
 
@@ -125,6 +137,10 @@ def check_requirements(
     inputs: GenerationInputs, source: Source, document: SpecDocument, messages: Messages
 ) -> tuple[tuple[MappedOperation, ...], tuple[str, ...]]:
     """The contract step: the contract, the operation map and the error codes; every miss reported."""
+    from codegen.contract import check_contract, parse_contract
+    from codegen.openapi.error_codes import error_code_problems
+    from codegen.openapi.operation_map import check_operation_map, parse_operation_map
+
     with messages.step("contract") as used:
         operations = parse_operation_map(inputs.required("operations"), display_path=OPERATIONS)
         contract = check_contract(document, parse_contract(inputs.required("contract"), display_path=CONTRACT))
@@ -140,6 +156,14 @@ def check_requirements(
     return operations, warnings
 
 
+class NotAsPrepared(Exception):
+    """The fetched spec is not the one the spec prepared before was made from: the run starts over from it."""
+
+    def __init__(self, fetched: FetchedSpec) -> None:
+        super().__init__("the fetched spec is not the one prepared")
+        self.fetched = fetched
+
+
 def build(
     project: Project,
     source: Source,
@@ -149,29 +173,45 @@ def build(
     document: SpecDocument | None = None,
     use_cache: bool = True,
     generators: Generators | None = None,
+    inputs: GenerationInputs | None = None,
+    prepared: Prepared | None = None,
 ) -> Build:
     """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in.
 
-    `generate` hands in generators it started before importing this module (codegen/generation/generators.py).
+    `generate` hands in the generators it started before importing this module, the inputs it
+    read, and on a warm run the spec it prepared before and handed them ahead of the fetch
+    (codegen/commands/generate.py): then the fetch decides whether that spec stands.
     """
     with ExitStack() as stack:
         if generators is None:
             generators = stack.enter_context(open_generators(project))  # refused: a cache inside the project
-        return _build(project, source, messages, fetched, document, use_cache, generators)
+        if inputs is None:
+            inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
+        if prepared is not None:
+            try:
+                return _build_prepared(project, source, messages, inputs, generators, prepared)
+            except NotAsPrepared as fetched_other:
+                # The generators read another spec than the one fetched: stop them, start over from it.
+                short = source.short_commit
+                messages(f"the spec prepared on this machine before is not runtime@{short}'s: preparing it anew")
+                generators.close()
+                generators = stack.enter_context(open_generators(project))
+                fetched = fetched_other.fetched
+        if fetched is None:
+            fetched = fetch_spec(project, source, messages)
+        return _build(project, source, messages, inputs, fetched, document, use_cache, generators)
 
 
 def _build(
     project: Project,
     source: Source,
     messages: Messages,
-    fetched: FetchedSpec | None,
+    inputs: GenerationInputs,
+    fetched: FetchedSpec,
     document: SpecDocument | None,
     use_cache: bool,
     generators: Generators,
 ) -> Build:
-    inputs = read_inputs(project, imported_ns=IMPORTED_NS)
-    if fetched is None:
-        fetched = fetch_spec(project, source, messages)
     validation: AbstractContextManager[None] = nullcontext()  # a document handed in is validated
     if document is None:
         document = parse_spec(source, fetched, messages, validate=False)
@@ -181,23 +221,117 @@ def _build(
         else:
             validation = validated_alongside(document, messages, on_pass=lambda: record_valid(project, validated))
     with validation:
+        from codegen.openapi.sdk_filter import filter_spec
+
         operations, warnings = check_requirements(inputs, source, document, messages)
         with messages.step("filter") as used:
-            filtered = filter_spec(document.data, tags=source.sdk_tags, operations=operations)
+            # As the generators read it, so that the overlays and the cache have the same document.
+            filtered = json.loads(
+                filtered_json(filter_spec(document.data, tags=source.sdk_tags, operations=operations))
+            )
             used(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
         try:
             generated = generate_tree(generators, inputs, source, filtered, messages)
-        except CodegenError as exc:
-            # A generator names the operation in the filtered spec: say which spec that came from.
-            display = spec_display(source, fetched)
-            raise CodegenError(
-                *(
-                    replace(p, where=display + p.where.removeprefix(SPEC))
-                    if p.where and p.where.startswith(f"{SPEC} (")
-                    else p
-                    for p in exc.problems
+        except CodegenError as failed:
+            raise _named_after(failed, spec_display(source, fetched)) from None
+    staged = _stamp(project, source, messages, inputs, fetched, generated, warnings, filtered)
+    return Build(source, fetched, filtered, staged)
+
+
+class _Confirmation:
+    """The fetch that confirms a prepared spec, and the validator's verdict on it: once, while ruff formats.
+
+    Called as `generate_tree`'s `meanwhile`, and again after it (the same answer, or the same failure).
+    """
+
+    def __init__(self, project: Project, source: Source, messages: Messages, inputs: GenerationInputs) -> None:
+        self.project, self.source, self.messages, self.inputs = project, source, messages, inputs
+        self.fetched: FetchedSpec | None = None
+        self.failed: CodegenError | None = None
+
+    def __call__(self, prepared: Prepared) -> FetchedSpec:
+        if self.failed is not None:
+            raise self.failed
+        if self.fetched is None:
+            try:
+                fetched = fetch_spec(self.project, self.source, self.messages)
+                if not prepared.is_for(fetched.data):
+                    raise NotAsPrepared(fetched)
+                paths = len(prepared.filtered.get("paths", {}))
+                self.messages.step_done(
+                    "spec",
+                    0.0,
+                    f"{spec_display(self.source, fetched)}, {len(fetched.data):,} bytes",
+                    f"as prepared on this machine before: contract and filter, {paths} path(s)",
                 )
-            ) from None
+                for warning in prepared.warnings:
+                    self.messages.warning(warning)
+                self._validated(fetched)
+            except CodegenError as failed:
+                self.failed = failed
+                raise
+            self.fetched = fetched
+        return self.fetched
+
+    def _validated(self, fetched: FetchedSpec) -> None:
+        validated = validation_key(self.inputs, fetched.data)
+        if recall_valid(self.project, validated):
+            with _passed_before(self.messages):
+                return
+        # A validator changed since the spec was prepared: its verdict is taken now.
+        document = parse_spec(self.source, fetched, self.messages, validate=False)
+        with validated_alongside(document, self.messages, on_pass=lambda: record_valid(self.project, validated)):
+            pass
+
+
+def _build_prepared(
+    project: Project,
+    source: Source,
+    messages: Messages,
+    inputs: GenerationInputs,
+    generators: Generators,
+    prepared: Prepared,
+) -> Build:
+    """A warm `nox -s codegen`: the generators work on the spec prepared before; the fetch says whether it stands.
+
+    Nothing here takes their cores: the fetch, and the validator's verdict on what it fetched, run
+    while ruff formats the wire models and the overlays.  A failed fetch is the run's failure,
+    whatever the generators said; a generator's failure stands only for a spec the fetch confirmed.
+    """
+    confirm = _Confirmation(project, source, messages, inputs)
+    try:
+        generated = generate_tree(
+            generators, inputs, source, prepared.filtered, messages, meanwhile=lambda: confirm(prepared)
+        )
+        fetched = confirm(prepared)
+    except CodegenError as failed:
+        fetched = confirm(prepared)
+        raise _named_after(failed, spec_display(source, fetched)) from None
+    staged = _stamp(project, source, messages, inputs, fetched, generated, prepared.warnings, None)
+    return Build(source, fetched, prepared.filtered, staged)
+
+
+def _named_after(failed: CodegenError, display: str) -> CodegenError:
+    """A generator names the operation in the filtered spec: say which spec that came from."""
+    return CodegenError(
+        *(
+            replace(p, where=display + p.where.removeprefix(SPEC)) if p.where and p.where.startswith(f"{SPEC} (") else p
+            for p in failed.problems
+        )
+    )
+
+
+def _stamp(
+    project: Project,
+    source: Source,
+    messages: Messages,
+    inputs: GenerationInputs,
+    fetched: FetchedSpec,
+    generated: dict[str, bytes],
+    warnings: tuple[str, ...],
+    filtered: dict[str, Any] | None,
+) -> Staged:
+    """The stamp step, and the records of this run for the next: its output, and `filtered` as prepared."""
     with messages.step("stamp") as used:
         staged = stamp(source, fetched.data, fetched.blob_id, generated)
         used(f"{len(staged.generated)} generated file(s), the lock and the manifest")
@@ -206,7 +340,9 @@ def _build(
         messages(f"not recorded for the check's cache: {changed} changed while this run was starting")
     else:
         record(project, generation_key(inputs, source, fetched.data), staged.files(), warnings)
-    return Build(source, fetched, filtered, staged)
+        if filtered is not None:
+            record_prepared(project, prepared_key(inputs, source), fetched.data, filtered, warnings)
+    return staged
 
 
 @contextmanager

@@ -1,27 +1,52 @@
-"""`generate` (nox -s codegen): every step of the pipeline, then the tree written all or nothing."""
+"""`generate` (nox -s codegen): every step of the pipeline, then the tree written all or nothing.
+
+The generators start first, and on a warm run get their spec first too: the filtered spec an
+earlier run on this machine made of the pinned commit (codegen/generation/cache.py), handed to
+them before the pipeline is even imported.  The pipeline's imports (GitPython, PyYAML) and the
+fetch then wait for the core the first generator to finish frees, instead of taking theirs, and
+the fetch decides whether that spec stands (codegen/pipeline.py).
+"""
 
 from __future__ import annotations
 
+import codegen
 from codegen.config import SPEC, Project, load_source
 from codegen.errors import EXIT_OK
-from codegen.generation.generators import open_generators
+from codegen.generation.generators import filtered_json, open_generators
 from codegen.messages import Messages
-from codegen.tree.read import read_or_none
-from codegen.tree.write import recover_tree, refuse_symlinks, write_tree
 
 LISTED = 50  # changed paths named one by one; the rest are counted
 
 
-def run_generate(project: Project, messages: Messages) -> int:
-    refuse_symlinks(project.root)
+def run_generate(project: Project, messages: Messages, *, use_cache: bool = True) -> int:
     # The generators start first (a cache folder inside the project is refused there): they import
-    # themselves while this process imports the pipeline (GitPython, jinja, PyYAML) and fetches.
+    # themselves while this process prepares their spec, so even its own imports wait until then.
     with open_generators(project) as generators:
+        from codegen.generation.cache import prepared_key, recall_prepared
+        from codegen.generation.inputs import read_inputs
+        from codegen.generation.stage import start_tree
+        from codegen.tree.read import read_or_none
+        from codegen.tree.write import recover_tree, refuse_symlinks, write_tree
+
+        refuse_symlinks(project.root)
+        recover_tree(project.root, messages)  # before anything reads the pin, the templates or the contract
+        source = load_source(project)
+        inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
+        prepared = recall_prepared(project, prepared_key(inputs, source)) if use_cache else None
+        if prepared is not None:
+            start_tree(generators, inputs, filtered_json(prepared.filtered))
+            generators.first_done()
         from codegen.pipeline import build
 
-        recover_tree(project.root, messages)
-        source = load_source(project)
-        result = build(project, source, messages, generators=generators)
+        result = build(
+            project,
+            source,
+            messages,
+            generators=generators,
+            inputs=inputs,
+            prepared=prepared,
+            use_cache=use_cache,
+        )
     tree_spec = read_or_none(project.spec)
     if tree_spec is not None and tree_spec != result.fetched.data:
         messages.warning(f"{SPEC} differed from runtime@{source.short_commit}; it is replaced by the synced copy")

@@ -18,8 +18,21 @@ validator and its dependencies and codegen's source in the key, is not
 validated again.  Only a pass is kept; a fresh machine, another validator
 version or `--no-cache` validates.
 
-A corrupt, truncated or foreign entry is ignored.  `--no-cache` skips both
-lookups (the required CI check always passes it).
+The spec as the generators read it is kept too (`prepared/`), keyed by the
+pinned commit, the spec's path, the SDK's tags, the contract, the operation
+map and codegen's source: what the spec, contract and filter steps made of
+it, with the spec's digest and the contract's warnings.  `nox -s codegen`
+hands it to the generators before it fetches (codegen/commands/generate.py);
+the fetch then has the last word: the run goes on with it only when the
+fetched spec's digest is the one recorded, and starts afresh otherwise.
+
+And so is the fact that this Python compiled a set of generated modules
+(`compiled/`, keyed by their bytes and the interpreter's version): the
+client's syntax check (codegen/generation/generators.py) is not repeated on
+the same code.
+
+A corrupt, truncated or foreign entry is ignored.  `--no-cache` skips every
+lookup (the required CI check always passes it).
 """
 
 from __future__ import annotations
@@ -29,10 +42,10 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 from codegen.config import SPEC, TOOLCHAIN, Project, Source
 from codegen.generation.inputs import GenerationInputs
@@ -42,6 +55,8 @@ from codegen.tree.write import generated_entries
 
 FORMAT = "e2b-codegen-generation/2"
 VALIDATION_FORMAT = "e2b-codegen-validation/1"
+PREPARED_FORMAT = "e2b-codegen-prepared/1"
+COMPILED_FORMAT = "e2b-codegen-compiled/1"
 # openapi-spec-validator and what decides its verdict with it.
 VALIDATOR = (
     "openapi-spec-validator",
@@ -108,7 +123,36 @@ def validation_key(inputs: GenerationInputs, spec: bytes) -> str:
     return digest.hexdigest()
 
 
+def prepared_key(inputs: GenerationInputs, source: Source) -> str:
+    """What the spec, contract and filter steps make of the spec at the pinned commit depends on.
+
+    The commit stands for the spec's bytes until the fetch confirms them: it is not where they
+    came from (a mirror's commit is the same commit), so the URL and branch are not in it.
+    """
+    digest = _Digest()
+    digest.part("format", PREPARED_FORMAT.encode())
+    digest.part("python", sys.version.encode())
+    digest.part("source", json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode())
+    digest.part("contract", inputs.contract)
+    digest.part("operations", inputs.operations)
+    for rel, data in inputs.code.items():
+        digest.part(f"codegen/{rel}", data)
+    return digest.hexdigest()
+
+
+def compiled_key(modules: Iterable[bytes]) -> str:
+    """The interpreter and every module's bytes: what decides whether `compile()` accepts them."""
+    digest = _Digest()
+    digest.part("format", COMPILED_FORMAT.encode())
+    digest.part("python", sys.version.encode())
+    for data in modules:
+        digest.part("module", hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
 def _installed(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version  # only once the generators have their spec
+
     try:
         return version(name)
     except PackageNotFoundError:
@@ -137,12 +181,64 @@ def record_valid(project: Project, key: str) -> None:
 
 def recall_valid(project: Project, key: str) -> bool:
     """True when the validator passed exactly this spec with exactly this validator and code."""
-    data = read_or_none(_entry_path(project, "validations", key))
+    return _read(_entry_path(project, "validations", key)) == {"format": VALIDATION_FORMAT, "key": key, "valid": True}
+
+
+def record_compiled(project: Project, key: str) -> None:
+    """This Python compiled the modules of `key` (`compiled_key`), every one of them."""
+    _write(_entry_path(project, "compiled", key), {"format": COMPILED_FORMAT, "key": key})
+
+
+def recall_compiled(project: Project, key: str) -> bool:
+    return _read(_entry_path(project, "compiled", key)) == {"format": COMPILED_FORMAT, "key": key}
+
+
+def _read(path: Path) -> object:
+    """The JSON value stored at `path`; None when there is none or it is not JSON."""
+    data = read_or_none(path)
     try:
-        entry = json.loads(data) if data is not None else None
+        return json.loads(data) if data is not None else None
     except ValueError:
-        return False
-    return entry == {"format": VALIDATION_FORMAT, "key": key, "valid": True}
+        return None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The filtered spec the generators read, for the spec whose sha256 is `spec`, and its contract warnings."""
+
+    spec: str
+    filtered: dict[str, Any]
+    warnings: tuple[str, ...]
+
+    def is_for(self, data: bytes) -> bool:
+        return hashlib.sha256(data).hexdigest() == self.spec
+
+
+def record_prepared(
+    project: Project, key: str, spec: bytes, filtered: Mapping[str, Any], warnings: tuple[str, ...]
+) -> None:
+    """After a run whose spec passed the contract: the filtered spec it generated from."""
+    entry = {
+        "format": PREPARED_FORMAT,
+        "key": key,
+        "spec": hashlib.sha256(spec).hexdigest(),
+        "filtered": filtered,
+        "warnings": list(warnings),
+    }
+    _write(_entry_path(project, "prepared", key), entry)
+
+
+def recall_prepared(project: Project, key: str) -> Prepared | None:
+    """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
+    entry = _read(_entry_path(project, "prepared", key))
+    if not isinstance(entry, dict) or entry.get("format") != PREPARED_FORMAT or entry.get("key") != key:
+        return None
+    spec, filtered, warnings = entry.get("spec"), entry.get("filtered"), entry.get("warnings")
+    if not (isinstance(spec, str) and len(spec) == 64 and set(spec) <= _SHA256_HEX and isinstance(filtered, dict)):
+        return None
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        return None
+    return Prepared(spec=spec, filtered=filtered, warnings=tuple(warnings))
 
 
 def _write(path: Path, entry: Mapping[str, object]) -> None:
@@ -158,13 +254,7 @@ def _write(path: Path, entry: Mapping[str, object]) -> None:
 
 def recall(project: Project, key: str) -> Recorded | None:
     """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
-    data = read_or_none(_entry_path(project, "generations", key))
-    if data is None:
-        return None
-    try:
-        entry = json.loads(data)
-    except ValueError:
-        return None
+    entry = _read(_entry_path(project, "generations", key))
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
         return None
     files, warnings = entry.get("files"), entry.get("warnings")

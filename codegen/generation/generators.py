@@ -28,12 +28,13 @@ would only be undone by ruff.
 
 Each generator's interpreter is started before the spec is even fetched
 (`Generators.start`): it imports the generator (a third of a second for
-openapi-python-client) while codegen imports, fetches, parses and filters,
-then reads its arguments, the same as on a command line, from its stdin and
-runs the generator's own `__main__`.  On two cores the generators keep both
-busy, so codegen's own later work (the overlays, the wire models' formatting)
-waits until the first of them is done (`Generators.first_done`) and takes the
-core it frees.
+openapi-python-client) while codegen prepares the spec, then reads its
+arguments, the same as on a command line, from its stdin and runs the
+generator's own `__main__`.  On two cores the generators keep both busy, so
+codegen's own later work (the overlays, the wire models' formatting; on a
+warm run the imports and the fetch too, codegen/commands/generate.py) waits
+until the first of them is done (`Generators.first_done`) and takes the core
+it frees.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,9 +62,10 @@ from codegen.config import SPEC, Project
 from codegen.errors import CodegenError, Problem
 from codegen.tree.cache_folder import cache_root
 
-CLIENT_CONFIG = (
-    "generation/openapi_python_client.yml"  # under codegen/; written into the scratch folder from the run's inputs
-)
+# openapi-python-client's settings for the generated client, under codegen/ (JSON: read without a YAML
+# parser on the way to the generators' start).  No post_hooks there: `client_config` adds them as it runs
+# the generator.  Written into the scratch folder from the run's inputs.
+CLIENT_CONFIG = "generation/openapi_python_client.json"
 # -I: no PYTHON* variables, no user site-packages, not the cwd on sys.path.
 PYTHON = (sys.executable, "-I", "-X", "utf8")
 
@@ -108,24 +111,6 @@ def tool_env(scratch: Path) -> dict[str, str]:
 _TEXT: dict[str, Any] = {"encoding": "utf-8", "errors": "backslashreplace"}
 
 
-def _run(tool: str, command: list[str], scratch: Path, cwd: Path) -> None:
-    """A command of the toolchain, in `tool_env`, to its end."""
-    process = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=tool_env(scratch),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        **_TEXT,
-    )
-    try:
-        _finish(tool, process)
-    except BaseException:  # Ctrl-C, SIGTERM: ruff does not outlive the run
-        process.kill()
-        process.wait()
-        raise
-
-
 def _finish(tool: str, process: subprocess.Popen[str]) -> None:
     output, _ = process.communicate()
     if process.returncode != 0:
@@ -144,16 +129,36 @@ _PRELOAD = {
     ),
 }
 # argv: the modules to import; stdin: one JSON line, [module, *arguments], or nothing (not needed after all).
+# Once the generator's __main__ has returned or exited, its files are written and closed and its hooks
+# have run: the interpreter's teardown of everything it imported (some 60 ms for openapi-python-client)
+# is skipped, its output flushed first.  An exception still ends it the usual way, with its traceback.
 _LAUNCHER = """\
-import json, runpy, sys
+import json, os, runpy, sys
 for module in sys.argv[1:]:
     __import__(module)
 line = sys.stdin.readline()
 if not line:
     sys.exit(0)
 sys.argv = json.loads(line)
-runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+    status = 0
+except SystemExit as stop:
+    status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+    if not isinstance(stop.code, (int, type(None))):
+        print(stop.code, file=sys.stderr)
+for stream in (sys.stdout, sys.stderr):
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass  # closed by the generator: nothing left in it
+os._exit(status)
 """
+
+
+def launcher(tool: str) -> list[str]:
+    """The command that starts `tool`'s interpreter: it imports the generator, then waits for its arguments."""
+    return [*PYTHON, "-c", _LAUNCHER, *_PRELOAD[tool]]
 
 
 class Generators:
@@ -164,11 +169,14 @@ class Generators:
     caller which finished first, `wait` gives one's verdict.
     """
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, project: Project | None = None) -> None:
         self.scratch = scratch
+        self.project = project  # whose cache folder keeps which client code compiled before (`check_syntax`)
         self._started: dict[str, subprocess.Popen[str]] = {}  # waiting for their arguments
         self._running: dict[str, _Running] = {}  # given their arguments
         self._done: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._first: str | None = None
+        self.handed_at: float | None = None  # time.perf_counter() when they were given their arguments
 
     def start(self) -> None:
         """Start both now, so that they import themselves while codegen prepares the spec."""
@@ -178,7 +186,7 @@ class Generators:
 
     def _launch(self, tool: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [*PYTHON, "-c", _LAUNCHER, *_PRELOAD[tool]],
+            launcher(tool),
             cwd=self.scratch,
             env=tool_env(self.scratch),
             stdin=subprocess.PIPE,
@@ -191,6 +199,7 @@ class Generators:
 
     def hand(self, jobs: list[tuple[str, list[str]]]) -> None:
         """Hand each its arguments (`python -m` form): from now on they run, side by side."""
+        self.handed_at = time.perf_counter()
         for tool, args in jobs:
             process = self._started.pop(tool, None) or self._launch(tool)
             assert process.stdin is not None
@@ -205,8 +214,10 @@ class Generators:
             running.waiter.start()
 
     def first_done(self) -> str:
-        """The name of a generator that has finished since the last call, as soon as there is one."""
-        return self._done.get()
+        """The name of the generator that finished first, as soon as one has (every call: the same)."""
+        if self._first is None:
+            self._first = self._done.get()
+        return self._first
 
     def wait(self, tool: str) -> None:
         """Until `tool` has finished; its failure said as it said it."""
@@ -278,7 +289,7 @@ def open_generators(project: Project) -> Iterator[Generators]:
     Nothing outlives the block: the processes are stopped and the folder removed.
     """
     with private_scratch(cache_root(project) / "scratch") as scratch:
-        generators = Generators(scratch)
+        generators = Generators(scratch, project)
         try:
             generators.start()
             yield generators
@@ -313,12 +324,23 @@ def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
     return Problem(f"{tool} failed (exit {exit_code}): {message}", where=where)
 
 
-def check_syntax(folder: Path, shown_as: str = "") -> None:
-    """Every generated module must parse; said with its file and line (`shown_as` + its path under `folder`)."""
-    for path in sorted(folder.rglob("*.py")):
+def check_syntax(folder: Path, shown_as: str = "", *, project: Project | None = None) -> None:
+    """Every generated module must parse; said with its file and line (`shown_as` + its path under `folder`).
+
+    With `project`, modules that this Python compiled before on this machine, byte for byte and all
+    together, are not compiled again (codegen/generation/cache.py): the client of an unchanged spec.
+    """
+    modules = [(path, path.read_bytes()) for path in sorted(folder.rglob("*.py"))]
+    if project is not None:
+        from codegen.generation.cache import compiled_key, recall_compiled, record_compiled
+
+        key = compiled_key(data for _, data in modules)
+        if recall_compiled(project, key):
+            return
+    for path, data in modules:
         try:
             # Compiled, not parsed into Python objects: a third faster, and it refuses no less.
-            compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+            compile(data, str(path), "exec", dont_inherit=True)
         except SyntaxError as error:
             rel = (Path(shown_as) / path.relative_to(folder)).as_posix()
             raise CodegenError(
@@ -328,11 +350,21 @@ def check_syntax(folder: Path, shown_as: str = "") -> None:
                     remedy="fix the template or the pipeline that wrote it",
                 )
             ) from None
+    if project is not None:
+        record_compiled(project, key)
+
+
+FILTERED_SPEC = "openapi.filtered.json"  # in the scratch folder: what both generators read
+
+
+def filtered_json(spec: Mapping[str, Any]) -> bytes:
+    """The filtered spec as the generators read it."""
+    return (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def write_filtered_spec(spec: Mapping[str, Any], scratch: Path) -> Path:
-    path = scratch / "openapi.filtered.json"
-    path.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path = scratch / FILTERED_SPEC
+    path.write_bytes(filtered_json(spec))
     return path
 
 
@@ -391,13 +423,16 @@ def client_config(base: Path, scratch: Path) -> Path:
     generator splits a hook at its first space to find the program), so the pinned
     binary is linked as bin/ruff in the scratch folder, first on the tools' PATH.
     """
-    from codegen.openapi.plain_yaml import load_yaml  # here: not on the way to the generators' start
-
     (scratch / "bin").mkdir(mode=0o700, exist_ok=True)
     link = scratch / "bin" / "ruff"
     link.unlink(missing_ok=True)  # a second generation in the same scratch folder
     link.symlink_to(ruff_binary())
-    settings = load_yaml(base.read_bytes(), display_path=f"codegen/{CLIENT_CONFIG}").data
+    try:
+        settings = json.loads(base.read_bytes())
+    except ValueError as error:
+        raise CodegenError(Problem(f"codegen/{CLIENT_CONFIG} is not JSON: {error}")) from None
+    if not isinstance(settings, dict):
+        raise CodegenError(Problem(f"codegen/{CLIENT_CONFIG} is not a JSON object"))
     hooks = [shlex.join(command) for command in ruff_passes("ruff", ".")]
     path = scratch / "openapi_python_client.run.yml"
     path.write_text(json.dumps({**settings, "post_hooks": hooks}, indent=2) + "\n", encoding="utf-8")  # JSON is YAML
@@ -434,7 +469,7 @@ def wait_for_client(generators: Generators, client: Path, shown_as: str) -> None
         if client.is_dir():
             check_syntax(client, shown_as)
         raise
-    check_syntax(client, shown_as)
+    check_syntax(client, shown_as, project=generators.project)
 
 
 def generate(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
@@ -476,8 +511,35 @@ def ruff_binary() -> str:
     return str(find_ruff_bin())
 
 
-def format_python(folder: Path, scratch: Path) -> None:
-    """Ruff (pinned) with fixed settings, so the output does not follow any config file or variable."""
+@contextmanager
+def formatting(folder: Path, scratch: Path) -> Iterator[None]:
+    """Ruff (pinned, fixed settings: no config file or variable counts) formats `folder` while the block runs.
+
+    Its passes run one after the other in a shell of their own, in `tool_env`, as the client
+    generator's post hooks do; their verdict is taken when the block is done.  Code that does not
+    parse is said first, by file and line.  Nothing outlives the block: a failed block stops ruff.
+    """
     check_syntax(folder)
-    for command in ruff_passes(ruff_binary(), "."):
-        _run("ruff", command, scratch, folder)
+    script = " && ".join(shlex.join(command) for command in ruff_passes(ruff_binary(), "."))
+    process = subprocess.Popen(
+        ["/bin/sh", "-c", script],
+        cwd=folder,
+        env=tool_env(scratch),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        process_group=0,
+        **_TEXT,
+    )
+    try:
+        yield
+        _finish("ruff", process)
+    except BaseException:  # Ctrl-C, SIGTERM, the block's failure: ruff does not outlive the run
+        _kill_group(process)
+        process.communicate()
+        raise
+
+
+def format_python(folder: Path, scratch: Path) -> None:
+    """`formatting`, to its end."""
+    with formatting(folder, scratch):
+        pass

@@ -12,8 +12,7 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Mapping
-from importlib.metadata import version
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +30,20 @@ from codegen.errors import CodegenError, Problem
 from codegen.generation.generators import (
     CLIENT,
     CLIENT_CONFIG,
+    FILTERED_SPEC,
     WIRE,
     Generators,
-    format_python,
+    filtered_json,
+    formatting,
     start_generating,
     wait_for_client,
-    write_filtered_spec,
 )
 from codegen.generation.inputs import GenerationInputs
 from codegen.messages import Messages
 from codegen.tree.staged import Staged
 from codegen.upstream.spec_lock import Lock
 
-__all__ = ["HEADER", "Staged", "generate_tree", "stamp"]
+__all__ = ["HEADER", "Staged", "generate_tree", "stamp", "start_tree"]
 
 # No commit here: the lock and the manifest record it, so a bump that leaves
 # a schema alone leaves the files generated from it byte for byte alone too.
@@ -63,6 +63,8 @@ def _collect(folder: Path, into: str) -> dict[str, bytes]:
 
 
 def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
+    from importlib.metadata import version
+
     data = {
         "generated-by": "nox -s codegen",
         "spec": SPEC,
@@ -74,23 +76,48 @@ def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
     return (json.dumps(data, indent=2) + "\n").encode()
 
 
+def start_tree(generators: Generators, inputs: GenerationInputs, spec_json: bytes) -> tuple[Path, Path]:
+    """Hand the generators the filtered spec (`filtered_json`), unless they have it already.
+
+    The templates and the client generator's config come from `inputs`, the bytes the run read once,
+    written into the generators' private scratch folder.  Returns where the client package and the
+    wire models will be.  On a warm run codegen/commands/generate.py hands them the spec it prepared
+    before, ahead of the fetch; the pipeline then calls this again with the spec it has confirmed.
+    """
+    scratch = generators.scratch
+    spec_path = scratch / FILTERED_SPEC
+    if generators.handed_at is not None:
+        if spec_path.read_bytes() != spec_json:
+            raise RuntimeError("the generators were handed another spec than the one the pipeline confirmed")
+        return scratch / "client", scratch / "wire_models.py"
+    templates = inputs.write_templates(scratch / TEMPLATES)
+    config = inputs.write_code_file(CLIENT_CONFIG, scratch / Path(CLIENT_CONFIG).name)
+    spec_path.write_bytes(spec_json)
+    return start_generating(spec_path, generators, templates / "client", config)
+
+
 def generate_tree(
-    generators: Generators, inputs: GenerationInputs, source: Source, filtered: dict[str, Any], messages: Messages
+    generators: Generators,
+    inputs: GenerationInputs,
+    source: Source,
+    filtered: dict[str, Any],
+    messages: Messages,
+    *,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> dict[str, bytes]:
     """The generate, overlays and format steps, in the generators' private scratch folder: path -> bytes, unstamped.
 
-    The templates and the client generator's config come from `inputs`, the bytes the run read once.
     The client generator is the longest step and formats its own output (its post hooks), so the
     overlays are rendered as soon as either generator is done, and they and the wire models
     formatted once the wire models are; usually the client generator is still at work.
+    `meanwhile` runs while ruff formats them: on a warm run, the fetch that confirms the spec the
+    generators were handed (codegen/pipeline.py).
     """
+    from importlib.metadata import version  # not on a warm run's way to handing the generators their spec
+
+    client, wire = start_tree(generators, inputs, filtered_json(filtered))
     scratch = generators.scratch
-    templates = inputs.write_templates(scratch / TEMPLATES)
-    config = inputs.write_code_file(CLIENT_CONFIG, scratch / Path(CLIENT_CONFIG).name)
-    spec_path = write_filtered_spec(filtered, scratch)
     tree = scratch / "tree"
-    started = time.perf_counter()
-    client, wire = start_generating(spec_path, generators, templates / "client", config)
     try:
         # Both generators have a core each until one is done: codegen's own work waits for that, so
         # that it takes the core that frees up instead of theirs.
@@ -98,7 +125,7 @@ def generate_tree(
         with messages.step("overlays") as used:
             from codegen.generation.overlays import render_overlays  # jinja's import too: on the free core
 
-            overlays = render_overlays(templates / "overlays", filtered)
+            overlays = render_overlays(scratch / TEMPLATES / "overlays", filtered)
             for rel, text in overlays.items():
                 target = tree / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -108,7 +135,8 @@ def generate_tree(
         (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
         with messages.step("format") as used:
-            format_python(tree, scratch)
+            with formatting(tree, scratch):
+                meanwhile()
             used(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
         _verdict(generators, CLIENT, client)
     except CodegenError as failed:
@@ -116,8 +144,9 @@ def generate_tree(
         # both generators' verdicts, the client's first, then whatever else failed.
         verdicts = _verdicts(generators, client)
         raise CodegenError(*verdicts, *(p for p in failed.problems if p not in verdicts)) from None
+    assert generators.handed_at is not None
     messages.step_done(
-        "generate", time.perf_counter() - started, " ∥ ".join(f"{n} {version(n)}" for n in TOOLCHAIN[:2])
+        "generate", time.perf_counter() - generators.handed_at, " ∥ ".join(f"{n} {version(n)}" for n in TOOLCHAIN[:2])
     )
     return dict(sorted({**_collect(tree, ""), **_collect(client, CLIENT_DIR)}.items()))
 

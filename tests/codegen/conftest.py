@@ -232,8 +232,13 @@ def memo_generate_tree(
     messages: Messages,
     *,
     shared: Path,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> dict[str, bytes]:
-    """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`."""
+    """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`.
+
+    `meanwhile` (the fetch that confirms a prepared spec) runs whether or not the memo answers.
+    """
+    meanwhile()
     key = (
         source.commit,
         hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
@@ -274,8 +279,15 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def fake_generate_tree(
-        generators: Generators, inputs: GenerationInputs, source: Any, filtered: dict[str, Any], messages: Messages
+        generators: Generators,
+        inputs: GenerationInputs,
+        source: Any,
+        filtered: dict[str, Any],
+        messages: Messages,
+        *,
+        meanwhile: Callable[[], None] = lambda: None,
     ) -> dict[str, bytes]:
+        meanwhile()
         calls.append(source.commit)
         return {}
 

@@ -91,7 +91,7 @@ def test_a_failed_write_is_a_message_exit_2_and_rolled_back(
 
     def failing(src: object, dst: object) -> None:
         nonlocal calls
-        calls += 1
+        calls += Path(str(dst)).is_relative_to(project)  # the cache's own renames do not count
         if calls == 3:
             raise OSError(28, "No space left on device")
         real(src, dst)  # type: ignore[arg-type]
@@ -118,7 +118,7 @@ def test_ctrl_c_during_the_write_finishes_it_and_says_so(
 
     def interrupted(src: object, dst: object) -> None:
         nonlocal calls
-        calls += 1
+        calls += Path(str(dst)).is_relative_to(project)  # the cache's own renames do not count
         if calls == 3:
             os.kill(os.getpid(), signal.SIGINT)
         real(src, dst)  # type: ignore[arg-type]

@@ -271,13 +271,13 @@ def test_an_overlay_output_outside_the_generated_folders_is_refused(
 
 SIGNAL_AFTER_WRITE = """\
 import os, signal, sys
-import codegen.commands.generate
-real = codegen.commands.generate.write_tree
+import codegen.tree.write
+real = codegen.tree.write.write_tree
 def write_tree_then_sigterm(*args, **kwargs):
     changed = real(*args, **kwargs)
     os.kill(os.getpid(), signal.SIGTERM)  # its handler runs before the next line: the write has returned
     return changed
-codegen.commands.generate.write_tree = write_tree_then_sigterm
+codegen.tree.write.write_tree = write_tree_then_sigterm
 from codegen.cli import main
 sys.exit(main(sys.argv[1:]))
 """

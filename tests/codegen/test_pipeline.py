@@ -16,6 +16,7 @@ from codegen.config import Project as CodegenProject
 from codegen.config import load_source
 from codegen.errors import CodegenError, Problem
 from codegen.messages import Messages
+from codegen.openapi import document
 from codegen.openapi.document import SpecDocument
 from codegen.pipeline import build
 from tests.codegen.conftest import (
@@ -178,7 +179,7 @@ def test_validation_runs_while_the_block_does() -> None:
 
     said: list[str] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pipeline, "validation_problems", validator)
+        patch.setattr(document, "validation_problems", validator)
         with pipeline.validated_alongside(cast(SpecDocument, None), Messages(err=said.append)):
             block_running.set()
             assert validator_running.wait(10)
@@ -190,20 +191,20 @@ def test_validation_runs_while_the_block_does() -> None:
 
 @pytest.mark.parametrize("failure", [CodegenError(Problem("from the block")), KeyError("x")])
 def test_an_invalid_verdict_replaces_the_blocks_failure(failure: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "validation_problems", lambda document: [Problem("invalid", where="spec:1")])
+    monkeypatch.setattr(document, "validation_problems", lambda document: [Problem("invalid", where="spec:1")])
     with pytest.raises(CodegenError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
         raise failure
     assert [problem.render() for problem in caught.value.problems] == ["spec:1: invalid"]
 
 
 def test_a_valid_verdict_leaves_the_blocks_failure_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "validation_problems", lambda document: [])
+    monkeypatch.setattr(document, "validation_problems", lambda document: [])
     with pytest.raises(KeyError), pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
         raise KeyError("x")
 
 
 def test_an_interrupt_is_never_replaced_by_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "validation_problems", lambda document: [Problem("invalid")])
+    monkeypatch.setattr(document, "validation_problems", lambda document: [Problem("invalid")])
     with pytest.raises(KeyboardInterrupt), pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
         raise KeyboardInterrupt
 
@@ -212,7 +213,7 @@ def test_a_crashing_validator_is_a_verdict_in_one_line(monkeypatch: pytest.Monke
     def crash(document: object) -> list[Problem]:
         raise MemoryError("no room")
 
-    monkeypatch.setattr(pipeline, "validation_problems", crash)
+    monkeypatch.setattr(document, "validation_problems", crash)
     with pytest.raises(CodegenError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
         pass
     assert [problem.render() for problem in caught.value.problems] == ["the validator failed: MemoryError: no room"]
