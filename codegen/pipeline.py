@@ -87,7 +87,11 @@ def parse_spec(source: Source, fetched: FetchedSpec, messages: Messages, *, vali
 
 @contextmanager
 def validated_alongside(
-    document: SpecDocument, messages: Messages, *, on_pass: Callable[[], None] = lambda: None
+    document: SpecDocument,
+    messages: Messages,
+    *,
+    on_pass: Callable[[], None] = lambda: None,
+    beside: str = "alongside contract to format",
 ) -> Iterator[None]:
     """Validate the spec in a thread while the block runs; an invalid spec's problems come first.
 
@@ -129,7 +133,7 @@ def validated_alongside(
         "validate",
         timing[0],
         f"openapi-spec-validator {version('openapi-spec-validator')}",
-        "alongside contract to format",
+        beside,
     )
 
 
@@ -279,8 +283,15 @@ class _Confirmation:
             with _passed_before(self.messages):
                 return
         # A validator changed since the spec was prepared: its verdict is taken now.
-        document = parse_spec(self.source, fetched, self.messages, validate=False)
-        with validated_alongside(document, self.messages, on_pass=lambda: record_valid(self.project, validated)):
+        from codegen.openapi.document import read_spec
+
+        document = read_spec(fetched.data, display_path=spec_display(self.source, fetched))
+        with validated_alongside(
+            document,
+            self.messages,
+            on_pass=lambda: record_valid(self.project, validated),
+            beside="after the fetch: the spec was prepared before, the validator has changed since",
+        ):
             pass
 
 

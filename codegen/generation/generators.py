@@ -532,11 +532,17 @@ def formatting(folder: Path, scratch: Path) -> Iterator[None]:
     )
     try:
         yield
-        _finish("ruff", process)
+        verdict: CodegenError | None = None
+        try:
+            _finish("ruff", process)
+        except CodegenError as failed:  # ruff's own: it has ended
+            verdict = failed
     except BaseException:  # Ctrl-C, SIGTERM, the block's failure: ruff does not outlive the run
         _kill_group(process)
-        process.communicate()
+        process.wait()
         raise
+    if verdict is not None:
+        raise verdict
 
 
 def format_python(folder: Path, scratch: Path) -> None:

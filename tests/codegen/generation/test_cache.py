@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codegen.config import Project, load_source
-from codegen.generation.cache import FORMAT, generation_key
+from codegen.generation.cache import FORMAT, generation_key, prepared_key, recall_prepared, record_prepared
 from codegen.generation.inputs import read_inputs
 from codegen.tree.transaction import JOURNAL
 from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
@@ -203,6 +203,42 @@ def test_a_changed_codegen_source_changes_the_key(project: Path, tmp_path: Path)
     assert _key(project, copy) != before
 
 
+def _prepared_key(project: Path) -> str:
+    p = Project(project)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("E2B_RUNTIME_REF", raising=False)
+        return prepared_key(read_inputs(p), load_source(p))
+
+
+# The spec prepared before stands for what the spec, contract and filter steps make of the pinned commit:
+# the templates, the toolchain and the tracked spec come after it (the fetch checks the spec's digest).
+PREPARED_BY = {"contract line", "operation map", "tool.codegen"}
+
+
+@pytest.mark.parametrize("what", list(EDITS))
+def test_the_prepared_spec_is_kept_by_what_decides_it(project: Path, what: str) -> None:
+    before = _prepared_key(project)
+    EDITS[what](project)
+    assert (_prepared_key(project) != before) == (what in PREPARED_BY)
+
+
+def test_another_pin_is_another_prepared_spec(project: Path) -> None:
+    before = _prepared_key(project)
+    (project / "spec/runtime-ref").write_text("0" * 40 + "\n")
+    assert _prepared_key(project) != before
+
+
+def test_a_recorded_prepared_spec_is_recalled_as_recorded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(project.parent / "cache"))
+    p = Project(project)
+    filtered = {"openapi": "3.0.0", "paths": {"/x": {}}, "x-number": 1.5, "x-text": "caf\u00e9"}
+    record_prepared(p, "k" * 64, b"the spec", filtered, ("a warning",))
+    recalled = recall_prepared(p, "k" * 64)
+    assert recalled is not None and recalled.filtered == filtered and recalled.warnings == ("a warning",)
+    assert recalled.is_for(b"the spec") and not recalled.is_for(b"another spec")
+    assert recall_prepared(p, "j" * 64) is None
+
+
 def test_a_changed_lock_pin_misses_the_cache_and_runs_in_full(warm: Path, run: Callable[..., Result]) -> None:
     EDITS["lock pin"](warm)
     result = run(warm, "check")
@@ -359,6 +395,7 @@ def test_a_cache_folder_whose_path_holds_a_path_separator_is_refused(
 # --- the validator's verdict ---------------------------------------------------------------------------
 
 VALIDATED = "alongside contract to format"
+VALIDATED_WARM = "after the fetch: the spec was prepared before, the validator has changed since"
 PASSED_BEFORE = "this spec passed it before on this machine"
 
 
@@ -396,7 +433,7 @@ def test_a_verdict_is_never_trusted_across_a_validator_version(
         generation_cache, "_installed", lambda name: "0.0.1" if name == "openapi-spec-validator" else real(name)
     )
     other = run(project, "generate")
-    assert other.code == 0 and VALIDATED in _validate_line(other), other.text
+    assert other.code == 0 and VALIDATED_WARM in _validate_line(other), other.text
 
 
 @pytest.mark.parametrize(
@@ -409,4 +446,4 @@ def test_a_foreign_or_corrupt_verdict_is_ignored(
     (entry,) = (cache / "validations").glob("*.json")
     entry.write_bytes(forged)
     result = run(project, "generate")
-    assert result.code == 0 and VALIDATED in _validate_line(result), result.text
+    assert result.code == 0 and VALIDATED_WARM in _validate_line(result), result.text

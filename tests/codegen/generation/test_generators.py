@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -21,14 +22,19 @@ import pytest
 import yaml
 
 from codegen.config import Project, load_source
-from codegen.errors import CodegenError
+from codegen.errors import CodegenError, Problem
+from codegen.generation import generators
 from codegen.generation.generators import (
+    _LAUNCHER,
     _TEXT,
     CLIENT_CONFIG,
+    PYTHON,
     Generators,
     _Running,
+    check_syntax,
     client_config,
     format_python,
+    formatting,
     generate,
     private_scratch,
     ruff_binary,
@@ -376,3 +382,125 @@ def test_output_that_cannot_be_read_is_a_failure_not_a_success() -> None:
     assert running.process.returncode is not None  # reaped, not left behind
     assert running.problem is not None
     assert running.problem.message.startswith("openapi-python-client: its output could not be read: UnicodeDecodeError")
+
+
+# --- the launcher: a generator's verdict and output, without its interpreter's teardown ---------------
+
+
+def _launched(scratch: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """The launcher, importing nothing ahead, given `arguments` (`python -m` form) at once."""
+    return subprocess.run(
+        [*PYTHON, "-c", _LAUNCHER],
+        input=json.dumps(arguments) + "\n",
+        cwd=scratch,
+        env=tool_env(scratch),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_launcher_flushes_what_the_generator_wrote_and_keeps_its_exit_status(scratch: Path) -> None:
+    (scratch / "list.json").write_text('[1, {"a": 2}]')
+    done = _launched(scratch, "json.tool", "--compact", "list.json")  # stdout a pipe: block-buffered
+    assert (done.returncode, done.stdout, done.stderr) == (0, '[1,{"a":2}]\n', "")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status", "said"),
+    [
+        (("json.tool", "--no-such-option"), 2, "unrecognized arguments: --no-such-option"),  # SystemExit(2)
+        (("json.tool", "broken.json"), 1, "Expecting value: line 1 column 1"),  # SystemExit(an exception)
+        (("codegen_no_such_generator",), 1, "No module named codegen_no_such_generator"),  # a traceback
+    ],
+)
+def test_the_launcher_keeps_a_failure_a_failure(
+    scratch: Path, arguments: tuple[str, ...], status: int, said: str
+) -> None:
+    (scratch / "broken.json").write_text("")
+    done = _launched(scratch, *arguments)
+    assert done.returncode == status, done.stderr
+    assert said in done.stderr
+
+
+def test_a_generator_that_closes_its_own_stdout_still_succeeds(scratch: Path) -> None:
+    (scratch / "in.json").write_text("{}")
+    done = _launched(scratch, "json.tool", "in.json", "out.json")  # writes a file and closes it: nothing to flush
+    assert done.returncode == 0, done.stderr
+    assert (scratch / "out.json").read_text() == "{}\n"
+
+
+# --- ruff formats while the pipeline works ---------------------------------------------------------------
+
+
+def test_a_block_that_fails_stops_ruff_and_its_failure_stands(tmp_path: Path, scratch: Path) -> None:
+    (tmp_path / "m.py").write_text("x=[1,\n2]\n")
+    with pytest.raises(KeyError), formatting(tmp_path, scratch):
+        raise KeyError("the fetch failed")
+    assert not [line for line in _children() if "ruff" in line]
+
+
+def test_ruff_failing_while_the_block_runs_is_said_when_it_ends(
+    tmp_path: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = tmp_path / "failing-ruff"
+    failing.write_text("#!/bin/sh\necho 'error: planted failure'\nexit 3\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(generators, "ruff_binary", lambda: str(failing))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "m.py").write_text("x = 1\n")
+    ran = []
+    with pytest.raises(CodegenError) as caught, formatting(tmp_path / "out", scratch):
+        ran.append(True)
+    assert ran == [True]
+    assert caught.value.problems[0].message == "ruff failed (exit 3): planted failure"
+
+
+def _children() -> list[str]:
+    """The command lines of this process's living children (Linux's /proc)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            if fields.get("PPid", "").strip() == str(os.getpid()) and fields.get("State", "").strip()[:1] != "Z":
+                found.append((status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+# --- client code compiled before is not compiled again ------------------------------------------------------
+
+
+def test_modules_this_python_compiled_before_are_not_compiled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = Project(tmp_path / "project")
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
+    client = tmp_path / "client"
+    client.mkdir()
+    (client / "a.py").write_text("x = 1\n")
+    compiled: list[str] = []
+    real = compile
+
+    def counting(source: bytes, filename: str, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(Path(filename).name)
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.compile", counting)
+    check_syntax(client, project=project)
+    check_syntax(client, project=project)
+    assert compiled == ["a.py"]
+    (client / "a.py").write_text("x = (\n")  # other bytes: compiled, and refused
+    with pytest.raises(CodegenError, match="generated code does not parse"):
+        check_syntax(client, project=project)
+    assert compiled == ["a.py", "a.py"]
+
+
+def test_a_block_that_fails_with_a_problem_stops_ruff_too(tmp_path: Path, scratch: Path) -> None:
+    """The fetch's failure is a CodegenError as ruff's is: it is the block's, and ruff is stopped."""
+    (tmp_path / "m.py").write_text("x=[1,\n2]\n")
+    with pytest.raises(CodegenError, match="the fetch failed"), formatting(tmp_path, scratch):
+        raise CodegenError(Problem("the fetch failed"))
+    assert not [line for line in _children() if "ruff" in line]
