@@ -103,7 +103,7 @@ def generate_tree(
     filtered: dict[str, Any],
     messages: Messages,
     *,
-    meanwhile: Callable[[], None] = lambda: None,
+    meanwhile: Callable[[], object] = lambda: None,
 ) -> dict[str, bytes]:
     """The generate, overlays and format steps, in the generators' private scratch folder: path -> bytes, unstamped.
 

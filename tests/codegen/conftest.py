@@ -232,7 +232,7 @@ def memo_generate_tree(
     messages: Messages,
     *,
     shared: Path,
-    meanwhile: Callable[[], None] = lambda: None,
+    meanwhile: Callable[[], object] = lambda: None,
 ) -> dict[str, bytes]:
     """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`.
 
@@ -285,7 +285,7 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         filtered: dict[str, Any],
         messages: Messages,
         *,
-        meanwhile: Callable[[], None] = lambda: None,
+        meanwhile: Callable[[], object] = lambda: None,
     ) -> dict[str, bytes]:
         meanwhile()
         calls.append(source.commit)
