@@ -185,11 +185,12 @@ def _write_journal(root: Path, swaps: list[_Swap], state: str) -> None:
 def recover(root: Path, may_swap: MaySwap) -> str | None:
     """Roll back or finish a write a previous run left unfinished; say what was done (None: nothing).
 
-    Refused (CodegenError, nothing touched): a journal git tracks, or one that is not exactly
-    what swap_into_place writes for targets `may_swap` accepts.
+    Refused (CodegenError, nothing touched): a journal in the tree that git tracks, or one that is
+    not exactly what swap_into_place writes for targets `may_swap` accepts.
     """
-    refuse_tracked_journal(root)
     journal, temporary = root / JOURNAL, root / JOURNAL_TEMPORARY
+    if os.path.lexists(journal) or os.path.lexists(temporary):  # none: nothing to read, no git to ask
+        refuse_tracked_journal(root)
     for path in (journal, temporary):
         if path.is_symlink() or (os.path.lexists(path) and not path.is_file()):
             raise CodegenError(
