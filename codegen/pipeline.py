@@ -188,7 +188,8 @@ def build(
     """
     with ExitStack() as stack:
         if generators is None:
-            generators = stack.enter_context(open_generators(project))  # refused: a cache inside the project
+            # refused: a cache inside the project
+            generators = stack.enter_context(open_generators(project, use_cache=use_cache))
         if inputs is None:
             inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
         if prepared is not None:
@@ -240,6 +241,14 @@ def _build(
             raise _named_after(failed, spec_display(source, fetched)) from None
     staged = _stamp(project, source, messages, inputs, fetched, generated, warnings, filtered)
     return Build(source, fetched, filtered, staged)
+
+
+class _Unconfirmed(Exception):
+    """The fetch failed while the generators worked: its failure is the run's, at once."""
+
+    def __init__(self, failed: CodegenError) -> None:
+        super().__init__(str(failed))
+        self.failed = failed
 
 
 class _Confirmation:
@@ -310,11 +319,20 @@ def _build_prepared(
     whatever the generators said; a generator's failure stands only for a spec the fetch confirmed.
     """
     confirm = _Confirmation(project, source, messages, inputs)
+
+    def meanwhile() -> None:
+        try:
+            confirm(prepared)
+        except CodegenError as failed:
+            raise _Unconfirmed(failed) from None  # past generate_tree's wait for the generators' verdicts
+
     try:
         generated = generate_tree(
-            generators, inputs, source, prepared.filtered, messages, meanwhile=lambda: confirm(prepared)
+            generators, inputs, source, prepared.filtered, messages, meanwhile=meanwhile, alongside="the fetch"
         )
         fetched = confirm(prepared)
+    except _Unconfirmed as unconfirmed:
+        raise unconfirmed.failed from None
     except CodegenError as failed:
         fetched = confirm(prepared)
         raise _named_after(failed, spec_display(source, fetched)) from None
@@ -346,9 +364,10 @@ def _stamp(
     with messages.step("stamp") as used:
         staged = stamp(source, fetched.data, fetched.blob_id, generated)
         used(f"{len(staged.generated)} generated file(s), the lock and the manifest")
-    if inputs.code_changed_since_import:
-        changed = ", ".join(f"codegen/{rel}" for rel in inputs.code_changed_since_import)
-        messages(f"not recorded for the check's cache: {changed} changed while this run was starting")
+    edited = inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
+    if edited:
+        changed = ", ".join(f"codegen/{rel}" for rel in edited)
+        messages(f"not recorded for the check's cache: {changed} changed while this run ran")
     else:
         record(project, generation_key(inputs, source, fetched.data), staged.files(), warnings)
         if filtered is not None:

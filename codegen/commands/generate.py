@@ -21,7 +21,7 @@ LISTED = 50  # changed paths named one by one; the rest are counted
 def run_generate(project: Project, messages: Messages, *, use_cache: bool = True) -> int:
     # The generators start first (a cache folder inside the project is refused there): they import
     # themselves while this process prepares their spec, so even its own imports wait until then.
-    with open_generators(project) as generators:
+    with open_generators(project, use_cache=use_cache) as generators:
         from codegen.generation.cache import prepared_key, recall_prepared
         from codegen.generation.inputs import read_inputs
         from codegen.generation.stage import start_tree

@@ -127,7 +127,8 @@ def prepared_key(inputs: GenerationInputs, source: Source) -> str:
     """What the spec, contract and filter steps make of the spec at the pinned commit depends on.
 
     The commit stands for the spec's bytes until the fetch confirms them: it is not where they
-    came from (a mirror's commit is the same commit), so the URL and branch are not in it.
+    came from (a mirror's commit is the same commit), so the URL and branch are not in it.  The
+    toolchain's lock is (PyYAML parses the spec).
     """
     digest = _Digest()
     digest.part("format", PREPARED_FORMAT.encode())
@@ -135,13 +136,17 @@ def prepared_key(inputs: GenerationInputs, source: Source) -> str:
     digest.part("source", json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode())
     digest.part("contract", inputs.contract)
     digest.part("operations", inputs.operations)
+    digest.part("toolchain", inputs.toolchain_lock)  # PyYAML's version among them: it reads the spec
     for rel, data in inputs.code.items():
         digest.part(f"codegen/{rel}", data)
     return digest.hexdigest()
 
 
 def compiled_key(modules: Iterable[bytes]) -> str:
-    """The interpreter and every module's bytes: what decides whether `compile()` accepts them."""
+    """The interpreter and every module's bytes: what decides whether `compile()` accepts them.
+
+    A change to what `check_syntax` checks must change COMPILED_FORMAT, or old records would vouch for it.
+    """
     digest = _Digest()
     digest.part("format", COMPILED_FORMAT.encode())
     digest.part("python", sys.version.encode())

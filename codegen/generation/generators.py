@@ -283,13 +283,14 @@ def leave_signals_to_the_main_thread() -> None:
 
 
 @contextmanager
-def open_generators(project: Project) -> Iterator[Generators]:
+def open_generators(project: Project, *, use_cache: bool = True) -> Iterator[Generators]:
     """A private scratch folder under the cache folder's `scratch/`, and the generators, started, for it.
 
-    Nothing outlives the block: the processes are stopped and the folder removed.
+    Nothing outlives the block: the processes are stopped and the folder removed.  Without
+    `use_cache` the client's code is compiled whatever was compiled before (`check_syntax`).
     """
     with private_scratch(cache_root(project) / "scratch") as scratch:
-        generators = Generators(scratch, project)
+        generators = Generators(scratch, project if use_cache else None)
         try:
             generators.start()
             yield generators

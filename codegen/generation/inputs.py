@@ -9,9 +9,11 @@ written into the run's private scratch folder, where the generators read them.
 An edit saved while `nox -s codegen` runs is therefore in neither this run's
 output nor its record; the next run sees it in its key.
 
-Codegen's source is the one input Python reads itself, at import.  A source
-file whose modification time is later than the moment the pipeline finished
-importing may not be the code that ran: a run that sees one records nothing.
+Codegen's source is the one input Python reads itself, at import, and some
+of its modules are imported late in a run (the spec's steps, the overlays).
+A source file whose modification time is later than the moment the process
+began loading codegen may not be the code that ran: a run that sees one when
+it is about to record its results records nothing.
 """
 
 from __future__ import annotations
@@ -48,8 +50,16 @@ class GenerationInputs:
     toolchain_lock: bytes | None
     templates: Mapping[str, bytes | None]
     code: Mapping[str, bytes | None]
-    # Codegen source files modified after `read_inputs`'s `imported_ns`: maybe not what Python loaded.
-    code_changed_since_import: tuple[str, ...] = field(default=())
+    # Where codegen's source was read from, and when the process began loading it (None: not checked).
+    codegen_source: Path = field(default=Path())
+    imported_ns: int | None = None
+
+    @property
+    def code_changed_since_import(self) -> tuple[str, ...]:
+        """Codegen source files modified since `imported_ns`, as of now: maybe not what Python ran."""
+        if self.imported_ns is None:
+            return ()
+        return tuple(rel for rel in self.code if _modified_ns(self.codegen_source / rel) > self.imported_ns)
 
     def required(self, name: str) -> bytes:
         """The contract's or the map's bytes; missing is the problem the file reader would have said."""
@@ -82,18 +92,15 @@ class GenerationInputs:
 def read_inputs(
     project: Project, *, codegen_source: Path = CODEGEN_SOURCE, imported_ns: int | None = None
 ) -> GenerationInputs:
-    """Read every input once.  `imported_ns`: when the pipeline's modules were imported (time.time_ns())."""
-    code = dict(folder_files(codegen_source))
-    changed: tuple[str, ...] = ()
-    if imported_ns is not None:
-        changed = tuple(rel for rel in code if _modified_ns(codegen_source / rel) > imported_ns)
+    """Read every input once.  `imported_ns`: when the process began loading codegen (time.time_ns())."""
     return GenerationInputs(
         contract=read_or_none(project.contract),
         operations=read_or_none(project.operations),
         toolchain_lock=read_or_none(project.root / TOOLCHAIN_LOCK),
         templates=dict(folder_files(project.templates)),
-        code=code,
-        code_changed_since_import=changed,
+        code=dict(folder_files(codegen_source)),
+        codegen_source=codegen_source,
+        imported_ns=imported_ns,
     )
 
 

@@ -104,14 +104,15 @@ def generate_tree(
     messages: Messages,
     *,
     meanwhile: Callable[[], object] = lambda: None,
+    alongside: str = "",
 ) -> dict[str, bytes]:
     """The generate, overlays and format steps, in the generators' private scratch folder: path -> bytes, unstamped.
 
     The client generator is the longest step and formats its own output (its post hooks), so the
     overlays are rendered as soon as either generator is done, and they and the wire models
     formatted once the wire models are; usually the client generator is still at work.
-    `meanwhile` runs while ruff formats them: on a warm run, the fetch that confirms the spec the
-    generators were handed (codegen/pipeline.py).
+    `meanwhile` runs while ruff formats them, and the `format` line says what it is (`alongside`): on a
+    warm run, the fetch that confirms the spec the generators were handed (codegen/pipeline.py).
     """
     from importlib.metadata import version  # not on a warm run's way to handing the generators their spec
 
@@ -138,6 +139,8 @@ def generate_tree(
             with formatting(tree, scratch):
                 meanwhile()
             used(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
+            if alongside:
+                used(f"{alongside} alongside")
         _verdict(generators, CLIENT, client)
     except CodegenError as failed:
         # Which generator finishes first varies from run to run; what a failed run reports does not:

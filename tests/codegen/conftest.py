@@ -233,6 +233,7 @@ def memo_generate_tree(
     *,
     shared: Path,
     meanwhile: Callable[[], object] = lambda: None,
+    alongside: str = "",
 ) -> dict[str, bytes]:
     """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`.
 
@@ -286,6 +287,7 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         messages: Messages,
         *,
         meanwhile: Callable[[], object] = lambda: None,
+        alongside: str = "",
     ) -> dict[str, bytes]:
         meanwhile()
         calls.append(source.commit)

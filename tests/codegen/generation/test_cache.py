@@ -211,8 +211,8 @@ def _prepared_key(project: Path) -> str:
 
 
 # The spec prepared before stands for what the spec, contract and filter steps make of the pinned commit:
-# the templates, the toolchain and the tracked spec come after it (the fetch checks the spec's digest).
-PREPARED_BY = {"contract line", "operation map", "tool.codegen"}
+# the templates and the tracked spec come after it (the fetch checks the spec's digest).
+PREPARED_BY = {"contract line", "operation map", "tool.codegen", "lock pin"}
 
 
 @pytest.mark.parametrize("what", list(EDITS))
@@ -447,3 +447,31 @@ def test_a_foreign_or_corrupt_verdict_is_ignored(
     entry.write_bytes(forged)
     result = run(project, "generate")
     assert result.code == 0 and VALIDATED_WARM in _validate_line(result), result.text
+
+
+def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
+    project: Path, run: Callable[..., Result], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some of codegen is imported after the inputs are read (the spec's steps): an edit then is caught too."""
+    from codegen import pipeline
+    from codegen.generation import inputs
+
+    edited: list[str] = []
+    real_fetch = pipeline.fetch_spec
+
+    def fetch_then_edit(*args: object, **kwargs: object) -> object:
+        fetched = real_fetch(*args, **kwargs)  # type: ignore[arg-type]
+        edited.append("openapi/sdk_filter.py")  # saved now, after the inputs were read
+        return fetched
+
+    monkeypatch.setattr(pipeline, "fetch_spec", fetch_then_edit)
+    real_modified = inputs._modified_ns
+    monkeypatch.setattr(
+        inputs,
+        "_modified_ns",
+        lambda path: 2**62 if path.as_posix().endswith(tuple(edited) or "\0") else real_modified(path),
+    )
+    result = run(project, "generate")
+    assert result.code == 0, result.text
+    assert "not recorded for the check's cache: codegen/openapi/sdk_filter.py changed while this run ran" in result.err
+    assert entries(cache) == [] and not list((cache / "prepared").glob("*.json"))

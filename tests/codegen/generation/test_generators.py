@@ -36,6 +36,7 @@ from codegen.generation.generators import (
     format_python,
     formatting,
     generate,
+    open_generators,
     private_scratch,
     ruff_binary,
     ruff_passes,
@@ -504,3 +505,13 @@ def test_a_block_that_fails_with_a_problem_stops_ruff_too(tmp_path: Path, scratc
     with pytest.raises(CodegenError, match="the fetch failed"), formatting(tmp_path, scratch):
         raise CodegenError(Problem("the fetch failed"))
     assert not [line for line in _children() if "ruff" in line]
+
+
+def test_without_the_cache_the_client_is_compiled_whatever_was_compiled_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = Project(tmp_path / "project")
+    project.root.mkdir()
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
+    with open_generators(project, use_cache=False) as uncached, open_generators(project) as cached:
+        assert uncached.project is None and cached.project == project
