@@ -7,6 +7,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -455,12 +456,13 @@ def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
     """Some of codegen is imported after the inputs are read (the spec's steps): an edit then is caught too."""
     from codegen import pipeline
     from codegen.generation import inputs
+    from codegen.upstream import fetch
 
     edited: list[str] = []
-    real_fetch = pipeline.fetch_spec
+    real_fetch = fetch.fetch_spec
 
-    def fetch_then_edit(*args: object, **kwargs: object) -> object:
-        fetched = real_fetch(*args, **kwargs)  # type: ignore[arg-type]
+    def fetch_then_edit(*args: Any, **kwargs: Any) -> fetch.FetchedSpec:
+        fetched = real_fetch(*args, **kwargs)
         edited.append("openapi/sdk_filter.py")  # saved now, after the inputs were read
         return fetched
 
