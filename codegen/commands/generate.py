@@ -35,7 +35,7 @@ def run_generate(project: Project, messages: Messages, *, use_cache: bool = True
         prepared = recall_prepared(project, prepared_key(inputs, source)) if use_cache else None
         if prepared is not None:
             start_tree(generators, inputs, filtered_json(prepared.filtered))
-            generators.first_done()
+            generators.first_done()  # the pipeline's imports and the fetch take the core it frees, not theirs
         from codegen.pipeline import build
 
         result = build(
