@@ -82,13 +82,27 @@ def bare_commands(calls: Calls) -> list[list[str]]:
     return [[*PYTHON, "-m", *args] for _, args in calls]
 
 
-def side_by_side(commands: list[list[str]], cwd: Path, env: dict[str, str]) -> float:
-    """All commands started together, as the pipeline starts the generators; wall time until the last ends."""
+def side_by_side(commands: list[list[str]], cwd: Path, env: dict[str, str], stdin: list[bytes] | None = None) -> float:
+    """All commands started together, as the pipeline starts the generators; wall time until the last ends.
+
+    `stdin`: what each command reads, written as soon as it is started.
+    """
     start = time.perf_counter()
-    started = [
-        subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for cmd in commands
-    ]
+    started = []
+    for cmd, given in zip(commands, stdin or [None] * len(commands), strict=True):
+        process = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL if given is None else subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if given is not None:
+            assert process.stdin is not None
+            process.stdin.write(given)
+            process.stdin.close()
+        started.append(process)
     codes = [process.wait() for process in started]
     elapsed = time.perf_counter() - start
     if any(codes):
@@ -98,26 +112,8 @@ def side_by_side(commands: list[list[str]], cwd: Path, env: dict[str, str]) -> f
 
 def launched_side_by_side(calls: Calls, cwd: Path, env: dict[str, str]) -> float:
     """The calls through codegen's launcher, started together and given their arguments at once."""
-    start = time.perf_counter()
-    started = []
-    for tool, args in calls:
-        process = subprocess.Popen(
-            launcher(tool),
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(args).encode() + b"\n")
-        process.stdin.close()
-        started.append(process)
-    codes = [process.wait() for process in started]
-    elapsed = time.perf_counter() - start
-    if any(codes):
-        raise subprocess.CalledProcessError(max(codes), launcher(calls[codes.index(max(codes))][0]))
-    return elapsed
+    arguments = [json.dumps(args).encode() + b"\n" for _, args in calls]
+    return side_by_side([launcher(tool) for tool, _ in calls], cwd, env, stdin=arguments)
 
 
 def copy_project(dest: Path) -> Path:

@@ -219,12 +219,8 @@ def _build(
 ) -> Build:
     validation: AbstractContextManager[None] = nullcontext()  # a document handed in is validated
     if document is None:
-        document = parse_spec(source, fetched, messages, validate=False)
-        validated = validation_key(inputs, fetched.data)
-        if use_cache and recall_valid(project, validated):
-            validation = _passed_before(messages)
-        else:
-            validation = validated_alongside(document, messages, on_pass=lambda: record_valid(project, validated))
+        parsed = document = parse_spec(source, fetched, messages, validate=False)
+        validation = _validation(project, inputs, fetched, lambda: parsed, messages, use_cache=use_cache)
     with validation:
         from codegen.openapi.sdk_filter import filter_spec
 
@@ -251,57 +247,65 @@ class _Unconfirmed(Exception):
         self.failed = failed
 
 
+def _validation(
+    project: Project,
+    inputs: GenerationInputs,
+    fetched: FetchedSpec,
+    document: Callable[[], SpecDocument],
+    messages: Messages,
+    *,
+    use_cache: bool,
+    beside: str = "alongside contract to format",
+) -> AbstractContextManager[None]:
+    """The validator's verdict on the fetched spec: the one this machine recorded, or taken beside the block."""
+    validated = validation_key(inputs, fetched.data)
+    if use_cache and recall_valid(project, validated):
+        return _passed_before(messages)
+    return validated_alongside(document(), messages, on_pass=lambda: record_valid(project, validated), beside=beside)
+
+
 class _Confirmation:
     """The fetch that confirms a prepared spec, and the validator's verdict on it: once, while ruff formats.
 
-    Called as `generate_tree`'s `meanwhile`, and again after it (the same answer, or the same failure).
+    Called as `generate_tree`'s `meanwhile`, and again after it (the same answer).
     """
 
-    def __init__(self, project: Project, source: Source, messages: Messages, inputs: GenerationInputs) -> None:
-        self.project, self.source, self.messages, self.inputs = project, source, messages, inputs
+    def __init__(
+        self, project: Project, source: Source, messages: Messages, inputs: GenerationInputs, prepared: Prepared
+    ) -> None:
+        self.project, self.source, self.messages = project, source, messages
+        self.inputs, self.prepared = inputs, prepared
         self.fetched: FetchedSpec | None = None
-        self.failed: CodegenError | None = None
 
-    def __call__(self, prepared: Prepared) -> FetchedSpec:
-        if self.failed is not None:
-            raise self.failed
+    def __call__(self) -> FetchedSpec:
         if self.fetched is None:
-            try:
-                fetched = fetch_spec(self.project, self.source, self.messages)
-                if not prepared.is_for(fetched.data):
-                    raise NotAsPrepared(fetched)
-                paths = len(prepared.filtered.get("paths", {}))
-                self.messages.step_done(
-                    "spec",
-                    0.0,
-                    f"{spec_display(self.source, fetched)}, {len(fetched.data):,} bytes",
-                    f"as prepared on this machine before: contract and filter, {paths} path(s)",
-                )
-                for warning in prepared.warnings:
-                    self.messages.warning(warning)
-                self._validated(fetched)
-            except CodegenError as failed:
-                self.failed = failed
-                raise
+            fetched = fetch_spec(self.project, self.source, self.messages)
+            if not self.prepared.is_for(fetched.data):
+                raise NotAsPrepared(fetched)
+            display = spec_display(self.source, fetched)
+            paths = len(self.prepared.filtered.get("paths", {}))
+            self.messages.step_done(
+                "spec",
+                0.0,
+                f"{display}, {len(fetched.data):,} bytes",
+                f"as prepared on this machine before: contract and filter, {paths} path(s)",
+            )
+            for warning in self.prepared.warnings:
+                self.messages.warning(warning)
+            from codegen.openapi.document import read_spec  # when a validator changed since it was prepared
+
+            with _validation(
+                self.project,
+                self.inputs,
+                fetched,
+                lambda: read_spec(fetched.data, display_path=display),
+                self.messages,
+                use_cache=True,
+                beside="after the fetch: the spec was prepared before, the validator has changed since",
+            ):
+                pass
             self.fetched = fetched
         return self.fetched
-
-    def _validated(self, fetched: FetchedSpec) -> None:
-        validated = validation_key(self.inputs, fetched.data)
-        if recall_valid(self.project, validated):
-            with _passed_before(self.messages):
-                return
-        # A validator changed since the spec was prepared: its verdict is taken now.
-        from codegen.openapi.document import read_spec
-
-        document = read_spec(fetched.data, display_path=spec_display(self.source, fetched))
-        with validated_alongside(
-            document,
-            self.messages,
-            on_pass=lambda: record_valid(self.project, validated),
-            beside="after the fetch: the spec was prepared before, the validator has changed since",
-        ):
-            pass
 
 
 def _build_prepared(
@@ -318,11 +322,11 @@ def _build_prepared(
     while ruff formats the wire models and the overlays.  A failed fetch is the run's failure,
     whatever the generators said; a generator's failure stands only for a spec the fetch confirmed.
     """
-    confirm = _Confirmation(project, source, messages, inputs)
+    confirm = _Confirmation(project, source, messages, inputs, prepared)
 
     def meanwhile() -> None:
         try:
-            confirm(prepared)
+            confirm()
         except CodegenError as failed:
             raise _Unconfirmed(failed) from None  # past generate_tree's wait for the generators' verdicts
 
@@ -330,11 +334,11 @@ def _build_prepared(
         generated = generate_tree(
             generators, inputs, source, prepared.filtered, messages, meanwhile=meanwhile, alongside="the fetch"
         )
-        fetched = confirm(prepared)
+        fetched = confirm()
     except _Unconfirmed as unconfirmed:
         raise unconfirmed.failed from None
     except CodegenError as failed:
-        fetched = confirm(prepared)
+        fetched = confirm()  # a generator failed first: its failure stands for a confirmed spec only
         raise _named_after(failed, spec_display(source, fetched)) from None
     staged = _stamp(project, source, messages, inputs, fetched, generated, prepared.warnings, None)
     return Build(source, fetched, prepared.filtered, staged)

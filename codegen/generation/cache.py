@@ -20,7 +20,7 @@ version or `--no-cache` validates.
 
 The spec as the generators read it is kept too (`prepared/`), keyed by the
 pinned commit, the spec's path, the SDK's tags, the contract, the operation
-map and codegen's source: what the spec, contract and filter steps made of
+map, the toolchain lock and codegen's source: what the spec, contract and filter steps made of
 it, with the spec's digest and the contract's warnings.  `nox -s codegen`
 hands it to the generators before it fetches (codegen/commands/generate.py);
 the fetch then has the last word: the run goes on with it only when the

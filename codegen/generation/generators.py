@@ -144,9 +144,10 @@ try:
     runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
     status = 0
 except SystemExit as stop:
-    status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
-    if not isinstance(stop.code, (int, type(None))):
-        print(stop.code, file=sys.stderr)
+    status = 0 if stop.code is None else stop.code
+    if not isinstance(status, int):  # as Python says a message given to sys.exit
+        print(status, file=sys.stderr)
+        status = 1
 for stream in (sys.stdout, sys.stderr):
     try:
         stream.flush()
@@ -533,17 +534,13 @@ def formatting(folder: Path, scratch: Path) -> Iterator[None]:
     )
     try:
         yield
-        verdict: CodegenError | None = None
-        try:
-            _finish("ruff", process)
-        except CodegenError as failed:  # ruff's own: it has ended
-            verdict = failed
+        output, _ = process.communicate()
     except BaseException:  # Ctrl-C, SIGTERM, the block's failure: ruff does not outlive the run
         _kill_group(process)
         process.wait()
         raise
-    if verdict is not None:
-        raise verdict
+    if process.returncode != 0:
+        raise CodegenError(tool_failure("ruff", process.returncode, output))
 
 
 def format_python(folder: Path, scratch: Path) -> None:
