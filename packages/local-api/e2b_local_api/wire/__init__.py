@@ -8,14 +8,22 @@ exported under the operation's name (spec/operations.yml), since upstreams name
 the schemas differently (SandboxConnectRequest here, ConnectSandbox in the runtime).
 """
 
+from e2b_local_api.wire.models import ConnectSandbox as ConnectSandboxRequest
 from e2b_local_api.wire.models import NewSandbox as CreateSandboxRequest
-from e2b_local_api.wire.models import SandboxConnectRequest as ConnectSandboxRequest
+from e2b_local_api.wire.models import SandboxForkRequest as ForkSandboxRequest
+from e2b_local_api.wire.models import SandboxNetworkUpdateConfig as UpdateSandboxNetworkRequest
 from e2b_local_api.wire.models import SandboxPauseRequest as PauseSandboxRequest
+from e2b_local_api.wire.models import SandboxRefreshRequest as RefreshSandboxRequest
+from e2b_local_api.wire.models import SandboxSnapshotRequest as CreateSnapshotRequest
 from e2b_local_api.wire.models import SandboxTimeoutRequest as SetSandboxTimeoutRequest
 
 __all__ = [
     "ConnectSandboxRequest",
     "CreateSandboxRequest",
+    "CreateSnapshotRequest",
+    "ForkSandboxRequest",
     "PauseSandboxRequest",
+    "RefreshSandboxRequest",
     "SetSandboxTimeoutRequest",
+    "UpdateSandboxNetworkRequest",
 ]

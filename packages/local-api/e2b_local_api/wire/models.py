@@ -30,13 +30,13 @@ class SandboxState(Enum):
     paused = "paused"
 
 
-class SandboxResumeMode(Enum):
+class OrderDirection(Enum):
     """
-    How to resume a paused sandbox. `memory` restores the memory snapshot, so processes continue where they stopped. `reboot` cold-boots the sandbox from its disk snapshot: files survive, processes and memory do not.
+    Sort direction.
     """
 
-    memory = "memory"
-    reboot = "reboot"
+    asc = "asc"
+    desc = "desc"
 
 
 class SandboxMetadata(RootModel[dict[str, str]]):
@@ -63,34 +63,99 @@ class MemoryMB(RootModel[int]):
     root: Annotated[int, Field(description="Memory in MiB.", ge=128)]
 
 
-class NewSandbox(BaseModel):
-    templateID: Annotated[
-        str, Field(description="Identifier or alias of the template to start from.")
+class DiskSizeMB(RootModel[int]):
+    root: Annotated[int, Field(description="Disk size in MiB.", ge=0)]
+
+
+class EnvdVersion(RootModel[str]):
+    root: Annotated[str, Field(description="Version of the guest agent (envd) in the sandbox.")]
+
+
+class SandboxNetworkTransform(BaseModel):
+    """
+    What is changed in a matching egress request before it leaves.
+    """
+
+    headers: Annotated[
+        dict[str, str] | None,
+        Field(description="Headers set on the request, replacing any of the same name."),
+    ] = None
+
+
+class SandboxEgressProxyConfig(BaseModel):
+    """
+    A SOCKS5 proxy that egress TCP goes through after the allow and deny rules; the sandbox does not see it.
+    """
+
+    address: Annotated[str, Field(description="The proxy, as `host:port`.")]
+    username: Annotated[
+        str | None, Field(description="User name for the proxy (RFC 1929).", max_length=255)
+    ] = None
+    password: Annotated[
+        str | None,
+        Field(description="Password for the proxy (RFC 1929); never returned.", max_length=255),
+    ] = None
+
+
+class SandboxAutoResumeConfig(BaseModel):
+    """
+    Whether traffic to a paused sandbox resumes it.
+    """
+
+    enabled: Annotated[
+        bool, Field(description="Resume the paused sandbox when traffic reaches it.")
     ]
-    timeout: Annotated[
-        int | None, Field(description="Seconds until the sandbox expires.", ge=0)
-    ] = 300
-    autoPause: Annotated[
-        bool | None, Field(description="Pause the sandbox instead of killing it when it expires.")
-    ] = False
-    metadata: SandboxMetadata | None = None
-    envVars: EnvVars | None = None
-    allowInternetAccess: Annotated[
-        bool | None, Field(description="Whether the sandbox may open outbound connections.")
-    ] = True
+
+
+class SandboxOnTimeout(Enum):
+    """
+    What happens to the sandbox when its deadline passes.
+    """
+
+    kill = "kill"
+    pause = "pause"
+
+
+class SandboxLifecycle(BaseModel):
+    """
+    The sandbox's lifecycle policy.
+    """
+
+    autoResume: Annotated[
+        bool, Field(description="Whether traffic resumes the sandbox when it is paused.")
+    ]
+    onTimeout: SandboxOnTimeout
+
+
+class SandboxVolumeMount(BaseModel):
+    """
+    A volume mounted into the sandbox.
+    """
+
+    name: Annotated[str, Field(description="Name of the volume.")]
+    path: Annotated[str, Field(description="Where it is mounted in the sandbox.")]
+
+
+class SandboxIamToken(BaseModel):
+    audience: Annotated[str, Field(description="Audience of the token, kept as given.")]
+    tokenType: Annotated[str, Field(description="Kind of workload token.")]
 
 
 class Sandbox(BaseModel):
-    sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
     templateID: Annotated[
         str, Field(description="Identifier of the template the sandbox was created from.")
     ]
+    sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
     alias: Annotated[str | None, Field(description="Alias of the template.")] = None
-    envdVersion: Annotated[
-        str, Field(description="Version of the guest agent (envd) in the sandbox.")
+    clientID: Annotated[
+        str, Field(deprecated=True, description="Identifier of the client; kept for older clients.")
     ]
+    envdVersion: EnvdVersion
     envdAccessToken: Annotated[
         str | None, Field(description="Token for talking to the guest agent.")
+    ] = None
+    trafficAccessToken: Annotated[
+        str | None, Field(description="Token for reaching the sandbox through the proxy.")
     ] = None
     domain: Annotated[
         str | None, Field(description="Base domain under which the sandbox is reachable.")
@@ -98,47 +163,26 @@ class Sandbox(BaseModel):
 
 
 class ListedSandbox(BaseModel):
-    sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
     templateID: Annotated[
         str, Field(description="Identifier of the template the sandbox was created from.")
     ]
     alias: Annotated[str | None, Field(description="Alias of the template.")] = None
-    state: SandboxState
-    startedAt: Annotated[AwareDatetime, Field(description="When the sandbox was started.")]
-    endAt: Annotated[AwareDatetime, Field(description="When the sandbox expires.")]
-    cpuCount: CPUCount
-    memoryMB: MemoryMB
-    metadata: SandboxMetadata | None = None
-
-
-class SandboxDetail(BaseModel):
     sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
-    templateID: Annotated[
-        str, Field(description="Identifier of the template the sandbox was created from.")
+    clientID: Annotated[
+        str, Field(deprecated=True, description="Identifier of the client; kept for older clients.")
     ]
-    alias: Annotated[str | None, Field(description="Alias of the template.")] = None
-    state: SandboxState
     startedAt: Annotated[AwareDatetime, Field(description="When the sandbox was started.")]
     endAt: Annotated[AwareDatetime, Field(description="When the sandbox expires.")]
     cpuCount: CPUCount
     memoryMB: MemoryMB
+    diskSizeMB: DiskSizeMB
     metadata: SandboxMetadata | None = None
-    envdVersion: Annotated[
-        str, Field(description="Version of the guest agent (envd) in the sandbox.")
-    ]
-    envdAccessToken: Annotated[
-        str | None, Field(description="Token for talking to the guest agent.")
-    ] = None
-    domain: Annotated[
-        str | None, Field(description="Base domain under which the sandbox is reachable.")
-    ] = None
+    state: SandboxState
+    envdVersion: EnvdVersion
+    volumeMounts: list[SandboxVolumeMount] | None = None
 
 
-class SandboxTimeoutRequest(BaseModel):
-    timeout: Annotated[int, Field(description="Seconds from now until the sandbox expires.", ge=0)]
-
-
-class SandboxConnectRequest(BaseModel):
+class ConnectSandbox(BaseModel):
     timeout: Annotated[
         int,
         Field(
@@ -146,7 +190,49 @@ class SandboxConnectRequest(BaseModel):
             ge=0,
         ),
     ]
-    on_resume: SandboxResumeMode | None = None
+    memory: Annotated[
+        bool | None,
+        Field(
+            description="How a paused sandbox resumes: true restores its memory snapshot (processes continue), false cold-boots it from the snapshot's disk state, which recovers a sandbox whose memory does not resume."
+        ),
+    ] = True
+
+
+class SandboxTimeoutRequest(BaseModel):
+    timeout: Annotated[int, Field(description="Seconds from now until the sandbox expires.", ge=0)]
+
+
+class SandboxRefreshRequest(BaseModel):
+    duration: Annotated[
+        int | None, Field(description="Seconds to keep the sandbox alive from now.", ge=0, le=3600)
+    ] = None
+
+
+class SandboxSnapshotRequest(BaseModel):
+    name: Annotated[
+        str | None,
+        Field(
+            description="Name of the snapshot. A snapshot that already has it gets a new build instead of a second snapshot being made."
+        ),
+    ] = None
+    memory: Annotated[
+        bool | None,
+        Field(
+            description="true snapshots memory and filesystem; false the filesystem only (sandboxes created from it cold-boot)."
+        ),
+    ] = True
+
+
+class SnapshotInfo(BaseModel):
+    snapshotID: Annotated[
+        str,
+        Field(
+            description="Identifier of the snapshot with its tag (`team/name:tag` when it has a name, `id:tag` otherwise); `templateID` of a create request takes it."
+        ),
+    ]
+    names: Annotated[
+        list[str], Field(description="Every full name of the snapshot, with namespace and tag.")
+    ]
 
 
 class SandboxPauseRequest(BaseModel):
@@ -159,7 +245,7 @@ class SandboxPauseRequest(BaseModel):
     force: Annotated[
         bool | None,
         Field(
-            description="Take the snapshot without the guest-agent health check. A forced snapshot's memory may not resume; resuming with `on_resume: reboot` recovers the disk state. Only valid with a memory snapshot: combined with `memory: false` the answer is 400."
+            description="Take the snapshot without the guest-agent health check. A forced snapshot's memory may not resume; connecting with `memory: false` recovers the disk state. Only valid with a memory snapshot: combined with `memory: false` the answer is 400."
         ),
     ] = False
 
@@ -171,3 +257,197 @@ class SandboxPauseResult(BaseModel):
             description="What the API did: true when the snapshot was taken without the guest-agent health check. False for a normal pause, including when a forced request joined a normal pause already in flight."
         ),
     ]
+
+
+class SandboxForkRequest(BaseModel):
+    timeout: Annotated[
+        int | None, Field(description="Seconds until each fork's deadline.", ge=0)
+    ] = 15
+    count: Annotated[
+        int | None,
+        Field(
+            description="How many sandboxes to start from the one checkpoint. Each starts or fails on its own.",
+            ge=1,
+            le=20,
+        ),
+    ] = 1
+
+
+class SandboxForkResult(BaseModel):
+    """
+    One fork's outcome; exactly one of `sandbox` and `error` is set.
+    """
+
+    sandbox: Sandbox | None = None
+    error: Error | None = None
+
+
+class SandboxMetric(BaseModel):
+    timestamp: Annotated[
+        AwareDatetime,
+        Field(
+            deprecated=True,
+            description="Time of the sample; `timestampUnix` says the same in seconds.",
+        ),
+    ]
+    timestampUnix: Annotated[int, Field(description="Time of the sample, in Unix seconds.")]
+    cpuCount: Annotated[int, Field(description="Number of vCPUs.")]
+    cpuUsedPct: Annotated[float, Field(description="CPU usage, in percent of all vCPUs.")]
+    memUsed: Annotated[int, Field(description="Memory in use, in bytes.")]
+    memTotal: Annotated[int, Field(description="Memory available, in bytes.")]
+    memCache: Annotated[int, Field(description="Memory used by the page cache, in bytes.")]
+    diskUsed: Annotated[int, Field(description="Disk in use, in bytes.")]
+    diskTotal: Annotated[int, Field(description="Disk size, in bytes.")]
+
+
+class Template(BaseModel):
+    templateID: Annotated[str, Field(description="Identifier of the template.")]
+    buildID: Annotated[str, Field(description="Identifier of the latest successful build.")]
+    public: Annotated[bool, Field(description="Whether every team can start sandboxes from it.")]
+    aliases: Annotated[list[str], Field(description="Names the template can be referred to by.")]
+    cpuCount: CPUCount
+    memoryMB: MemoryMB
+    createdAt: Annotated[AwareDatetime, Field(description="When the template was created.")]
+
+
+class SandboxNetworkRule(BaseModel):
+    """
+    A transform for egress requests to one domain.
+    """
+
+    transform: SandboxNetworkTransform | None = None
+
+
+class SandboxIam(BaseModel):
+    """
+    Workload identity; a non-empty `tokens` map turns it on.
+    """
+
+    tokens: Annotated[
+        dict[str, SandboxIamToken] | None,
+        Field(description="Workload tokens by a name the caller chooses."),
+    ] = None
+
+
+class SandboxNetworkConfig(BaseModel):
+    """
+    Network settings of a sandbox.
+    """
+
+    allowPublicTraffic: Annotated[
+        bool | None, Field(description="Whether the sandbox's URLs answer without authentication.")
+    ] = True
+    allowOut: Annotated[
+        list[str] | None,
+        Field(
+            description="Egress destinations always allowed: CIDR blocks, bare IP addresses or domain names (`*.example.com` included). They win over `denyOut`."
+        ),
+    ] = None
+    denyOut: Annotated[
+        list[str] | None,
+        Field(
+            description="Egress destinations denied, as CIDR blocks or IP addresses (no domain names)."
+        ),
+    ] = None
+    egressProxy: SandboxEgressProxyConfig | None = None
+    maskRequestHost: Annotated[
+        str | None, Field(description="The host that requests to the sandbox are presented with.")
+    ] = None
+    rules: Annotated[
+        dict[str, list[SandboxNetworkRule]] | None,
+        Field(
+            description="Transforms applied to egress HTTP(S) requests, keyed by domain. A domain listed here is not allowed by that alone: `allowOut` does that."
+        ),
+    ] = None
+
+
+class SandboxNetworkUpdateConfig(BaseModel):
+    """
+    The new egress configuration of a running sandbox. It replaces the current one: a field left out is cleared.
+    """
+
+    allowOut: Annotated[
+        list[str] | None,
+        Field(
+            description="Egress destinations always allowed (CIDR blocks, IP addresses or domain names)."
+        ),
+    ] = None
+    denyOut: Annotated[
+        list[str] | None,
+        Field(description="Egress destinations denied (CIDR blocks or IP addresses)."),
+    ] = None
+    egressProxy: SandboxEgressProxyConfig | None = None
+    rules: Annotated[
+        dict[str, list[SandboxNetworkRule]] | None,
+        Field(description="Transforms by domain; replaces every rule when present."),
+    ] = None
+    allow_internet_access: Annotated[
+        bool | None,
+        Field(description="False denies all egress, as `denyOut` of `0.0.0.0/0` would."),
+    ] = None
+
+
+class NewSandbox(BaseModel):
+    templateID: Annotated[
+        str, Field(description="Identifier or alias of the template or snapshot to start from.")
+    ]
+    timeout: Annotated[
+        int | None, Field(description="Seconds until the sandbox's deadline.", ge=0)
+    ] = 15
+    autoPause: Annotated[
+        bool | None, Field(description="Pause the sandbox instead of killing it at its deadline.")
+    ] = False
+    autoPauseMemory: Annotated[
+        bool | None,
+        Field(
+            description="The snapshot an automatic pause takes: true memory and filesystem, false the filesystem only (resuming it cold-boots the sandbox, and it cannot be combined with `autoResume`)."
+        ),
+    ] = True
+    autoResume: SandboxAutoResumeConfig | None = None
+    secure: Annotated[
+        bool | None,
+        Field(description="Require an access token for every call to the sandbox itself."),
+    ] = None
+    allow_internet_access: Annotated[
+        bool | None,
+        Field(description="False denies all egress, as `denyOut` of `0.0.0.0/0` would."),
+    ] = None
+    network: SandboxNetworkConfig | None = None
+    metadata: SandboxMetadata | None = None
+    envVars: EnvVars | None = None
+    iam: SandboxIam | None = None
+    volumeMounts: list[SandboxVolumeMount] | None = None
+
+
+class SandboxDetail(BaseModel):
+    templateID: Annotated[
+        str, Field(description="Identifier of the template the sandbox was created from.")
+    ]
+    alias: Annotated[str | None, Field(description="Alias of the template.")] = None
+    sandboxID: Annotated[str, Field(description="Identifier of the sandbox.")]
+    clientID: Annotated[
+        str, Field(deprecated=True, description="Identifier of the client; kept for older clients.")
+    ]
+    startedAt: Annotated[AwareDatetime, Field(description="When the sandbox was started.")]
+    endAt: Annotated[AwareDatetime, Field(description="When the sandbox expires.")]
+    envdVersion: EnvdVersion
+    envdAccessToken: Annotated[
+        str | None, Field(description="Token for talking to the guest agent.")
+    ] = None
+    allowInternetAccess: Annotated[
+        bool | None,
+        Field(
+            description="Whether egress was explicitly allowed or denied at creation; null when not set."
+        ),
+    ] = None
+    domain: Annotated[
+        str | None, Field(description="Base domain under which the sandbox is reachable.")
+    ] = None
+    cpuCount: CPUCount
+    memoryMB: MemoryMB
+    diskSizeMB: DiskSizeMB
+    metadata: SandboxMetadata | None = None
+    state: SandboxState
+    network: SandboxNetworkConfig | None = None
+    lifecycle: SandboxLifecycle | None = None
+    volumeMounts: list[SandboxVolumeMount] | None = None

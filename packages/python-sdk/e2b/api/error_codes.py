@@ -18,8 +18,17 @@ SANDBOX_NOT_FOUND_ERROR_CODE: Final = "sandbox_not_found"
 SANDBOX_ALREADY_PAUSED_ERROR_CODE: Final = "sandbox_already_paused"
 """The sandbox is paused; connect to resume it first."""
 
+SANDBOX_NOT_RUNNING_ERROR_CODE: Final = "sandbox_not_running"
+"""The sandbox is paused; the request needs a running one."""
+
 SANDBOX_PAUSE_REFUSED_ERROR_CODE: Final = "sandbox_pause_refused"
 """The pause was refused and the sandbox keeps running; the message says why."""
+
+TEMPLATE_NOT_FOUND_ERROR_CODE: Final = "template_not_found"
+"""No template or snapshot with this identifier or alias."""
+
+IDEMPOTENCY_KEY_REUSED_ERROR_CODE: Final = "idempotency_key_reused"
+"""The idempotency key was used before with a different request body."""
 
 RATE_LIMITED_ERROR_CODE: Final = "rate_limited"
 """Too many requests from this team; back off and retry."""
@@ -29,7 +38,10 @@ DOCUMENTED_ERROR_CODES: Final[frozenset[str]] = frozenset(
         INVALID_REQUEST_ERROR_CODE,
         SANDBOX_NOT_FOUND_ERROR_CODE,
         SANDBOX_ALREADY_PAUSED_ERROR_CODE,
+        SANDBOX_NOT_RUNNING_ERROR_CODE,
         SANDBOX_PAUSE_REFUSED_ERROR_CODE,
+        TEMPLATE_NOT_FOUND_ERROR_CODE,
+        IDEMPOTENCY_KEY_REUSED_ERROR_CODE,
         RATE_LIMITED_ERROR_CODE,
     }
 )

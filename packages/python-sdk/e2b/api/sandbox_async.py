@@ -26,7 +26,7 @@ from e2b.api.client.api.sandboxes import (
     pause_sandbox,
     set_sandbox_timeout,
 )
-from e2b.api.client.models import ListedSandbox, SandboxConnectRequest, SandboxDetail
+from e2b.api.client.models import ConnectSandbox, ListedSandbox, SandboxDetail
 from e2b.api.client.models import Sandbox as WireSandbox
 
 if TYPE_CHECKING:
@@ -147,9 +147,7 @@ class AsyncSandbox:
                 snapshot's memory does not resume.
             **opts: connection settings (`ApiParams`).
         """
-        body = SandboxConnectRequest.from_dict(
-            logic.connect_body(timeout=timeout, on_resume=on_resume)
-        )
+        body = ConnectSandbox.from_dict(logic.connect_body(timeout=timeout, on_resume=on_resume))
         async with _call(self._opts(opts), logic.CONNECT_STATUSES) as client:
             response = await connect_sandbox.asyncio_detailed(
                 self.sandbox_id, client=client, body=body

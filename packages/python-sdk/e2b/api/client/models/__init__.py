@@ -2,32 +2,76 @@
 # Do not edit: change the pin, a template or the pipeline, then regenerate.
 """Contains all the data models used in inputs/outputs"""
 
+from .connect_sandbox import ConnectSandbox
 from .env_vars import EnvVars
 from .error import Error
 from .listed_sandbox import ListedSandbox
 from .new_sandbox import NewSandbox
+from .order_direction import OrderDirection
 from .sandbox import Sandbox
-from .sandbox_connect_request import SandboxConnectRequest
+from .sandbox_auto_resume_config import SandboxAutoResumeConfig
 from .sandbox_detail import SandboxDetail
+from .sandbox_egress_proxy_config_type_0 import SandboxEgressProxyConfigType0
+from .sandbox_fork_request import SandboxForkRequest
+from .sandbox_fork_result import SandboxForkResult
+from .sandbox_iam import SandboxIam
+from .sandbox_iam_token import SandboxIamToken
+from .sandbox_iam_tokens import SandboxIamTokens
+from .sandbox_lifecycle import SandboxLifecycle
 from .sandbox_metadata import SandboxMetadata
+from .sandbox_metric import SandboxMetric
+from .sandbox_network_config import SandboxNetworkConfig
+from .sandbox_network_config_rules import SandboxNetworkConfigRules
+from .sandbox_network_rule import SandboxNetworkRule
+from .sandbox_network_transform import SandboxNetworkTransform
+from .sandbox_network_transform_headers import SandboxNetworkTransformHeaders
+from .sandbox_network_update_config import SandboxNetworkUpdateConfig
+from .sandbox_network_update_config_rules import SandboxNetworkUpdateConfigRules
+from .sandbox_on_timeout import SandboxOnTimeout
 from .sandbox_pause_request import SandboxPauseRequest
 from .sandbox_pause_result import SandboxPauseResult
-from .sandbox_resume_mode import SandboxResumeMode
+from .sandbox_refresh_request import SandboxRefreshRequest
+from .sandbox_snapshot_request import SandboxSnapshotRequest
 from .sandbox_state import SandboxState
 from .sandbox_timeout_request import SandboxTimeoutRequest
+from .sandbox_volume_mount import SandboxVolumeMount
+from .snapshot_info import SnapshotInfo
+from .template import Template
 
 __all__ = (
+    "ConnectSandbox",
     "EnvVars",
     "Error",
     "ListedSandbox",
     "NewSandbox",
+    "OrderDirection",
     "Sandbox",
-    "SandboxConnectRequest",
+    "SandboxAutoResumeConfig",
     "SandboxDetail",
+    "SandboxEgressProxyConfigType0",
+    "SandboxForkRequest",
+    "SandboxForkResult",
+    "SandboxIam",
+    "SandboxIamToken",
+    "SandboxIamTokens",
+    "SandboxLifecycle",
     "SandboxMetadata",
+    "SandboxMetric",
+    "SandboxNetworkConfig",
+    "SandboxNetworkConfigRules",
+    "SandboxNetworkRule",
+    "SandboxNetworkTransform",
+    "SandboxNetworkTransformHeaders",
+    "SandboxNetworkUpdateConfig",
+    "SandboxNetworkUpdateConfigRules",
+    "SandboxOnTimeout",
     "SandboxPauseRequest",
     "SandboxPauseResult",
-    "SandboxResumeMode",
+    "SandboxRefreshRequest",
+    "SandboxSnapshotRequest",
     "SandboxState",
     "SandboxTimeoutRequest",
+    "SandboxVolumeMount",
+    "SnapshotInfo",
+    "Template",
 )

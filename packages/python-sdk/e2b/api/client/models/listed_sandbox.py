@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.sandbox_metadata import SandboxMetadata
+    from ..models.sandbox_volume_mount import SandboxVolumeMount
 
 
 T = TypeVar("T", bound="ListedSandbox")
@@ -23,34 +24,42 @@ T = TypeVar("T", bound="ListedSandbox")
 class ListedSandbox:
     """
     Attributes:
-        sandbox_id (str): Identifier of the sandbox.
         template_id (str): Identifier of the template the sandbox was created from.
-        state (SandboxState): Lifecycle state of a sandbox.
+        sandbox_id (str): Identifier of the sandbox.
+        client_id (str): Identifier of the client; kept for older clients.
         started_at (datetime.datetime): When the sandbox was started.
         end_at (datetime.datetime): When the sandbox expires.
         cpu_count (int): Number of vCPUs.
         memory_mb (int): Memory in MiB.
+        disk_size_mb (int): Disk size in MiB.
+        state (SandboxState): Lifecycle state of a sandbox.
+        envd_version (str): Version of the guest agent (envd) in the sandbox.
         alias (str | Unset): Alias of the template.
         metadata (SandboxMetadata | Unset): Caller-chosen key-value labels.
+        volume_mounts (list[SandboxVolumeMount] | Unset):
     """
 
-    sandbox_id: str
     template_id: str
-    state: SandboxState
+    sandbox_id: str
+    client_id: str
     started_at: datetime.datetime
     end_at: datetime.datetime
     cpu_count: int
     memory_mb: int
+    disk_size_mb: int
+    state: SandboxState
+    envd_version: str
     alias: str | Unset = UNSET
     metadata: SandboxMetadata | Unset = UNSET
+    volume_mounts: list[SandboxVolumeMount] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        sandbox_id = self.sandbox_id
-
         template_id = self.template_id
 
-        state = self.state.value
+        sandbox_id = self.sandbox_id
+
+        client_id = self.client_id
 
         started_at = self.started_at.isoformat()
 
@@ -60,42 +69,61 @@ class ListedSandbox:
 
         memory_mb = self.memory_mb
 
+        disk_size_mb = self.disk_size_mb
+
+        state = self.state.value
+
+        envd_version = self.envd_version
+
         alias = self.alias
 
         metadata: dict[str, Any] | Unset = UNSET
         if not isinstance(self.metadata, Unset):
             metadata = self.metadata.to_dict()
 
+        volume_mounts: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.volume_mounts, Unset):
+            volume_mounts = []
+            for volume_mounts_item_data in self.volume_mounts:
+                volume_mounts_item = volume_mounts_item_data.to_dict()
+                volume_mounts.append(volume_mounts_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "sandboxID": sandbox_id,
                 "templateID": template_id,
-                "state": state,
+                "sandboxID": sandbox_id,
+                "clientID": client_id,
                 "startedAt": started_at,
                 "endAt": end_at,
                 "cpuCount": cpu_count,
                 "memoryMB": memory_mb,
+                "diskSizeMB": disk_size_mb,
+                "state": state,
+                "envdVersion": envd_version,
             }
         )
         if alias is not UNSET:
             field_dict["alias"] = alias
         if metadata is not UNSET:
             field_dict["metadata"] = metadata
+        if volume_mounts is not UNSET:
+            field_dict["volumeMounts"] = volume_mounts
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.sandbox_metadata import SandboxMetadata  # noqa: PLC0415
+        from ..models.sandbox_volume_mount import SandboxVolumeMount  # noqa: PLC0415
 
         d = dict(src_dict)
-        sandbox_id = d.pop("sandboxID")
-
         template_id = d.pop("templateID")
 
-        state = SandboxState(d.pop("state"))
+        sandbox_id = d.pop("sandboxID")
+
+        client_id = d.pop("clientID")
 
         started_at = datetime.datetime.fromisoformat(d.pop("startedAt"))
 
@@ -104,6 +132,12 @@ class ListedSandbox:
         cpu_count = d.pop("cpuCount")
 
         memory_mb = d.pop("memoryMB")
+
+        disk_size_mb = d.pop("diskSizeMB")
+
+        state = SandboxState(d.pop("state"))
+
+        envd_version = d.pop("envdVersion")
 
         alias = d.pop("alias", UNSET)
 
@@ -114,16 +148,29 @@ class ListedSandbox:
         else:
             metadata = SandboxMetadata.from_dict(_metadata)
 
+        _volume_mounts = d.pop("volumeMounts", UNSET)
+        volume_mounts: list[SandboxVolumeMount] | Unset = UNSET
+        if _volume_mounts is not UNSET:
+            volume_mounts = []
+            for volume_mounts_item_data in _volume_mounts:
+                volume_mounts_item = SandboxVolumeMount.from_dict(volume_mounts_item_data)
+
+                volume_mounts.append(volume_mounts_item)
+
         listed_sandbox = cls(
-            sandbox_id=sandbox_id,
             template_id=template_id,
-            state=state,
+            sandbox_id=sandbox_id,
+            client_id=client_id,
             started_at=started_at,
             end_at=end_at,
             cpu_count=cpu_count,
             memory_mb=memory_mb,
+            disk_size_mb=disk_size_mb,
+            state=state,
+            envd_version=envd_version,
             alias=alias,
             metadata=metadata,
+            volume_mounts=volume_mounts,
         )
 
         listed_sandbox.additional_properties = d

@@ -12,7 +12,11 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.env_vars import EnvVars
+    from ..models.sandbox_auto_resume_config import SandboxAutoResumeConfig
+    from ..models.sandbox_iam import SandboxIam
     from ..models.sandbox_metadata import SandboxMetadata
+    from ..models.sandbox_network_config import SandboxNetworkConfig
+    from ..models.sandbox_volume_mount import SandboxVolumeMount
 
 
 T = TypeVar("T", bound="NewSandbox")
@@ -22,20 +26,34 @@ T = TypeVar("T", bound="NewSandbox")
 class NewSandbox:
     """
     Attributes:
-        template_id (str): Identifier or alias of the template to start from.
-        timeout (int | Unset): Seconds until the sandbox expires. Default: 300.
-        auto_pause (bool | Unset): Pause the sandbox instead of killing it when it expires. Default: False.
+        template_id (str): Identifier or alias of the template or snapshot to start from.
+        timeout (int | Unset): Seconds until the sandbox's deadline. Default: 15.
+        auto_pause (bool | Unset): Pause the sandbox instead of killing it at its deadline. Default: False.
+        auto_pause_memory (bool | Unset): The snapshot an automatic pause takes: true memory and filesystem, false the
+            filesystem only (resuming it cold-boots the sandbox, and it cannot be combined with `autoResume`). Default:
+            True.
+        auto_resume (SandboxAutoResumeConfig | Unset): Whether traffic to a paused sandbox resumes it.
+        secure (bool | Unset): Require an access token for every call to the sandbox itself.
+        allow_internet_access (bool | Unset): False denies all egress, as `denyOut` of `0.0.0.0/0` would.
+        network (SandboxNetworkConfig | Unset): Network settings of a sandbox.
         metadata (SandboxMetadata | Unset): Caller-chosen key-value labels.
         env_vars (EnvVars | Unset): Environment variables for processes in the sandbox.
-        allow_internet_access (bool | Unset): Whether the sandbox may open outbound connections. Default: True.
+        iam (SandboxIam | Unset): Workload identity; a non-empty `tokens` map turns it on.
+        volume_mounts (list[SandboxVolumeMount] | Unset):
     """
 
     template_id: str
-    timeout: int | Unset = 300
+    timeout: int | Unset = 15
     auto_pause: bool | Unset = False
+    auto_pause_memory: bool | Unset = True
+    auto_resume: SandboxAutoResumeConfig | Unset = UNSET
+    secure: bool | Unset = UNSET
+    allow_internet_access: bool | Unset = UNSET
+    network: SandboxNetworkConfig | Unset = UNSET
     metadata: SandboxMetadata | Unset = UNSET
     env_vars: EnvVars | Unset = UNSET
-    allow_internet_access: bool | Unset = True
+    iam: SandboxIam | Unset = UNSET
+    volume_mounts: list[SandboxVolumeMount] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,6 +63,20 @@ class NewSandbox:
 
         auto_pause = self.auto_pause
 
+        auto_pause_memory = self.auto_pause_memory
+
+        auto_resume: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.auto_resume, Unset):
+            auto_resume = self.auto_resume.to_dict()
+
+        secure = self.secure
+
+        allow_internet_access = self.allow_internet_access
+
+        network: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.network, Unset):
+            network = self.network.to_dict()
+
         metadata: dict[str, Any] | Unset = UNSET
         if not isinstance(self.metadata, Unset):
             metadata = self.metadata.to_dict()
@@ -53,7 +85,16 @@ class NewSandbox:
         if not isinstance(self.env_vars, Unset):
             env_vars = self.env_vars.to_dict()
 
-        allow_internet_access = self.allow_internet_access
+        iam: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.iam, Unset):
+            iam = self.iam.to_dict()
+
+        volume_mounts: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.volume_mounts, Unset):
+            volume_mounts = []
+            for volume_mounts_item_data in self.volume_mounts:
+                volume_mounts_item = volume_mounts_item_data.to_dict()
+                volume_mounts.append(volume_mounts_item)
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -66,19 +107,35 @@ class NewSandbox:
             field_dict["timeout"] = timeout
         if auto_pause is not UNSET:
             field_dict["autoPause"] = auto_pause
+        if auto_pause_memory is not UNSET:
+            field_dict["autoPauseMemory"] = auto_pause_memory
+        if auto_resume is not UNSET:
+            field_dict["autoResume"] = auto_resume
+        if secure is not UNSET:
+            field_dict["secure"] = secure
+        if allow_internet_access is not UNSET:
+            field_dict["allow_internet_access"] = allow_internet_access
+        if network is not UNSET:
+            field_dict["network"] = network
         if metadata is not UNSET:
             field_dict["metadata"] = metadata
         if env_vars is not UNSET:
             field_dict["envVars"] = env_vars
-        if allow_internet_access is not UNSET:
-            field_dict["allowInternetAccess"] = allow_internet_access
+        if iam is not UNSET:
+            field_dict["iam"] = iam
+        if volume_mounts is not UNSET:
+            field_dict["volumeMounts"] = volume_mounts
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.env_vars import EnvVars  # noqa: PLC0415
+        from ..models.sandbox_auto_resume_config import SandboxAutoResumeConfig  # noqa: PLC0415
+        from ..models.sandbox_iam import SandboxIam  # noqa: PLC0415
         from ..models.sandbox_metadata import SandboxMetadata  # noqa: PLC0415
+        from ..models.sandbox_network_config import SandboxNetworkConfig  # noqa: PLC0415
+        from ..models.sandbox_volume_mount import SandboxVolumeMount  # noqa: PLC0415
 
         d = dict(src_dict)
         template_id = d.pop("templateID")
@@ -86,6 +143,26 @@ class NewSandbox:
         timeout = d.pop("timeout", UNSET)
 
         auto_pause = d.pop("autoPause", UNSET)
+
+        auto_pause_memory = d.pop("autoPauseMemory", UNSET)
+
+        _auto_resume = d.pop("autoResume", UNSET)
+        auto_resume: SandboxAutoResumeConfig | Unset
+        if isinstance(_auto_resume, Unset):
+            auto_resume = UNSET
+        else:
+            auto_resume = SandboxAutoResumeConfig.from_dict(_auto_resume)
+
+        secure = d.pop("secure", UNSET)
+
+        allow_internet_access = d.pop("allow_internet_access", UNSET)
+
+        _network = d.pop("network", UNSET)
+        network: SandboxNetworkConfig | Unset
+        if isinstance(_network, Unset):
+            network = UNSET
+        else:
+            network = SandboxNetworkConfig.from_dict(_network)
 
         _metadata = d.pop("metadata", UNSET)
         metadata: SandboxMetadata | Unset
@@ -101,15 +178,35 @@ class NewSandbox:
         else:
             env_vars = EnvVars.from_dict(_env_vars)
 
-        allow_internet_access = d.pop("allowInternetAccess", UNSET)
+        _iam = d.pop("iam", UNSET)
+        iam: SandboxIam | Unset
+        if isinstance(_iam, Unset):
+            iam = UNSET
+        else:
+            iam = SandboxIam.from_dict(_iam)
+
+        _volume_mounts = d.pop("volumeMounts", UNSET)
+        volume_mounts: list[SandboxVolumeMount] | Unset = UNSET
+        if _volume_mounts is not UNSET:
+            volume_mounts = []
+            for volume_mounts_item_data in _volume_mounts:
+                volume_mounts_item = SandboxVolumeMount.from_dict(volume_mounts_item_data)
+
+                volume_mounts.append(volume_mounts_item)
 
         new_sandbox = cls(
             template_id=template_id,
             timeout=timeout,
             auto_pause=auto_pause,
+            auto_pause_memory=auto_pause_memory,
+            auto_resume=auto_resume,
+            secure=secure,
+            allow_internet_access=allow_internet_access,
+            network=network,
             metadata=metadata,
             env_vars=env_vars,
-            allow_internet_access=allow_internet_access,
+            iam=iam,
+            volume_mounts=volume_mounts,
         )
 
         new_sandbox.additional_properties = d

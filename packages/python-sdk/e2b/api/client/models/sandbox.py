@@ -17,32 +17,44 @@ T = TypeVar("T", bound="Sandbox")
 class Sandbox:
     """
     Attributes:
-        sandbox_id (str): Identifier of the sandbox.
         template_id (str): Identifier of the template the sandbox was created from.
+        sandbox_id (str): Identifier of the sandbox.
+        client_id (str): Identifier of the client; kept for older clients.
         envd_version (str): Version of the guest agent (envd) in the sandbox.
         alias (str | Unset): Alias of the template.
         envd_access_token (str | Unset): Token for talking to the guest agent.
+        traffic_access_token (None | str | Unset): Token for reaching the sandbox through the proxy.
         domain (None | str | Unset): Base domain under which the sandbox is reachable.
     """
 
-    sandbox_id: str
     template_id: str
+    sandbox_id: str
+    client_id: str
     envd_version: str
     alias: str | Unset = UNSET
     envd_access_token: str | Unset = UNSET
+    traffic_access_token: None | str | Unset = UNSET
     domain: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        template_id = self.template_id
+
         sandbox_id = self.sandbox_id
 
-        template_id = self.template_id
+        client_id = self.client_id
 
         envd_version = self.envd_version
 
         alias = self.alias
 
         envd_access_token = self.envd_access_token
+
+        traffic_access_token: None | str | Unset
+        if isinstance(self.traffic_access_token, Unset):
+            traffic_access_token = UNSET
+        else:
+            traffic_access_token = self.traffic_access_token
 
         domain: None | str | Unset
         if isinstance(self.domain, Unset):
@@ -54,8 +66,9 @@ class Sandbox:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "sandboxID": sandbox_id,
                 "templateID": template_id,
+                "sandboxID": sandbox_id,
+                "clientID": client_id,
                 "envdVersion": envd_version,
             }
         )
@@ -63,6 +76,8 @@ class Sandbox:
             field_dict["alias"] = alias
         if envd_access_token is not UNSET:
             field_dict["envdAccessToken"] = envd_access_token
+        if traffic_access_token is not UNSET:
+            field_dict["trafficAccessToken"] = traffic_access_token
         if domain is not UNSET:
             field_dict["domain"] = domain
 
@@ -71,15 +86,26 @@ class Sandbox:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        template_id = d.pop("templateID")
+
         sandbox_id = d.pop("sandboxID")
 
-        template_id = d.pop("templateID")
+        client_id = d.pop("clientID")
 
         envd_version = d.pop("envdVersion")
 
         alias = d.pop("alias", UNSET)
 
         envd_access_token = d.pop("envdAccessToken", UNSET)
+
+        def _parse_traffic_access_token(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        traffic_access_token = _parse_traffic_access_token(d.pop("trafficAccessToken", UNSET))
 
         def _parse_domain(data: object) -> None | str | Unset:
             if data is None:
@@ -91,11 +117,13 @@ class Sandbox:
         domain = _parse_domain(d.pop("domain", UNSET))
 
         sandbox = cls(
-            sandbox_id=sandbox_id,
             template_id=template_id,
+            sandbox_id=sandbox_id,
+            client_id=client_id,
             envd_version=envd_version,
             alias=alias,
             envd_access_token=envd_access_token,
+            traffic_access_token=traffic_access_token,
             domain=domain,
         )
 

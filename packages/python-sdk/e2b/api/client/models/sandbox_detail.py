@@ -13,7 +13,10 @@ from ..models.sandbox_state import SandboxState
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.sandbox_lifecycle import SandboxLifecycle
     from ..models.sandbox_metadata import SandboxMetadata
+    from ..models.sandbox_network_config import SandboxNetworkConfig
+    from ..models.sandbox_volume_mount import SandboxVolumeMount
 
 
 T = TypeVar("T", bound="SandboxDetail")
@@ -23,58 +26,77 @@ T = TypeVar("T", bound="SandboxDetail")
 class SandboxDetail:
     """
     Attributes:
-        sandbox_id (str): Identifier of the sandbox.
         template_id (str): Identifier of the template the sandbox was created from.
-        state (SandboxState): Lifecycle state of a sandbox.
+        sandbox_id (str): Identifier of the sandbox.
+        client_id (str): Identifier of the client; kept for older clients.
         started_at (datetime.datetime): When the sandbox was started.
         end_at (datetime.datetime): When the sandbox expires.
+        envd_version (str): Version of the guest agent (envd) in the sandbox.
         cpu_count (int): Number of vCPUs.
         memory_mb (int): Memory in MiB.
-        envd_version (str): Version of the guest agent (envd) in the sandbox.
+        disk_size_mb (int): Disk size in MiB.
+        state (SandboxState): Lifecycle state of a sandbox.
         alias (str | Unset): Alias of the template.
-        metadata (SandboxMetadata | Unset): Caller-chosen key-value labels.
         envd_access_token (str | Unset): Token for talking to the guest agent.
+        allow_internet_access (bool | None | Unset): Whether egress was explicitly allowed or denied at creation; null
+            when not set.
         domain (None | str | Unset): Base domain under which the sandbox is reachable.
+        metadata (SandboxMetadata | Unset): Caller-chosen key-value labels.
+        network (SandboxNetworkConfig | Unset): Network settings of a sandbox.
+        lifecycle (SandboxLifecycle | Unset): The sandbox's lifecycle policy.
+        volume_mounts (list[SandboxVolumeMount] | Unset):
     """
 
-    sandbox_id: str
     template_id: str
-    state: SandboxState
+    sandbox_id: str
+    client_id: str
     started_at: datetime.datetime
     end_at: datetime.datetime
+    envd_version: str
     cpu_count: int
     memory_mb: int
-    envd_version: str
+    disk_size_mb: int
+    state: SandboxState
     alias: str | Unset = UNSET
-    metadata: SandboxMetadata | Unset = UNSET
     envd_access_token: str | Unset = UNSET
+    allow_internet_access: bool | None | Unset = UNSET
     domain: None | str | Unset = UNSET
+    metadata: SandboxMetadata | Unset = UNSET
+    network: SandboxNetworkConfig | Unset = UNSET
+    lifecycle: SandboxLifecycle | Unset = UNSET
+    volume_mounts: list[SandboxVolumeMount] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        sandbox_id = self.sandbox_id
-
         template_id = self.template_id
 
-        state = self.state.value
+        sandbox_id = self.sandbox_id
+
+        client_id = self.client_id
 
         started_at = self.started_at.isoformat()
 
         end_at = self.end_at.isoformat()
 
+        envd_version = self.envd_version
+
         cpu_count = self.cpu_count
 
         memory_mb = self.memory_mb
 
-        envd_version = self.envd_version
+        disk_size_mb = self.disk_size_mb
+
+        state = self.state.value
 
         alias = self.alias
 
-        metadata: dict[str, Any] | Unset = UNSET
-        if not isinstance(self.metadata, Unset):
-            metadata = self.metadata.to_dict()
-
         envd_access_token = self.envd_access_token
+
+        allow_internet_access: bool | None | Unset
+        if isinstance(self.allow_internet_access, Unset):
+            allow_internet_access = UNSET
+        else:
+            allow_internet_access = self.allow_internet_access
 
         domain: None | str | Unset
         if isinstance(self.domain, Unset):
@@ -82,62 +104,100 @@ class SandboxDetail:
         else:
             domain = self.domain
 
+        metadata: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.metadata, Unset):
+            metadata = self.metadata.to_dict()
+
+        network: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.network, Unset):
+            network = self.network.to_dict()
+
+        lifecycle: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.lifecycle, Unset):
+            lifecycle = self.lifecycle.to_dict()
+
+        volume_mounts: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.volume_mounts, Unset):
+            volume_mounts = []
+            for volume_mounts_item_data in self.volume_mounts:
+                volume_mounts_item = volume_mounts_item_data.to_dict()
+                volume_mounts.append(volume_mounts_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "sandboxID": sandbox_id,
                 "templateID": template_id,
-                "state": state,
+                "sandboxID": sandbox_id,
+                "clientID": client_id,
                 "startedAt": started_at,
                 "endAt": end_at,
+                "envdVersion": envd_version,
                 "cpuCount": cpu_count,
                 "memoryMB": memory_mb,
-                "envdVersion": envd_version,
+                "diskSizeMB": disk_size_mb,
+                "state": state,
             }
         )
         if alias is not UNSET:
             field_dict["alias"] = alias
-        if metadata is not UNSET:
-            field_dict["metadata"] = metadata
         if envd_access_token is not UNSET:
             field_dict["envdAccessToken"] = envd_access_token
+        if allow_internet_access is not UNSET:
+            field_dict["allowInternetAccess"] = allow_internet_access
         if domain is not UNSET:
             field_dict["domain"] = domain
+        if metadata is not UNSET:
+            field_dict["metadata"] = metadata
+        if network is not UNSET:
+            field_dict["network"] = network
+        if lifecycle is not UNSET:
+            field_dict["lifecycle"] = lifecycle
+        if volume_mounts is not UNSET:
+            field_dict["volumeMounts"] = volume_mounts
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.sandbox_lifecycle import SandboxLifecycle  # noqa: PLC0415
         from ..models.sandbox_metadata import SandboxMetadata  # noqa: PLC0415
+        from ..models.sandbox_network_config import SandboxNetworkConfig  # noqa: PLC0415
+        from ..models.sandbox_volume_mount import SandboxVolumeMount  # noqa: PLC0415
 
         d = dict(src_dict)
-        sandbox_id = d.pop("sandboxID")
-
         template_id = d.pop("templateID")
 
-        state = SandboxState(d.pop("state"))
+        sandbox_id = d.pop("sandboxID")
+
+        client_id = d.pop("clientID")
 
         started_at = datetime.datetime.fromisoformat(d.pop("startedAt"))
 
         end_at = datetime.datetime.fromisoformat(d.pop("endAt"))
 
+        envd_version = d.pop("envdVersion")
+
         cpu_count = d.pop("cpuCount")
 
         memory_mb = d.pop("memoryMB")
 
-        envd_version = d.pop("envdVersion")
+        disk_size_mb = d.pop("diskSizeMB")
+
+        state = SandboxState(d.pop("state"))
 
         alias = d.pop("alias", UNSET)
 
-        _metadata = d.pop("metadata", UNSET)
-        metadata: SandboxMetadata | Unset
-        if isinstance(_metadata, Unset):
-            metadata = UNSET
-        else:
-            metadata = SandboxMetadata.from_dict(_metadata)
-
         envd_access_token = d.pop("envdAccessToken", UNSET)
+
+        def _parse_allow_internet_access(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        allow_internet_access = _parse_allow_internet_access(d.pop("allowInternetAccess", UNSET))
 
         def _parse_domain(data: object) -> None | str | Unset:
             if data is None:
@@ -148,19 +208,55 @@ class SandboxDetail:
 
         domain = _parse_domain(d.pop("domain", UNSET))
 
+        _metadata = d.pop("metadata", UNSET)
+        metadata: SandboxMetadata | Unset
+        if isinstance(_metadata, Unset):
+            metadata = UNSET
+        else:
+            metadata = SandboxMetadata.from_dict(_metadata)
+
+        _network = d.pop("network", UNSET)
+        network: SandboxNetworkConfig | Unset
+        if isinstance(_network, Unset):
+            network = UNSET
+        else:
+            network = SandboxNetworkConfig.from_dict(_network)
+
+        _lifecycle = d.pop("lifecycle", UNSET)
+        lifecycle: SandboxLifecycle | Unset
+        if isinstance(_lifecycle, Unset):
+            lifecycle = UNSET
+        else:
+            lifecycle = SandboxLifecycle.from_dict(_lifecycle)
+
+        _volume_mounts = d.pop("volumeMounts", UNSET)
+        volume_mounts: list[SandboxVolumeMount] | Unset = UNSET
+        if _volume_mounts is not UNSET:
+            volume_mounts = []
+            for volume_mounts_item_data in _volume_mounts:
+                volume_mounts_item = SandboxVolumeMount.from_dict(volume_mounts_item_data)
+
+                volume_mounts.append(volume_mounts_item)
+
         sandbox_detail = cls(
-            sandbox_id=sandbox_id,
             template_id=template_id,
-            state=state,
+            sandbox_id=sandbox_id,
+            client_id=client_id,
             started_at=started_at,
             end_at=end_at,
+            envd_version=envd_version,
             cpu_count=cpu_count,
             memory_mb=memory_mb,
-            envd_version=envd_version,
+            disk_size_mb=disk_size_mb,
+            state=state,
             alias=alias,
-            metadata=metadata,
             envd_access_token=envd_access_token,
+            allow_internet_access=allow_internet_access,
             domain=domain,
+            metadata=metadata,
+            network=network,
+            lifecycle=lifecycle,
+            volume_mounts=volume_mounts,
         )
 
         sandbox_detail.additional_properties = d

@@ -20,7 +20,7 @@ class SandboxPauseRequest:
         memory (bool | Unset): Snapshot kind. true: memory and filesystem; resuming continues the running processes.
             false: filesystem only; resuming cold-boots the sandbox from disk. Default: True.
         force (bool | Unset): Take the snapshot without the guest-agent health check. A forced snapshot's memory may not
-            resume; resuming with `on_resume: reboot` recovers the disk state. Only valid with a memory snapshot: combined
+            resume; connecting with `memory: false` recovers the disk state. Only valid with a memory snapshot: combined
             with `memory: false` the answer is 400. Default: False.
     """
 

@@ -8,16 +8,16 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.connect_sandbox import ConnectSandbox
 from ...models.error import Error
 from ...models.sandbox import Sandbox
-from ...models.sandbox_connect_request import SandboxConnectRequest
 from ...types import Response
 
 
 def _get_kwargs(
     sandbox_id: str,
     *,
-    body: SandboxConnectRequest,
+    body: ConnectSandbox,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -64,10 +64,25 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 500:
         response_500 = Error.from_dict(response.json())
 
         return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = Error.from_dict(response.json())
+
+        return response_504
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -90,7 +105,7 @@ def sync_detailed(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxConnectRequest,
+    body: ConnectSandbox,
 ) -> Response[Error | Sandbox]:
     """Connect to a sandbox
 
@@ -99,7 +114,7 @@ def sync_detailed(
 
     Args:
         sandbox_id (str):
-        body (SandboxConnectRequest):
+        body (ConnectSandbox):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -125,7 +140,7 @@ def sync(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxConnectRequest,
+    body: ConnectSandbox,
 ) -> Error | Sandbox | None:
     """Connect to a sandbox
 
@@ -134,7 +149,7 @@ def sync(
 
     Args:
         sandbox_id (str):
-        body (SandboxConnectRequest):
+        body (ConnectSandbox):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -155,7 +170,7 @@ async def asyncio_detailed(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxConnectRequest,
+    body: ConnectSandbox,
 ) -> Response[Error | Sandbox]:
     """Connect to a sandbox
 
@@ -164,7 +179,7 @@ async def asyncio_detailed(
 
     Args:
         sandbox_id (str):
-        body (SandboxConnectRequest):
+        body (ConnectSandbox):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -188,7 +203,7 @@ async def asyncio(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxConnectRequest,
+    body: ConnectSandbox,
 ) -> Error | Sandbox | None:
     """Connect to a sandbox
 
@@ -197,7 +212,7 @@ async def asyncio(
 
     Args:
         sandbox_id (str):
-        body (SandboxConnectRequest):
+        body (ConnectSandbox):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -10,14 +10,17 @@ from ...client import AuthenticatedClient, Client
 from ...models.error import Error
 from ...models.new_sandbox import NewSandbox
 from ...models.sandbox import Sandbox
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     *,
     body: NewSandbox,
+    idempotency_key: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -50,6 +53,16 @@ def _parse_response(
 
         return response_401
 
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
 
@@ -59,6 +72,16 @@ def _parse_response(
         response_500 = Error.from_dict(response.json())
 
         return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = Error.from_dict(response.json())
+
+        return response_504
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -81,12 +104,16 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: NewSandbox,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[Error | Sandbox]:
     """Create a sandbox
 
-     Create and start a sandbox from a template.
+     Create and start a sandbox from a template or a snapshot. A request that carries an `Idempotency-
+    Key` the team used before, with the same body, answers the sandbox the first request created instead
+    of a new one; with another body it is refused (409).
 
     Args:
+        idempotency_key (str | Unset):
         body (NewSandbox):
 
     Raises:
@@ -99,6 +126,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -112,12 +140,16 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: NewSandbox,
+    idempotency_key: str | Unset = UNSET,
 ) -> Error | Sandbox | None:
     """Create a sandbox
 
-     Create and start a sandbox from a template.
+     Create and start a sandbox from a template or a snapshot. A request that carries an `Idempotency-
+    Key` the team used before, with the same body, answers the sandbox the first request created instead
+    of a new one; with another body it is refused (409).
 
     Args:
+        idempotency_key (str | Unset):
         body (NewSandbox):
 
     Raises:
@@ -131,6 +163,7 @@ def sync(
     return sync_detailed(
         client=client,
         body=body,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -138,12 +171,16 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: NewSandbox,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[Error | Sandbox]:
     """Create a sandbox
 
-     Create and start a sandbox from a template.
+     Create and start a sandbox from a template or a snapshot. A request that carries an `Idempotency-
+    Key` the team used before, with the same body, answers the sandbox the first request created instead
+    of a new one; with another body it is refused (409).
 
     Args:
+        idempotency_key (str | Unset):
         body (NewSandbox):
 
     Raises:
@@ -156,6 +193,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -167,12 +205,16 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: NewSandbox,
+    idempotency_key: str | Unset = UNSET,
 ) -> Error | Sandbox | None:
     """Create a sandbox
 
-     Create and start a sandbox from a template.
+     Create and start a sandbox from a template or a snapshot. A request that carries an `Idempotency-
+    Key` the team used before, with the same body, answers the sandbox the first request created instead
+    of a new one; with another body it is refused (409).
 
     Args:
+        idempotency_key (str | Unset):
         body (NewSandbox):
 
     Raises:
@@ -187,5 +229,6 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             body=body,
+            idempotency_key=idempotency_key,
         )
     ).parsed

@@ -72,7 +72,7 @@ def sync_detailed(
 ) -> Response[Any | Error]:
     """Kill a sandbox
 
-     Stop the sandbox and discard it, including any snapshot.
+     Stop the sandbox and discard it, including its pause snapshot.
 
     Args:
         sandbox_id (str):
@@ -103,7 +103,7 @@ def sync(
 ) -> Any | Error | None:
     """Kill a sandbox
 
-     Stop the sandbox and discard it, including any snapshot.
+     Stop the sandbox and discard it, including its pause snapshot.
 
     Args:
         sandbox_id (str):
@@ -129,7 +129,7 @@ async def asyncio_detailed(
 ) -> Response[Any | Error]:
     """Kill a sandbox
 
-     Stop the sandbox and discard it, including any snapshot.
+     Stop the sandbox and discard it, including its pause snapshot.
 
     Args:
         sandbox_id (str):
@@ -158,7 +158,7 @@ async def asyncio(
 ) -> Any | Error | None:
     """Kill a sandbox
 
-     Stop the sandbox and discard it, including any snapshot.
+     Stop the sandbox and discard it, including its pause snapshot.
 
     Args:
         sandbox_id (str):

@@ -100,9 +100,9 @@ def sync_detailed(
 ) -> Response[Error | SandboxPauseResult]:
     """Pause a sandbox
 
-     Snapshot the sandbox and stop it. Resume it with connectSandbox. The body is optional; without one
-    the server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox
-    cannot be paused, it keeps running and the answer is 503.
+     Snapshot the sandbox and stop it. Resume it with connect. The body is optional; without one the
+    server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox cannot
+    be paused, it keeps running and the answer is 503.
 
     Args:
         sandbox_id (str):
@@ -136,9 +136,9 @@ def sync(
 ) -> Error | SandboxPauseResult | None:
     """Pause a sandbox
 
-     Snapshot the sandbox and stop it. Resume it with connectSandbox. The body is optional; without one
-    the server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox
-    cannot be paused, it keeps running and the answer is 503.
+     Snapshot the sandbox and stop it. Resume it with connect. The body is optional; without one the
+    server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox cannot
+    be paused, it keeps running and the answer is 503.
 
     Args:
         sandbox_id (str):
@@ -167,9 +167,9 @@ async def asyncio_detailed(
 ) -> Response[Error | SandboxPauseResult]:
     """Pause a sandbox
 
-     Snapshot the sandbox and stop it. Resume it with connectSandbox. The body is optional; without one
-    the server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox
-    cannot be paused, it keeps running and the answer is 503.
+     Snapshot the sandbox and stop it. Resume it with connect. The body is optional; without one the
+    server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox cannot
+    be paused, it keeps running and the answer is 503.
 
     Args:
         sandbox_id (str):
@@ -201,9 +201,9 @@ async def asyncio(
 ) -> Error | SandboxPauseResult | None:
     """Pause a sandbox
 
-     Snapshot the sandbox and stop it. Resume it with connectSandbox. The body is optional; without one
-    the server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox
-    cannot be paused, it keeps running and the answer is 503.
+     Snapshot the sandbox and stop it. Resume it with connect. The body is optional; without one the
+    server takes a memory snapshot after checking that the guest agent is healthy. If the sandbox cannot
+    be paused, it keeps running and the answer is 503.
 
     Args:
         sandbox_id (str):

@@ -10,13 +10,13 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
 from ...models.sandbox_timeout_request import SandboxTimeoutRequest
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     sandbox_id: str,
     *,
-    body: SandboxTimeoutRequest,
+    body: SandboxTimeoutRequest | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -27,7 +27,8 @@ def _get_kwargs(
         ),
     }
 
-    _kwargs["json"] = body.to_dict()
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
 
     headers["Content-Type"] = "application/json"
 
@@ -83,15 +84,16 @@ def sync_detailed(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxTimeoutRequest,
+    body: SandboxTimeoutRequest | Unset = UNSET,
 ) -> Response[Any | Error]:
     """Set the sandbox timeout
 
-     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline.
+     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline,
+    shorter or longer.
 
     Args:
         sandbox_id (str):
-        body (SandboxTimeoutRequest):
+        body (SandboxTimeoutRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -117,15 +119,16 @@ def sync(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxTimeoutRequest,
+    body: SandboxTimeoutRequest | Unset = UNSET,
 ) -> Any | Error | None:
     """Set the sandbox timeout
 
-     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline.
+     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline,
+    shorter or longer.
 
     Args:
         sandbox_id (str):
-        body (SandboxTimeoutRequest):
+        body (SandboxTimeoutRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -146,15 +149,16 @@ async def asyncio_detailed(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxTimeoutRequest,
+    body: SandboxTimeoutRequest | Unset = UNSET,
 ) -> Response[Any | Error]:
     """Set the sandbox timeout
 
-     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline.
+     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline,
+    shorter or longer.
 
     Args:
         sandbox_id (str):
-        body (SandboxTimeoutRequest):
+        body (SandboxTimeoutRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -178,15 +182,16 @@ async def asyncio(
     sandbox_id: str,
     *,
     client: AuthenticatedClient,
-    body: SandboxTimeoutRequest,
+    body: SandboxTimeoutRequest | Unset = UNSET,
 ) -> Any | Error | None:
     """Set the sandbox timeout
 
-     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline.
+     Make the sandbox expire `timeout` seconds from now. Each call replaces the previous deadline,
+    shorter or longer.
 
     Args:
         sandbox_id (str):
-        body (SandboxTimeoutRequest):
+        body (SandboxTimeoutRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -8,33 +8,30 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.sandbox_resume_mode import SandboxResumeMode
 from ..types import UNSET, Unset
 
-T = TypeVar("T", bound="SandboxConnectRequest")
+T = TypeVar("T", bound="ConnectSandbox")
 
 
 @_attrs_define
-class SandboxConnectRequest:
+class ConnectSandbox:
     """
     Attributes:
         timeout (int): Seconds from now until the sandbox expires; only applied if it is later than the current
             deadline.
-        on_resume (SandboxResumeMode | Unset): How to resume a paused sandbox. `memory` restores the memory snapshot, so
-            processes continue where they stopped. `reboot` cold-boots the sandbox from its disk snapshot: files survive,
-            processes and memory do not.
+        memory (bool | Unset): How a paused sandbox resumes: true restores its memory snapshot (processes continue),
+            false cold-boots it from the snapshot's disk state, which recovers a sandbox whose memory does not resume.
+            Default: True.
     """
 
     timeout: int
-    on_resume: SandboxResumeMode | Unset = UNSET
+    memory: bool | Unset = True
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         timeout = self.timeout
 
-        on_resume: str | Unset = UNSET
-        if not isinstance(self.on_resume, Unset):
-            on_resume = self.on_resume.value
+        memory = self.memory
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -43,8 +40,8 @@ class SandboxConnectRequest:
                 "timeout": timeout,
             }
         )
-        if on_resume is not UNSET:
-            field_dict["on_resume"] = on_resume
+        if memory is not UNSET:
+            field_dict["memory"] = memory
 
         return field_dict
 
@@ -53,20 +50,15 @@ class SandboxConnectRequest:
         d = dict(src_dict)
         timeout = d.pop("timeout")
 
-        _on_resume = d.pop("on_resume", UNSET)
-        on_resume: SandboxResumeMode | Unset
-        if isinstance(_on_resume, Unset):
-            on_resume = UNSET
-        else:
-            on_resume = SandboxResumeMode(_on_resume)
+        memory = d.pop("memory", UNSET)
 
-        sandbox_connect_request = cls(
+        connect_sandbox = cls(
             timeout=timeout,
-            on_resume=on_resume,
+            memory=memory,
         )
 
-        sandbox_connect_request.additional_properties = d
-        return sandbox_connect_request
+        connect_sandbox.additional_properties = d
+        return connect_sandbox
 
     @property
     def additional_keys(self) -> list[str]:
