@@ -17,7 +17,9 @@ import typing as _typing
 from e2b._config import ApiParams, ConnectionConfig
 from e2b._exceptions import (
     AuthenticationException,
+    ConnectionException,
     InvalidArgumentException,
+    NotFoundException,
     RateLimitException,
     SandboxException,
     SandboxNotFoundException,
@@ -25,31 +27,75 @@ from e2b._exceptions import (
     ServiceBusyException,
     TimeoutException,
 )
-from e2b._results import SandboxInfo, SandboxPauseResult, SandboxState
+from e2b._options import (
+    SandboxEgressProxyOpts,
+    SandboxIamOpts,
+    SandboxIamToken,
+    SandboxLifecycle,
+    SandboxListOrder,
+    SandboxNetworkOpts,
+    SandboxNetworkRule,
+    SandboxNetworkTransform,
+    SandboxNetworkUpdate,
+    SandboxOnResume,
+    SandboxOnTimeout,
+    SandboxQuery,
+    SnapshotMode,
+)
+from e2b._results import (
+    SandboxInfo,
+    SandboxInfoLifecycle,
+    SandboxMetrics,
+    SandboxNetworkInfo,
+    SandboxPauseResult,
+    SandboxState,
+    SnapshotInfo,
+)
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
 if _typing.TYPE_CHECKING:
-    from e2b.api.sandbox_async import AsyncSandbox, AsyncSandboxPaginator
-    from e2b.api.sandbox_sync import Sandbox, SandboxPaginator
+    from e2b.api.sandbox_async import AsyncSandbox, AsyncSandboxPaginator, AsyncSnapshotPaginator
+    from e2b.api.sandbox_sync import Sandbox, SandboxPaginator, SnapshotPaginator
 
 __all__ = [
     "SANDBOX_PAUSE_REFUSED_ERROR_CODE",
     "ApiParams",
     "AsyncSandbox",
     "AsyncSandboxPaginator",
+    "AsyncSnapshotPaginator",
     "AuthenticationException",
     "ConnectionConfig",
+    "ConnectionException",
     "InvalidArgumentException",
+    "NotFoundException",
     "RateLimitException",
     "Sandbox",
+    "SandboxEgressProxyOpts",
     "SandboxException",
+    "SandboxIamOpts",
+    "SandboxIamToken",
     "SandboxInfo",
+    "SandboxInfoLifecycle",
+    "SandboxLifecycle",
+    "SandboxListOrder",
+    "SandboxMetrics",
+    "SandboxNetworkInfo",
+    "SandboxNetworkOpts",
+    "SandboxNetworkRule",
+    "SandboxNetworkTransform",
+    "SandboxNetworkUpdate",
     "SandboxNotFoundException",
+    "SandboxOnResume",
+    "SandboxOnTimeout",
     "SandboxPaginator",
     "SandboxPauseRefusedException",
     "SandboxPauseResult",
+    "SandboxQuery",
     "SandboxState",
     "ServiceBusyException",
+    "SnapshotInfo",
+    "SnapshotMode",
+    "SnapshotPaginator",
     "TimeoutException",
 ]
 
@@ -57,8 +103,10 @@ __all__ = [
 _LAZY = {
     "AsyncSandbox": "e2b.api.sandbox_async",
     "AsyncSandboxPaginator": "e2b.api.sandbox_async",
+    "AsyncSnapshotPaginator": "e2b.api.sandbox_async",
     "Sandbox": "e2b.api.sandbox_sync",
     "SandboxPaginator": "e2b.api.sandbox_sync",
+    "SnapshotPaginator": "e2b.api.sandbox_sync",
 }
 
 

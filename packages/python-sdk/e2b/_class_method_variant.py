@@ -8,20 +8,22 @@ checkers; this one is generic over both functions, and its overloaded
 `sandbox_method` makes the class form from the instance form:
 `Sandbox.kill(sandbox_id, **opts)` is `Sandbox(sandbox_id,
 connection_config=ConnectionConfig(**opts)).kill()`, so each method is
-written (and documented) once. `deprecated_alias` gives a method a second,
-deprecated name.
+written (and documented) once. `dual` pairs two functions written apart
+(`list_snapshots`, whose class form takes an optional id). `deprecated_alias`
+gives a method a second, deprecated name.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
 from e2b._config import ApiParams, ConnectionConfig
 
-__all__ = ["deprecated_alias", "sandbox_method"]
+__all__ = ["deprecated_alias", "dual", "sandbox_method"]
 
 S = TypeVar("S")
 IP = ParamSpec("IP")
@@ -50,6 +52,11 @@ class _Dual(Generic[S, IP, IR, CP, CR]):
             return on_instance(instance, *args, **kwargs)
 
         on_class.__doc__ = on_instance.__doc__
+        # What help() and inspect show: the instance form's parameters, with the sandbox id for `self`.
+        signature = inspect.signature(on_instance)
+        sandbox_id = inspect.Parameter("sandbox_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str")
+        rest = list(signature.parameters.values())[1:]
+        on_class.__signature__ = signature.replace(parameters=[sandbox_id, *rest])  # type: ignore[attr-defined]
         self._on_class = cast(Callable[CP, CR], on_class)
 
     def call_on_class(self, *args: CP.args, **kwargs: CP.kwargs) -> CR:
@@ -73,6 +80,11 @@ class _Dual(Generic[S, IP, IR, CP, CR]):
 def sandbox_method(on_instance: Callable[Concatenate[S, IP], IR]) -> _Dual[S, IP, IR, Concatenate[str, IP], IR]:
     """Decorate the instance form; the class form takes the sandbox id first."""
     return _Dual(on_instance, None)
+
+
+def dual(on_instance: Callable[Concatenate[S, IP], IR], on_class: Callable[CP, CR]) -> _Dual[S, IP, IR, CP, CR]:
+    """One name for two functions written apart: when the class form is not "the id first"."""
+    return _Dual(on_instance, on_class)
 
 
 def deprecated_alias(target: _Dual[S, IP, IR, CP, CR], message: str) -> _Dual[S, IP, IR, CP, CR]:

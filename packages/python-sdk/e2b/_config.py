@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+from urllib.parse import urlsplit
+
+from e2b._exceptions import InvalidArgumentException
 
 if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on first use
     import httpx
@@ -30,10 +34,17 @@ class ApiParams(TypedDict, total=False):
     - `request_timeout`: seconds for one call including the SDK's retries;
       defaults to 30, 0 means no limit. The wait for the answer may use all
       of it: a healthy pause of a large sandbox takes tens of seconds.
-    - `debug`: defaults to `E2B_DEBUG`; talks to a local API.
+    - `debug`: defaults to `E2B_DEBUG` ("true"), as in e2b 2.x: the API URL
+      defaults to `http://localhost:3000`, and `create`, `connect`, `kill` and
+      `get_metrics` answer without a request (a sandbox id `debug_sandbox_id`).
+      To try the SDK against the local API server, set `api_url` instead.
     - `headers`: extra headers sent with every request.
+    - `retries`: how many times a busy answer (429, 502, 503, 504) is retried
+      (default 3; 0 turns retries off).
     - `transport`: the httpx transport requests go through (for tests and
-      proxies); the SDK wraps it in its retrying transport and never closes it.
+      proxies); the SDK wraps it in its retrying transport, unless it already
+      is one (`e2b.default_transport(...)`), and never closes it.
+    - `logger`: a `logging.Logger` that each request and answer is logged on (INFO).
     """
 
     api_key: str | None
@@ -42,26 +53,59 @@ class ApiParams(TypedDict, total=False):
     request_timeout: float | None
     debug: bool | None
     headers: Mapping[str, str] | None
+    retries: int | None
     transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None
+    logger: logging.Logger | None
+
+
+SETTINGS = frozenset(ApiParams.__annotations__)
+
+
+def check_settings(opts: Mapping[str, Any]) -> None:
+    """A keyword that is neither a parameter of the call nor a setting is a mistake: say so, never drop it."""
+    unknown = sorted(set(opts) - SETTINGS)
+    if unknown:
+        names = ", ".join(map(repr, unknown))
+        raise TypeError(
+            f"unexpected keyword argument(s) {names}: not a parameter of this call nor a connection setting "
+            f"({', '.join(sorted(SETTINGS))})"
+        )
 
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
 
 
+def _checked_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidArgumentException(
+            f"api_url must be an http:// or https:// URL with a host (got {url!r}): "
+            "check api_url, E2B_API_URL and E2B_DOMAIN"
+        )
+    return url
+
+
 class ConnectionConfig:
     """Resolved connection settings: explicit options first, then the environment."""
 
     def __init__(self, **opts: Unpack[ApiParams]) -> None:
+        check_settings(opts)
         debug = opts.get("debug")
         self.debug: bool = _env_flag("E2B_DEBUG") if debug is None else debug
         self.api_key: str | None = opts.get("api_key") or os.environ.get("E2B_API_KEY")
         self.domain: str = opts.get("domain") or os.environ.get("E2B_DOMAIN") or DEFAULT_DOMAIN
-        self.api_url: str = opts.get("api_url") or os.environ.get("E2B_API_URL") or self._derived_api_url()
-        timeout = opts.get("request_timeout")
-        self.request_timeout: float | None = self._timeout(timeout)
+        self.api_url: str = _checked_url(
+            opts.get("api_url") or os.environ.get("E2B_API_URL") or self._derived_api_url()
+        )
+        self.request_timeout: float | None = self._timeout(opts.get("request_timeout"))
         self.headers: dict[str, str] = dict(opts.get("headers") or {})
+        retries = opts.get("retries")
+        if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int) or retries < 0):
+            raise InvalidArgumentException(f"retries must be an integer >= 0 (got {retries!r})")
+        self.retries: int | None = retries
         self.transport = opts.get("transport")
+        self.logger: logging.Logger | None = opts.get("logger")
 
     def _derived_api_url(self) -> str:
         return DEBUG_API_URL if self.debug else f"https://api.{self.domain}"
@@ -71,10 +115,13 @@ class ConnectionConfig:
         # 0 is the E2B convention for "no limit"; httpx spells that None.
         if value is None:
             return DEFAULT_REQUEST_TIMEOUT
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise InvalidArgumentException(f"request_timeout must be a number of seconds >= 0 (got {value!r})")
         return value or None
 
     def merged(self, **opts: Unpack[ApiParams]) -> ConnectionConfig:
         """These settings with `opts` on top: an instance call may override one."""
+        check_settings(opts)
         explicit = {k: v for k, v in opts.items() if v is not None}
         return ConnectionConfig(**cast(ApiParams, {**self.as_params(), **explicit}))
 
@@ -86,7 +133,9 @@ class ConnectionConfig:
             request_timeout=self.request_timeout or 0,
             debug=self.debug,
             headers=self.headers,
+            retries=self.retries,
             transport=self.transport,
+            logger=self.logger,
         )
 
     def __repr__(self) -> str:

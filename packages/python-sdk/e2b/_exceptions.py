@@ -5,12 +5,14 @@ talks to the sandbox control plane, and E2B users already catch that name.
 Each carries the HTTP `status_code` (None when no answer arrived) and the
 body's `error_code` when the API sent one::
 
-    SandboxException                     any failed call; 400 and unmapped statuses
-    ├── InvalidArgumentException         400: the request failed validation
+    SandboxException                     any failed call; unmapped statuses
+    ├── InvalidArgumentException         400, or a value the SDK refuses before sending
     ├── AuthenticationException          401, or no API key configured
-    ├── SandboxNotFoundException         404
+    ├── NotFoundException                404 for something else than a sandbox (a template, a snapshot)
+    │   └── SandboxNotFoundException     404 for a sandbox
     ├── RateLimitException               429
     ├── TimeoutException                 no answer within request_timeout
+    ├── ConnectionException              no answer at all: the API URL or the network
     └── ServiceBusyException             503
         └── SandboxPauseRefusedException 503 with error_code "sandbox_pause_refused"
 
@@ -28,12 +30,17 @@ from typing import TYPE_CHECKING
 
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
+# The code the API gives a missing sandbox; any other 404 code is about something else.
+SANDBOX_NOT_FOUND_ERROR_CODE = "sandbox_not_found"
+
 if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on first use
     import httpx
 
 __all__ = [
     "AuthenticationException",
+    "ConnectionException",
     "InvalidArgumentException",
+    "NotFoundException",
     "RateLimitException",
     "SandboxException",
     "SandboxNotFoundException",
@@ -70,10 +77,10 @@ class SandboxException(Exception):
 
 
 class InvalidArgumentException(SandboxException):
-    """The API rejected the request as invalid (400).
+    """The request is invalid: the SDK refused a value before sending it, or the API answered 400.
 
-    For example `force=True` together with `memory=False`: a forced pause only
-    exists for memory snapshots.
+    For example `force=True` together with `mode="filesystem"`: a forced pause
+    only exists for memory snapshots. The message names the field.
     """
 
 
@@ -81,8 +88,20 @@ class AuthenticationException(SandboxException):
     """The API key is missing or was rejected (401)."""
 
 
-class SandboxNotFoundException(SandboxException):
+class NotFoundException(SandboxException):
+    """No such resource for this team (404): a template or a snapshot."""
+
+
+class SandboxNotFoundException(NotFoundException):
     """No such sandbox for this team, or it was already killed (404)."""
+
+
+class ConnectionException(SandboxException):
+    """No answer from the API at all: it could not be reached or the connection broke.
+
+    The message names the URL the SDK used; check `api_url` (`E2B_API_URL`),
+    `domain` (`E2B_DOMAIN`) and the network. `status_code` is None.
+    """
 
 
 class RateLimitException(SandboxException):
@@ -177,6 +196,8 @@ def api_exception_from_code(status: int, body: object) -> SandboxException:
     if status == 503 and fields.error_code == SANDBOX_PAUSE_REFUSED_ERROR_CODE:
         return SandboxPauseRefusedException(message, status_code=status)
     cls = _BY_STATUS.get(status, SandboxException)
+    if status == 404 and fields.error_code not in (None, SANDBOX_NOT_FOUND_ERROR_CODE):
+        cls = NotFoundException
     return cls(message, status_code=status, error_code=fields.error_code)
 
 

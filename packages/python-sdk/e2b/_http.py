@@ -2,31 +2,36 @@
 
 Every request goes through the retrying transport (`e2b._transport`): by
 default over pyqwest, or over a transport injected with the `transport`
-option, which the SDK wraps but never closes, since its owner may reuse it.
+option, which the SDK wraps (unless it already retries) but never closes,
+since its owner may reuse it.
 
 `sync_call`/`async_call` give one SDK call its client: a status it does not
 expect is raised as the SDK's exception before the generated parser sees the
-body (that parser fails on a malformed error body), and a timeout is raised
-as `e2b.TimeoutException`.
+body (that parser fails on a malformed error body), a timeout is raised as
+`e2b.TimeoutException` and any other transport failure as
+`e2b.ConnectionException`, so no httpx exception reaches the caller.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Collection, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
 
 import httpx
 
 from e2b._config import ConnectionConfig
 from e2b._exceptions import (
     AuthenticationException,
+    ConnectionException,
+    InvalidArgumentException,
     TimeoutException,
     handle_api_exception,
     is_json_media_type,
 )
-from e2b._transport import AsyncRetryableTransport, RetryableTransport
+from e2b._transport import AsyncRetryableTransport, RetryableTransport, RetryPolicy
 from e2b.api.client.client import AuthenticatedClient
 
 __all__ = [
@@ -78,6 +83,21 @@ def _timeout(config: ConnectionConfig) -> httpx.Timeout:
     return httpx.Timeout(config.request_timeout)
 
 
+def _policy(config: ConnectionConfig) -> RetryPolicy:
+    policy = RetryPolicy()
+    return policy if config.retries is None else replace(policy, retries=config.retries)
+
+
+def _already_retrying(config: ConnectionConfig, retrying: bool) -> bool:
+    """A retrying transport passed in keeps its own policy: wrapping it again would multiply the attempts."""
+    if retrying and config.retries is not None:
+        raise InvalidArgumentException(
+            "retries= cannot change the policy of a retrying transport passed as transport=: "
+            "pass retries to default_transport(...) instead"
+        )
+    return retrying
+
+
 def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
     # A module global is looked up per call, so a test's replacement takes effect.
     inner, sleep = config.transport, retry_sleep
@@ -86,10 +106,12 @@ def _sync_transport(config: ConnectionConfig) -> httpx.BaseTransport:
 
         # No pyqwest `read_timeout`: it is an idle timeout on every read, the
         # wait for the answer included; the time left bounds each exchange.
-        return _factory.default_transport(sleep=sleep, connect_timeout=config.request_timeout)
+        return _factory.default_transport(sleep=sleep, connect_timeout=config.request_timeout, policy=_policy(config))
     if not isinstance(inner, httpx.BaseTransport):
-        raise TypeError("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
-    return RetryableTransport(_Borrowed(inner), sleep=sleep)
+        raise InvalidArgumentException("Sandbox needs a sync httpx transport; use AsyncSandbox for async ones")
+    if _already_retrying(config, isinstance(inner, RetryableTransport)):
+        return _Borrowed(inner)
+    return RetryableTransport(_Borrowed(inner), _policy(config), sleep=sleep)
 
 
 def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
@@ -97,16 +119,30 @@ def _async_transport(config: ConnectionConfig) -> httpx.AsyncBaseTransport:
     if inner is None:
         from e2b._transport import _factory
 
-        return _factory.default_async_transport(sleep=sleep, connect_timeout=config.request_timeout)
+        return _factory.default_async_transport(
+            sleep=sleep, connect_timeout=config.request_timeout, policy=_policy(config)
+        )
     if not isinstance(inner, httpx.AsyncBaseTransport):
-        raise TypeError("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
-    return AsyncRetryableTransport(_AsyncBorrowed(inner), sleep=sleep)
+        raise InvalidArgumentException("AsyncSandbox needs an async httpx transport; use Sandbox for sync ones")
+    if _already_retrying(config, isinstance(inner, AsyncRetryableTransport)):
+        return _AsyncBorrowed(inner)
+    return AsyncRetryableTransport(_AsyncBorrowed(inner), _policy(config), sleep=sleep)
 
 
-def _headers(config: ConnectionConfig) -> dict[str, str]:
-    if not config.api_key and not config.debug:
+def _headers(config: ConnectionConfig, extra: Mapping[str, str]) -> dict[str, str]:
+    if not config.api_key:
         raise AuthenticationException("no API key: pass api_key=... or set the E2B_API_KEY environment variable")
-    return {**config.headers, "X-API-Key": config.api_key or ""}
+    return {**config.headers, **extra, "X-API-Key": config.api_key}
+
+
+def _log_request(config: ConnectionConfig, request: httpx.Request) -> None:
+    if config.logger is not None:
+        config.logger.info("e2b request: %s %s", request.method, request.url)
+
+
+def _log_response(config: ConnectionConfig, response: httpx.Response) -> None:
+    if config.logger is not None:
+        config.logger.info("e2b response: %s %s -> %d", response.request.method, response.request.url, response.status_code)
 
 
 def _generated_client(config: ConnectionConfig) -> AuthenticatedClient:
@@ -115,44 +151,59 @@ def _generated_client(config: ConnectionConfig) -> AuthenticatedClient:
     return AuthenticatedClient(base_url=config.api_url, token=config.api_key or "")
 
 
-def sync_api_client(config: ConnectionConfig, expected: Collection[int] | None = None) -> AuthenticatedClient:
+def sync_api_client(
+    config: ConnectionConfig, expected: Collection[int] | None = None, headers: Mapping[str, str] | None = None
+) -> AuthenticatedClient:
     """A generated client over a fresh `httpx.Client`; close it after the call.
 
-    With `expected`, every response is `checked` against it.
+    With `expected`, every response is `checked` against it. `headers` are
+    sent with every request of the call, its retries included.
     """
 
-    def check(response: httpx.Response) -> None:
-        response.read()  # hooks run before httpx reads the body
-        checked(response, expected or ())
+    def on_request(request: httpx.Request) -> None:
+        _log_request(config, request)
+
+    def on_response(response: httpx.Response) -> None:
+        _log_response(config, response)
+        if expected is not None:
+            response.read()  # hooks run before httpx reads the body
+            checked(response, expected)
 
     return _generated_client(config).set_httpx_client(
         httpx.Client(
             base_url=config.api_url,
-            headers=_headers(config),
+            headers=_headers(config, headers or {}),
             timeout=_timeout(config),
             transport=_sync_transport(config),
-            event_hooks={} if expected is None else {"response": [check]},
+            event_hooks={"request": [on_request], "response": [on_response]},
         )
     )
 
 
-def async_api_client(config: ConnectionConfig, expected: Collection[int] | None = None) -> AuthenticatedClient:
+def async_api_client(
+    config: ConnectionConfig, expected: Collection[int] | None = None, headers: Mapping[str, str] | None = None
+) -> AuthenticatedClient:
     """A generated client over a fresh `httpx.AsyncClient`; close it after the call.
 
     With `expected`, every response is `checked` against it.
     """
 
-    async def check(response: httpx.Response) -> None:
-        await response.aread()
-        checked(response, expected or ())
+    async def on_request(request: httpx.Request) -> None:
+        _log_request(config, request)
+
+    async def on_response(response: httpx.Response) -> None:
+        _log_response(config, response)
+        if expected is not None:
+            await response.aread()
+            checked(response, expected)
 
     return _generated_client(config).set_async_httpx_client(
         httpx.AsyncClient(
             base_url=config.api_url,
-            headers=_headers(config),
+            headers=_headers(config, headers or {}),
             timeout=_timeout(config),
             transport=_async_transport(config),
-            event_hooks={} if expected is None else {"response": [check]},
+            event_hooks={"request": [on_request], "response": [on_response]},
         )
     )
 
@@ -173,25 +224,35 @@ def checked(response: httpx.Response, expected: Collection[int]) -> httpx.Respon
     return response
 
 
-def _timeout_exception(error: httpx.TimeoutException) -> TimeoutException:
-    return TimeoutException(f"no answer from the API in time: {error}")
+def _transport_exception(error: httpx.TransportError, config: ConnectionConfig) -> Exception:
+    if isinstance(error, httpx.TimeoutException):
+        return TimeoutException(f"no answer from the API in time: {error}")
+    detail = str(error) or type(error).__name__
+    return ConnectionException(
+        f"could not talk to the API at {config.api_url}: {detail}; "
+        "check api_url (E2B_API_URL), domain (E2B_DOMAIN) and the network"
+    )
 
 
 @contextmanager
-def sync_call(config: ConnectionConfig, expected: Collection[int]) -> Iterator[AuthenticatedClient]:
+def sync_call(
+    config: ConnectionConfig, expected: Collection[int], headers: Mapping[str, str] | None = None
+) -> Iterator[AuthenticatedClient]:
     """The client for one call whose answer must have one of the `expected` statuses."""
     try:
-        with sync_api_client(config, expected) as client:
+        with sync_api_client(config, expected, headers) as client:
             yield client
-    except httpx.TimeoutException as error:
-        raise _timeout_exception(error) from error
+    except httpx.TransportError as error:
+        raise _transport_exception(error, config) from error
 
 
 @asynccontextmanager
-async def async_call(config: ConnectionConfig, expected: Collection[int]) -> AsyncIterator[AuthenticatedClient]:
+async def async_call(
+    config: ConnectionConfig, expected: Collection[int], headers: Mapping[str, str] | None = None
+) -> AsyncIterator[AuthenticatedClient]:
     """The client for one call whose answer must have one of the `expected` statuses."""
     try:
-        async with async_api_client(config, expected) as client:
+        async with async_api_client(config, expected, headers) as client:
             yield client
-    except httpx.TimeoutException as error:
-        raise _timeout_exception(error) from error
+    except httpx.TransportError as error:
+        raise _transport_exception(error, config) from error

@@ -1,16 +1,31 @@
-"""What the SDK's calls return: plain frozen values, never the generated models."""
+"""What the SDK's calls return: plain values, never the generated models."""
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+import enum
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypedDict
 
-__all__ = ["SandboxInfo", "SandboxPauseResult", "SandboxState"]
+__all__ = [
+    "SandboxInfo",
+    "SandboxInfoLifecycle",
+    "SandboxMetrics",
+    "SandboxNetworkInfo",
+    "SandboxPauseResult",
+    "SandboxState",
+    "SnapshotInfo",
+]
 
-SandboxState = Literal["running", "paused"]
-"""A sandbox's state as the API reports it (`SandboxInfo.state`) and as `list(state=...)` filters it."""
+
+class SandboxState(str, enum.Enum):
+    """A sandbox's state as the API reports it; each member equals its wire string (`SandboxState.RUNNING == "running"`)."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -23,7 +38,7 @@ class SandboxPauseResult:
     health check. A `force=True` request that joined a normal pause already in
     flight reports False.
 
-    Unlike the bool that `pause()` returned before 2.0, this object is always
+    Unlike the bool that `pause()` returns in e2b 2.x, this object is always
     truthy: read `.paused`.
     """
 
@@ -31,20 +46,73 @@ class SandboxPauseResult:
     forced: bool
 
 
+class SandboxInfoLifecycle(TypedDict):
+    """What happens at the deadline ("pause" or "kill"), and whether traffic resumes a paused sandbox."""
+
+    on_timeout: Literal["pause", "kill"]
+    auto_resume: bool
+
+
+class SandboxNetworkInfo(TypedDict, total=False):
+    """A sandbox's network as the API reports it; the proxy's password is never returned."""
+
+    allow_out: list[str]
+    deny_out: list[str]
+    rules: dict[str, list[dict[str, Any]]]
+    egress_proxy: dict[str, str]
+    allow_public_traffic: bool
+    mask_request_host: str
+
+
 @dataclass(frozen=True)
 class SandboxInfo:
     """What the API reports about a sandbox (`get_info()`, `list()`).
 
-    `envd_version` is None in list results, which do not carry it.
+    `allow_internet_access`, `network`, `lifecycle` and `sandbox_domain` come
+    with `get_info()`; in list results they are None.
     """
 
     sandbox_id: str
+    sandbox_domain: str | None
     template_id: str
-    state: SandboxState
+    name: str | None
+    """The template's alias, if it has one."""
+    metadata: dict[str, str]
     started_at: datetime.datetime
     end_at: datetime.datetime
+    state: SandboxState
     cpu_count: int
     memory_mb: int
-    alias: str | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
-    envd_version: str | None = None
+    envd_version: str
+    allow_internet_access: bool | None = None
+    network: SandboxNetworkInfo | None = None
+    lifecycle: SandboxInfoLifecycle | None = None
+    volume_mounts: list[dict[str, str]] = field(default_factory=list)
+    envd_unresponsive_at_pause: bool | None = None
+    disk_size_mb: int | None = None
+
+
+@dataclass(frozen=True)
+class SandboxMetrics:
+    """One resource usage sample of a sandbox (`get_metrics()`)."""
+
+    cpu_count: int
+    cpu_used_pct: float
+    disk_total: int
+    """Bytes."""
+    disk_used: int
+    mem_total: int
+    mem_used: int
+    mem_cache: int
+    """Page cache, in bytes."""
+    timestamp: datetime.datetime
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """A persistent snapshot; `Sandbox.create(snapshot_id)` starts a sandbox from it."""
+
+    snapshot_id: str
+    names: list[str] = field(default_factory=list)
+    """Every full name of the snapshot, with namespace and tag."""
+

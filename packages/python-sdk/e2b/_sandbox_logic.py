@@ -2,179 +2,392 @@
 
 The sync and async `Sandbox` classes are rendered from one template
 (templates/overlays/sandbox.py.jinja) and do only I/O; every decision they
-share lives here, written once.
+share lives here, written once. Bodies are built as wire data (the API's JSON)
+and answers are read back as wire data (`to_dict()`), so this module names no
+generated model and works with every spec shape the contract admits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import datetime
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-from urllib.parse import urlencode
+from typing import Any
+from urllib.parse import quote, urlencode
 
+from e2b import _options as options
 from e2b._config import ConnectionConfig
-from e2b._exceptions import SandboxException
-from e2b._results import SandboxInfo, SandboxPauseResult
-
-# Only schemas every upstream shape names alike (the contract pins the pause
-# ones); the rest are built from wire dicts by the generated models themselves.
-from e2b.api.client.models import (
-    ListedSandbox,
-    NewSandbox,
-    SandboxDetail,
-    SandboxPauseRequest,
-    SandboxTimeoutRequest,
-)
-from e2b.api.client.models import (
-    SandboxPauseResult as WirePauseResult,
-)
-from e2b.api.client.models import (
-    SandboxState as WireState,
-)
+from e2b._exceptions import SandboxException, api_exception_from_code
+from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, SandboxState, SnapshotInfo
+# Only the enums every spec shape names alike; bodies and answers are wire data.
+from e2b.api.client.models import OrderDirection
+from e2b.api.client.models import SandboxState as WireState
 from e2b.api.client.types import UNSET, Unset
 
-T = TypeVar("T")
-ResumeMode = Literal["memory", "reboot"]
-
 NEXT_TOKEN_HEADER = "X-Next-Token"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 CREATE_STATUSES = frozenset({201})
 CONNECT_STATUSES = frozenset({200, 201})
 GET_STATUSES = frozenset({200})
 LIST_STATUSES = frozenset({200})
+METRICS_STATUSES = frozenset({200})
 TIMEOUT_STATUSES = frozenset({204})
+NETWORK_STATUSES = frozenset({204})
 KILL_STATUSES = frozenset({204})
+FORK_STATUSES = frozenset({201})
+SNAPSHOT_STATUSES = frozenset({201})
+DELETE_SNAPSHOT_STATUSES = frozenset({204})
 # 204 is what APIs before SandboxPauseResult answered; they are still deployed.
 # 409 means "already paused", a result rather than a failure.
 PAUSE_STATUSES = frozenset({200, 204, 409})
 
 BETA_PAUSE_WARNING = "beta_pause() is deprecated; call pause(), which takes the same arguments"
+KEEP_MEMORY_WARNING = 'keep_memory is deprecated; pass mode="full" or mode="filesystem"'
+DEBUG_SANDBOX_ID = "debug_sandbox_id"  # what create() answers in debug mode, as e2b 2.x does
 
 
-def _or_unset(value: T | None) -> T | Unset:
+def _or_unset(value: Any) -> Any:
     return UNSET if value is None else value
 
 
-def pause_request(*, force: bool | None, memory: bool | None) -> SandboxPauseRequest:
+# --- request bodies ----------------------------------------------------------
+
+
+def create_body(
+    template: str,
+    timeout: int,
+    *,
+    metadata: object,
+    envs: object,
+    secure: object,
+    allow_internet_access: object,
+    network: object,
+    lifecycle: object,
+    volume_mounts: object,
+    iam: object,
+) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "templateID": options.text("template", template),
+        "timeout": options.integer("timeout", timeout),
+    }
+    if metadata is not None:
+        wire["metadata"] = options.string_map("metadata", metadata)
+    if envs is not None:
+        wire["envVars"] = options.string_map("envs", envs)
+    for field, value, key in (("secure", secure, "secure"), ("allow_internet_access", allow_internet_access, None)):
+        if value is not None:
+            if not isinstance(value, bool):
+                raise options.InvalidArgumentException(f"{field} must be a bool (got {value!r})")
+            wire[key or field] = value
+    if network is not None:
+        wire["network"] = options.network_wire(network)
+    if lifecycle is not None:
+        wire.update(options.lifecycle_wire(lifecycle))
+    if volume_mounts is not None:
+        wire["volumeMounts"] = options.volume_mounts_wire(volume_mounts)
+    if iam is not None:
+        wire["iam"] = options.iam_wire(iam)
+    return wire
+
+
+def idempotency_headers(key: str | None) -> dict[str, str]:
+    """The create's key: the caller's, or a fresh one; every retry of the call sends the same one."""
+    chosen = uuid.uuid4().hex if key is None else options.text("idempotency_key", key, max_length=options.MAX_IDEMPOTENCY_KEY)
+    return {IDEMPOTENCY_HEADER: chosen}
+
+
+def connect_body(timeout: int, on_resume: object) -> dict[str, Any]:
+    wire: dict[str, Any] = {"timeout": options.integer("timeout", timeout)}
+    # "restore" is the API's default, so it travels as an absent field.
+    if options.choice("on_resume", on_resume, ("restore", "reboot")) == "reboot":
+        wire["memory"] = False
+    return wire
+
+
+def pause_body(*, keep_memory: object, mode: object, force: object) -> dict[str, Any]:
     """A body with only the options that were passed: the API applies its own defaults."""
-    return SandboxPauseRequest(memory=_or_unset(memory), force=_or_unset(force))
+    memory = options.snapshot_memory("mode", mode, keep_memory)
+    if force is not None and not isinstance(force, bool):
+        raise options.InvalidArgumentException(f"force must be a bool (got {force!r})")
+    if force and memory is False:
+        raise options.InvalidArgumentException('force=True needs a memory snapshot: not with mode="filesystem"')
+    wire: dict[str, Any] = {}
+    if memory is not None:
+        wire["memory"] = memory
+    if force is not None:
+        wire["force"] = force
+    return wire
 
 
 def pause_result(status: int, parsed: object) -> SandboxPauseResult:
     if status == 409:
         return SandboxPauseResult(paused=False, forced=False)
-    if isinstance(parsed, WirePauseResult):
-        return SandboxPauseResult(paused=True, forced=parsed.forced)
-    return SandboxPauseResult(paused=True, forced=False)
+    forced = getattr(parsed, "forced", False)
+    return SandboxPauseResult(paused=True, forced=forced is True)
 
 
-def new_sandbox(
-    template: str,
-    timeout: int,
-    *,
-    metadata: Mapping[str, str] | None,
-    envs: Mapping[str, str] | None,
-    auto_pause: bool | None,
-    allow_internet_access: bool | None,
-) -> NewSandbox:
-    # from_dict gives metadata and envVars whatever type the spec's shape makes of them.
-    wire: dict[str, Any] = {"templateID": template, "timeout": timeout}
-    if metadata is not None:
-        wire["metadata"] = dict(metadata)
-    if envs is not None:
-        wire["envVars"] = dict(envs)
-    body = NewSandbox.from_dict(wire)
-    body.auto_pause = _or_unset(auto_pause)
-    body.allow_internet_access = _or_unset(allow_internet_access)
-    return body
+def timeout_body(timeout: int) -> dict[str, Any]:
+    return {"timeout": options.integer("timeout", timeout)}
 
 
-def connect_body(*, timeout: int, on_resume: ResumeMode | None) -> dict[str, Any]:
-    """The connect request as wire data; the template builds the spec's model from it."""
-    return {"timeout": timeout} if on_resume is None else {"timeout": timeout, "on_resume": on_resume}
+def fork_body(timeout: int | None, count: int | None) -> dict[str, Any]:
+    wire: dict[str, Any] = {}
+    if timeout is not None:
+        wire["timeout"] = options.integer("timeout", timeout)
+    if count is not None:
+        wire["count"] = options.integer("count", count, low=1, high=options.MAX_FORK_COUNT)
+    return wire
 
 
-def timeout_request(timeout: int) -> SandboxTimeoutRequest:
-    return SandboxTimeoutRequest(timeout=timeout)
+def snapshot_body(name: str | None, mode: object) -> dict[str, Any]:
+    wire: dict[str, Any] = {}
+    if name is not None:
+        wire["name"] = options.text("name", name)
+    memory = options.snapshot_memory("mode", mode)
+    if memory is not None:
+        wire["memory"] = memory
+    return wire
 
 
-def _text(value: str | Unset | None) -> str | None:
-    return None if isinstance(value, Unset) else value
+def metrics_params(start: object, end: object) -> dict[str, Any]:
+    """Keywords for the generated metrics request: Unix seconds, or unset."""
+    params: dict[str, Any] = {}
+    for field, value in (("start", start), ("end", end)):
+        if value is not None and not isinstance(value, datetime.datetime):
+            raise options.InvalidArgumentException(f"{field} must be a datetime (got {value!r})")
+        params[field] = UNSET if value is None else int(value.timestamp())
+    if start is not None and end is not None and params["start"] > params["end"]:
+        raise options.InvalidArgumentException("start must not be after end")
+    return params
 
 
-def sandbox_info(model: SandboxDetail | ListedSandbox) -> SandboxInfo:
-    raw: Any = model.metadata
-    # A model of its own in one spec shape, a plain mapping in another.
-    metadata = {} if isinstance(raw, Unset) else dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
-    return SandboxInfo(
-        sandbox_id=model.sandbox_id,
-        template_id=model.template_id,
-        state="paused" if model.state is WireState.PAUSED else "running",
-        started_at=model.started_at,
-        end_at=model.end_at,
-        cpu_count=model.cpu_count,
-        memory_mb=model.memory_mb,
-        alias=_text(model.alias),
-        metadata=metadata,
-        envd_version=_text(getattr(model, "envd_version", None)),
+def snapshot_id(value: object) -> str:
+    # A snapshot id may hold "/" and ":" (team/name:tag): one path segment on the wire.
+    return quote(options.text("snapshot_id", value), safe="")
+
+
+# --- answers -----------------------------------------------------------------
+
+
+def wire(parsed: object) -> dict[str, Any]:
+    """The generated parser's model as the API's JSON."""
+    to_dict = getattr(parsed, "to_dict", None)
+    if to_dict is None:
+        raise SandboxException(f"the answer is not the API's: {parsed!r}")
+    data = to_dict()
+    if not isinstance(data, dict):
+        raise SandboxException(f"the answer is not the API's: {parsed!r}")
+    return data
+
+
+def wire_list(parsed: object) -> list[dict[str, Any]]:
+    if not isinstance(parsed, list):
+        raise SandboxException(f"the answer is not the API's: {parsed!r}")
+    return [wire(item) for item in parsed]
+
+
+def _when(value: object) -> datetime.datetime:
+    if isinstance(value, datetime.datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return datetime.datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    raise SandboxException(f"the answer is not the API's: {value!r} is not a date-time")
+
+
+def _optional(data: Mapping[str, Any], key: str, kind: type) -> Any:
+    value = data.get(key)
+    return value if isinstance(value, kind) else None
+
+
+_NETWORK_INFO = {
+    "allowOut": "allow_out",
+    "denyOut": "deny_out",
+    "rules": "rules",
+    "egressProxy": "egress_proxy",
+    "allowPublicTraffic": "allow_public_traffic",
+    "maskRequestHost": "mask_request_host",
+}
+
+
+def _network_info(data: object) -> Any:
+    if not isinstance(data, dict):
+        return None
+    info: dict[str, Any] = {_NETWORK_INFO[key]: value for key, value in data.items() if key in _NETWORK_INFO}
+    proxy = info.get("egress_proxy")
+    if isinstance(proxy, dict):
+        info["egress_proxy"] = {k: v for k, v in proxy.items() if k != "password"}
+    elif "egress_proxy" in info:
+        del info["egress_proxy"]
+    return info
+
+
+def _lifecycle_info(data: object) -> Any:
+    if not isinstance(data, dict) or data.get("onTimeout") not in ("pause", "kill"):
+        return None
+    return {"on_timeout": data["onTimeout"], "auto_resume": data.get("autoResume") is True}
+
+
+def sandbox_info(data: Mapping[str, Any], *, detail: bool = False) -> SandboxInfo:
+    """A `SandboxDetail` (`detail`) or `ListedSandbox` as wire data."""
+    try:
+        state = SandboxState(data["state"])
+        mounts = data.get("volumeMounts") or []
+        return SandboxInfo(
+            sandbox_id=data["sandboxID"],
+            sandbox_domain=_optional(data, "domain", str) if detail else None,
+            template_id=data["templateID"],
+            name=_optional(data, "alias", str),
+            metadata=dict(data.get("metadata") or {}),
+            started_at=_when(data["startedAt"]),
+            end_at=_when(data["endAt"]),
+            state=state,
+            cpu_count=data["cpuCount"],
+            memory_mb=data["memoryMB"],
+            envd_version=_optional(data, "envdVersion", str) or "",
+            allow_internet_access=_optional(data, "allowInternetAccess", bool),
+            network=_network_info(data.get("network")),
+            lifecycle=_lifecycle_info(data.get("lifecycle")),
+            volume_mounts=[{"name": m["name"], "path": m["path"]} for m in mounts if isinstance(m, dict)],
+            envd_unresponsive_at_pause=True if data.get("envdUnresponsiveAtPause") is True else None,
+            disk_size_mb=_optional(data, "diskSizeMB", int),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise SandboxException(f"the answer is not the API's: {error!r} in a sandbox record") from error
+
+
+@dataclass(frozen=True)
+class Created:
+    """What create, connect and fork answer about a sandbox."""
+
+    sandbox_id: str
+    template_id: str | None
+    envd_version: str | None
+    envd_access_token: str | None
+    traffic_access_token: str | None
+    sandbox_domain: str | None
+
+
+def created(data: Mapping[str, Any]) -> Created:
+    sandbox_id = data.get("sandboxID")
+    if not isinstance(sandbox_id, str):
+        raise SandboxException(f"the answer is not the API's: no sandboxID in {dict(data)!r}")
+    return Created(
+        sandbox_id=sandbox_id,
+        template_id=_optional(data, "templateID", str),
+        envd_version=_optional(data, "envdVersion", str),
+        envd_access_token=_optional(data, "envdAccessToken", str),
+        traffic_access_token=_optional(data, "trafficAccessToken", str),
+        sandbox_domain=_optional(data, "domain", str),
     )
 
 
-def list_states(state: Collection[str] | None) -> list[WireState] | Unset:
-    # No states means no filter: the API refuses an empty `state=` (its enum has no "").
-    return [WireState(s) for s in state] if state else UNSET
+def fork_results(entries: list[dict[str, Any]]) -> list[Created | SandboxException]:
+    """One entry per requested fork: the new sandbox, or the exception for the error that kept it from starting."""
+    results: list[Created | SandboxException] = []
+    for entry in entries:
+        sandbox, error = entry.get("sandbox"), entry.get("error")
+        if isinstance(sandbox, dict) and error is None:
+            results.append(created(sandbox))
+        elif isinstance(error, dict):
+            code = error.get("code")
+            results.append(api_exception_from_code(code if isinstance(code, int) else 500, error))
+        else:
+            results.append(SandboxException("a fork did not start and the API gave no reason"))
+    return results
+
+
+def metrics(entries: list[dict[str, Any]]) -> list[SandboxMetrics]:
+    try:
+        return [
+            SandboxMetrics(
+                cpu_count=entry["cpuCount"],
+                cpu_used_pct=float(entry["cpuUsedPct"]),
+                disk_total=entry["diskTotal"],
+                disk_used=entry["diskUsed"],
+                mem_total=entry["memTotal"],
+                mem_used=entry["memUsed"],
+                mem_cache=entry["memCache"],
+                timestamp=datetime.datetime.fromtimestamp(entry["timestampUnix"], datetime.UTC),
+            )
+            for entry in entries
+        ]
+    except (KeyError, TypeError, ValueError) as error:
+        raise SandboxException(f"the answer is not the API's: {error!r} in a metric sample") from error
+
+
+def snapshot_info(data: Mapping[str, Any]) -> SnapshotInfo:
+    snapshot = data.get("snapshotID")
+    names = data.get("names") or []
+    if not isinstance(snapshot, str) or not isinstance(names, list):
+        raise SandboxException(f"the answer is not the API's: {dict(data)!r} is not a snapshot")
+    return SnapshotInfo(snapshot_id=snapshot, names=[str(name) for name in names])
+
+
+# --- listings ----------------------------------------------------------------
 
 
 class PageCursor:
-    """Where a listing stands: its filters and settings, whether there is a next page and its token."""
+    """Where a listing stands: its request keywords, whether there is a next page and its token."""
 
-    def __init__(self, query: ListQuery, config: ConnectionConfig) -> None:
-        self._query = query
+    def __init__(self, params: dict[str, Any], config: ConnectionConfig, next_token: str | None = None) -> None:
+        self._params = params
         self._config = config
         self.has_next = True
-        self.next_token: str | None = None
+        self.next_token: str | None = next_token
+
+    def request(self, opts: Mapping[str, Any]) -> tuple[ConnectionConfig, dict[str, Any]]:
+        """The settings and generated-request keywords for the next page."""
+        if not self.has_next:
+            # Not StopIteration: inside a coroutine that turns into RuntimeError.
+            raise SandboxException("no more pages: check has_next before next_items()")
+        config = self._config.merged(**opts) if opts else self._config
+        return config, {**self._params, "next_token": _or_unset(self.next_token)}
 
     def advance(self, headers: Mapping[str, str]) -> None:
         # The API marks the last page by leaving the header out.
         self.next_token = headers.get(NEXT_TOKEN_HEADER) or None
         self.has_next = self.next_token is not None
 
-    def ensure_more(self) -> None:
-        if not self.has_next:
-            # Not StopIteration: inside a coroutine that turns into RuntimeError.
-            raise SandboxException("no more pages: check has_next before next_items()")
+
+def _limit(limit: object) -> Any:
+    return UNSET if limit is None else options.integer("limit", limit, low=1, high=options.MAX_PAGE)
 
 
-M = TypeVar("M")
+def _token(next_token: object) -> str | None:
+    return None if next_token is None else options.text("next_token", next_token)
 
 
-def parsed_as(parsed: object, model: type[M]) -> M:
-    """The generated parser's result, when it is the model the status promises."""
-    if not isinstance(parsed, model):
-        raise SandboxException(f"the API answered with an unexpected body: {parsed!r}")
-    return parsed
+def list_params(query: object, limit: object, next_token: object, order: object) -> tuple[dict[str, Any], str | None]:
+    """Keywords for the generated `list_sandboxes` request, checked, and the first page's token."""
+    fields = options.query_fields(query)
+    states = options.states_wire(fields.state)
+    metadata = UNSET if not fields.metadata else urlencode(dict(fields.metadata))
+    params: dict[str, Any] = {
+        "metadata": metadata,
+        "state": _or_unset(states and [WireState(s) for s in states]),
+        "started_after": _or_unset(options.started_after_wire(fields.started_after)),
+        "template": _or_unset(fields.template),
+        "limit": _limit(limit),
+    }
+    if order is not None:
+        # Only when asked for: a client generated from a spec without `order` takes no such keyword.
+        params["order"] = OrderDirection(options.choice("order", order, ("asc", "desc")))
+    return params, _token(next_token)
 
 
-def parsed_list(parsed: object, model: type[M]) -> list[M]:
-    if not isinstance(parsed, list) or not all(isinstance(item, model) for item in parsed):
-        raise SandboxException(f"the API answered with an unexpected body: {parsed!r}")
-    return parsed
+def snapshot_params(sandbox_id: object, limit: object, next_token: object, name: object) -> tuple[dict[str, Any], str | None]:
+    params: dict[str, Any] = {
+        "sandbox_id": UNSET if sandbox_id is None else options.text("sandbox_id", sandbox_id),
+        "name": UNSET if name is None else options.text("name", name),
+        "limit": _limit(limit),
+    }
+    return params, _token(next_token)
 
 
-@dataclass(frozen=True)
-class ListQuery:
-    """The filters of one listing; every page is fetched with the same ones."""
-
-    state: Collection[str] | None = None
-    metadata: Mapping[str, str] | None = None
-    limit: int | None = None
-
-    def params(self, next_token: str | None) -> dict[str, Any]:
-        """Keywords for the generated `list_sandboxes` request builder."""
-        return {
-            "state": list_states(self.state),
-            # The API expects the pairs URL-encoded, as a query string.
-            "metadata": UNSET if self.metadata is None else urlencode(dict(self.metadata)),
-            "next_token": _or_unset(next_token),
-            "limit": _or_unset(self.limit),
-        }
+def is_unset(value: object) -> bool:
+    return isinstance(value, Unset)

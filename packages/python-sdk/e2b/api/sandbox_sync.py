@@ -8,54 +8,94 @@ flavours decide alike is in `e2b._sandbox_logic`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING
+import datetime
+import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from e2b import _sandbox_logic as logic
-from e2b._class_method_variant import deprecated_alias, sandbox_method
-from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE, ApiParams, ConnectionConfig
-from e2b._exceptions import SandboxNotFoundException
+from e2b._class_method_variant import deprecated_alias, dual, sandbox_method
+from e2b._config import (
+    DEFAULT_SANDBOX_TIMEOUT,
+    DEFAULT_TEMPLATE,
+    ApiParams,
+    ConnectionConfig,
+    check_settings,
+)
+from e2b._exceptions import NotFoundException, SandboxException
 from e2b._http import sync_call as _call
-from e2b._results import SandboxInfo, SandboxPauseResult, SandboxState
+from e2b._options import (
+    SandboxIamOpts,
+    SandboxLifecycle,
+    SandboxListOrder,
+    SandboxNetworkOpts,
+    SandboxNetworkUpdate,
+    SandboxOnResume,
+    SandboxQuery,
+    SnapshotMode,
+)
+from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, SnapshotInfo
 from e2b.api.client.api.sandboxes import (
     connect_sandbox,
     create_sandbox,
+    create_snapshot,
+    fork_sandbox,
     get_sandbox,
+    get_sandbox_metrics,
     kill_sandbox,
     list_sandboxes,
     pause_sandbox,
     set_sandbox_timeout,
+    update_sandbox_network,
 )
-from e2b.api.client.models import ConnectSandbox, ListedSandbox, SandboxDetail
-from e2b.api.client.models import Sandbox as WireSandbox
+from e2b.api.client.api.snapshots import list_snapshots
+from e2b.api.client.api.templates import delete_template
+from e2b.api.client.models import (
+    ConnectSandbox,
+    NewSandbox,
+    SandboxForkRequest,
+    SandboxNetworkUpdateConfig,
+    SandboxPauseRequest,
+    SandboxSnapshotRequest,
+    SandboxTimeoutRequest,
+)
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing_extensions import Self, Unpack
 
-__all__ = ["Sandbox", "SandboxPaginator"]
+__all__ = ["SandboxPaginator", "Sandbox", "SnapshotPaginator"]
 
 
 class SandboxPaginator(logic.PageCursor):
-    """The team's sandboxes, newest first, one page per `next_items()` call.
+    """The team's sandboxes, one page per `next_items()` call (newest first unless `order="asc"`).
 
     Check `has_next` before each call; `next_token` is the cursor the API
     returned in its `X-Next-Token` header (None on the last page).
     """
 
-    def next_items(self) -> list[SandboxInfo]:
-        """The next page of sandboxes.
+    def next_items(self, **opts: Unpack[ApiParams]) -> list[SandboxInfo]:
+        """The next page of sandboxes; `opts` override the listing's connection settings for this call.
 
         Raises:
             SandboxException: there is no next page (`has_next` is False).
         """
-        self.ensure_more()
-        with _call(self._config, logic.LIST_STATUSES) as client:
-            params = self._query.params(self.next_token)
+        config, params = self.request(opts)
+        with _call(config, logic.LIST_STATUSES) as client:
             response = list_sandboxes.sync_detailed(client=client, **params)
         self.advance(response.headers)
-        return [
-            logic.sandbox_info(item) for item in logic.parsed_list(response.parsed, ListedSandbox)
-        ]
+        return [logic.sandbox_info(item) for item in logic.wire_list(response.parsed)]
+
+
+class SnapshotPaginator(logic.PageCursor):
+    """The team's snapshots, one page per `next_items()` call; check `has_next` first."""
+
+    def next_items(self, **opts: Unpack[ApiParams]) -> list[SnapshotInfo]:
+        """The next page of snapshots; `opts` override the listing's connection settings for this call."""
+        config, params = self.request(opts)
+        with _call(config, logic.LIST_STATUSES) as client:
+            response = list_snapshots.sync_detailed(client=client, **params)
+        self.advance(response.headers)
+        return [logic.snapshot_info(item) for item in logic.wire_list(response.parsed)]
 
 
 class Sandbox:
@@ -63,8 +103,10 @@ class Sandbox:
 
     Most calls come in two forms: on an instance (`sbx.pause()`) and on the
     class with the sandbox id first (`Sandbox.pause(sandbox_id)`). Every call
-    accepts the connection settings of `ApiParams` as keywords; on an instance
-    they override the settings it was created with.
+    accepts the connection settings of `ApiParams` as keywords (on an instance
+    they override the settings it was created with); any other unknown
+    keyword raises `TypeError` before a request is sent.
+    `with Sandbox.create() as sbx:` kills the sandbox at the end of the block.
     """
 
     def __init__(
@@ -73,98 +115,149 @@ class Sandbox:
         *,
         template_id: str | None = None,
         envd_version: str | None = None,
+        envd_access_token: str | None = None,
+        traffic_access_token: str | None = None,
+        sandbox_domain: str | None = None,
         connection_config: ConnectionConfig | None = None,
     ) -> None:
         """Wrap an existing sandbox id; use `create()` or `connect()` to get one."""
         self.sandbox_id = sandbox_id
         self.template_id = template_id
         self.envd_version = envd_version
+        self.envd_access_token = envd_access_token
+        self.traffic_access_token = traffic_access_token
+        self.sandbox_domain = sandbox_domain
         self.connection_config = connection_config or ConnectionConfig()
 
     def __repr__(self) -> str:
         return f"Sandbox(sandbox_id={self.sandbox_id!r})"
 
-    def _opts(self, opts: ApiParams) -> ConnectionConfig:
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.kill()
+
+    def _opts(self, opts: Mapping[str, Any]) -> ConnectionConfig:
         return self.connection_config.merged(**opts)
+
+    @classmethod
+    def _from_created(cls, created: logic.Created, config: ConnectionConfig) -> Self:
+        return cls(
+            created.sandbox_id,
+            template_id=created.template_id,
+            envd_version=created.envd_version,
+            envd_access_token=created.envd_access_token,
+            traffic_access_token=created.traffic_access_token,
+            sandbox_domain=created.sandbox_domain,
+            connection_config=config,
+        )
 
     @classmethod
     def create(
         cls,
-        template: str = DEFAULT_TEMPLATE,
-        timeout: int = DEFAULT_SANDBOX_TIMEOUT,
-        *,
+        template: str | None = None,
+        timeout: int | None = None,
         metadata: Mapping[str, str] | None = None,
         envs: Mapping[str, str] | None = None,
-        auto_pause: bool | None = None,
+        secure: bool | None = None,
         allow_internet_access: bool | None = None,
+        network: SandboxNetworkOpts | None = None,
+        iam: SandboxIamOpts | None = None,
+        lifecycle: SandboxLifecycle | None = None,
+        volume_mounts: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
         **opts: Unpack[ApiParams],
-    ) -> Sandbox:
-        """Create and start a sandbox from `template`.
+    ) -> Self:
+        """Create and start a sandbox from a template or a snapshot.
 
         Args:
-            template: template id or alias.
-            timeout: seconds until the sandbox expires.
-            metadata: labels to find it by later (`list(metadata=...)`).
+            template: template id or alias, or a snapshot id (default "base").
+            timeout: seconds until the sandbox's deadline (default 300).
+            metadata: labels to find it by later (`list(query=SandboxQuery(metadata=...))`).
             envs: environment variables for its processes.
-            auto_pause: pause instead of kill when it expires.
-            allow_internet_access: whether it may open outbound connections.
+            secure: require an access token for every call to the sandbox itself.
+            allow_internet_access: False denies all egress.
+            network: egress rules, proxy and public traffic (`SandboxNetworkOpts`).
+            iam: workload identity tokens (`SandboxIamOpts`).
+            lifecycle: what happens at the deadline, e.g. `{"on_timeout": "pause", "auto_resume": True}`.
+            volume_mounts: `{mount path: volume name}`.
+            idempotency_key: sent as `Idempotency-Key` (one is made when absent) and reused
+                on every retry of this call, so a retried create never starts a second sandbox.
             **opts: connection settings (`ApiParams`).
+
+        Raises:
+            InvalidArgumentException: a value the API would refuse; nothing was sent.
+            NotFoundException: no such template or snapshot.
         """
         config = ConnectionConfig(**opts)
-        body = logic.new_sandbox(
-            template,
-            timeout,
+        body = logic.create_body(
+            DEFAULT_TEMPLATE if template is None else template,
+            DEFAULT_SANDBOX_TIMEOUT if timeout is None else timeout,
             metadata=metadata,
             envs=envs,
-            auto_pause=auto_pause,
+            secure=secure,
             allow_internet_access=allow_internet_access,
+            network=network,
+            lifecycle=lifecycle,
+            volume_mounts=volume_mounts,
+            iam=iam,
         )
-        with _call(config, logic.CREATE_STATUSES) as client:
-            response = create_sandbox.sync_detailed(client=client, body=body)
-        wire = logic.parsed_as(response.parsed, WireSandbox)
-        return cls(
-            wire.sandbox_id,
-            template_id=wire.template_id,
-            envd_version=wire.envd_version,
-            connection_config=config,
-        )
+        headers = logic.idempotency_headers(idempotency_key)
+        if config.debug:
+            return cls(logic.DEBUG_SANDBOX_ID, connection_config=config)
+        with _call(config, logic.CREATE_STATUSES, headers) as client:
+            response = create_sandbox.sync_detailed(client=client, body=NewSandbox.from_dict(body))
+        return cls._from_created(logic.created(logic.wire(response.parsed)), config)
 
     @sandbox_method
     def connect(
         self,
-        timeout: int = DEFAULT_SANDBOX_TIMEOUT,
+        timeout: int | None = None,
         *,
-        on_resume: logic.ResumeMode | None = None,
+        on_resume: SandboxOnResume = "restore",
         **opts: Unpack[ApiParams],
-    ) -> Sandbox:
+    ) -> Self:
         """Connect to the sandbox, resuming it first if it is paused; returns it.
 
         Args:
-            timeout: seconds from now until it expires; a later deadline is kept.
-            on_resume: how a paused sandbox resumes. "memory" (the API's default)
+            timeout: seconds from now until it expires (default 300); a later deadline is kept.
+            on_resume: how a paused sandbox resumes. "restore" (the API's default)
                 continues its processes; "reboot" cold-boots it from the
                 snapshot's disk state, which recovers a sandbox whose forced
                 snapshot's memory does not resume.
             **opts: connection settings (`ApiParams`).
         """
-        body = ConnectSandbox.from_dict(logic.connect_body(timeout=timeout, on_resume=on_resume))
-        with _call(self._opts(opts), logic.CONNECT_STATUSES) as client:
-            response = connect_sandbox.sync_detailed(self.sandbox_id, client=client, body=body)
-        wire = logic.parsed_as(response.parsed, WireSandbox)
-        self.template_id, self.envd_version = wire.template_id, wire.envd_version
+        config = self._opts(opts)
+        body = logic.connect_body(
+            DEFAULT_SANDBOX_TIMEOUT if timeout is None else timeout, on_resume
+        )
+        if config.debug:
+            return self
+        with _call(config, logic.CONNECT_STATUSES) as client:
+            response = connect_sandbox.sync_detailed(
+                self.sandbox_id, client=client, body=ConnectSandbox.from_dict(body)
+            )
+        created = logic.created(logic.wire(response.parsed))
+        self.template_id = created.template_id or self.template_id
+        self.envd_version = created.envd_version
+        self.sandbox_domain = created.sandbox_domain or self.sandbox_domain
         return self
 
     @sandbox_method
     def kill(self, **opts: Unpack[ApiParams]) -> bool:
-        """Kill the sandbox and discard it, snapshot included.
+        """Kill the sandbox and discard it, its pause snapshot included.
 
         Returns:
             True if it was killed, False if there was no such sandbox.
         """
-        with _call(self._opts(opts), logic.KILL_STATUSES) as client:
+        config = self._opts(opts)
+        if config.debug:
+            return True
+        with _call(config, logic.KILL_STATUSES) as client:
             try:
                 kill_sandbox.sync_detailed(self.sandbox_id, client=client)
-            except SandboxNotFoundException:
+            except NotFoundException:
                 return False
         return True
 
@@ -177,7 +270,23 @@ class Sandbox:
         """
         with _call(self._opts(opts), logic.GET_STATUSES) as client:
             response = get_sandbox.sync_detailed(self.sandbox_id, client=client)
-        return logic.sandbox_info(logic.parsed_as(response.parsed, SandboxDetail))
+        return logic.sandbox_info(logic.wire(response.parsed), detail=True)
+
+    @sandbox_method
+    def get_metrics(
+        self,
+        start: datetime.datetime | None = None,
+        end: datetime.datetime | None = None,
+        **opts: Unpack[ApiParams],
+    ) -> list[SandboxMetrics]:
+        """The sandbox's resource usage samples between `start` and `end` (both optional), oldest first."""
+        config = self._opts(opts)
+        params = logic.metrics_params(start, end)
+        if config.debug:
+            return []
+        with _call(config, logic.METRICS_STATUSES) as client:
+            response = get_sandbox_metrics.sync_detailed(self.sandbox_id, client=client, **params)
+        return logic.metrics(logic.wire_list(response.parsed))
 
     @sandbox_method
     def set_timeout(self, timeout: int, **opts: Unpack[ApiParams]) -> None:
@@ -185,26 +294,129 @@ class Sandbox:
 
         Each call replaces the previous deadline, shorter or longer.
         """
-        with _call(self._opts(opts), logic.TIMEOUT_STATUSES) as client:
-            body = logic.timeout_request(timeout)
+        config = self._opts(opts)
+        body = SandboxTimeoutRequest.from_dict(logic.timeout_body(timeout))
+        with _call(config, logic.TIMEOUT_STATUSES) as client:
             set_sandbox_timeout.sync_detailed(self.sandbox_id, client=client, body=body)
 
     @sandbox_method
+    def update_network(self, network: SandboxNetworkUpdate, **opts: Unpack[ApiParams]) -> None:
+        """Replace the running sandbox's egress configuration; a key left out is cleared (`SandboxNetworkUpdate`)."""
+        config = self._opts(opts)
+        body = SandboxNetworkUpdateConfig.from_dict(logic.options.network_update_wire(network))
+        with _call(config, logic.NETWORK_STATUSES) as client:
+            update_sandbox_network.sync_detailed(self.sandbox_id, client=client, body=body)
+
+    @sandbox_method
+    def fork(
+        self, timeout: int | None = None, count: int | None = None, **opts: Unpack[ApiParams]
+    ) -> list[Self | SandboxException]:
+        """Checkpoint the running sandbox in place and start `count` (1-20, default 1) sandboxes from it.
+
+        Returns:
+            One entry per fork, in order: the new sandbox, or the exception that kept it from starting.
+        """
+        config = self._opts(opts)
+        body = SandboxForkRequest.from_dict(logic.fork_body(timeout, count))
+        with _call(config, logic.FORK_STATUSES) as client:
+            response = fork_sandbox.sync_detailed(self.sandbox_id, client=client, body=body)
+        cls = type(self)
+        return [
+            result if isinstance(result, SandboxException) else cls._from_created(result, config)
+            for result in logic.fork_results(logic.wire_list(response.parsed))
+        ]
+
+    @sandbox_method
+    def create_snapshot(
+        self,
+        name: str | None = None,
+        *,
+        mode: SnapshotMode | None = None,
+        **opts: Unpack[ApiParams],
+    ) -> SnapshotInfo:
+        """Take a persistent snapshot of the sandbox; `create(snapshot.snapshot_id)` starts sandboxes from it.
+
+        Args:
+            name: a name to find it by; a snapshot that has it already gets a new build.
+            mode: "full" (memory and filesystem, the API's default) or "filesystem".
+        """
+        config = self._opts(opts)
+        body = SandboxSnapshotRequest.from_dict(logic.snapshot_body(name, mode))
+        with _call(config, logic.SNAPSHOT_STATUSES) as client:
+            response = create_snapshot.sync_detailed(self.sandbox_id, client=client, body=body)
+        return logic.snapshot_info(logic.wire(response.parsed))
+
+    def _snapshots_of_this(
+        self,
+        limit: int | None = None,
+        next_token: str | None = None,
+        name: str | None = None,
+        **opts: Unpack[ApiParams],
+    ) -> SnapshotPaginator:
+        """The snapshots taken of this sandbox, as a paginator; no request until `next_items()`."""
+        return Sandbox._snapshots(
+            self.sandbox_id, limit, next_token, name, **self._opts(opts).as_params()
+        )
+
+    @staticmethod
+    def _snapshots(
+        sandbox_id: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+        name: str | None = None,
+        **opts: Unpack[ApiParams],
+    ) -> SnapshotPaginator:
+        """The team's snapshots (of `sandbox_id` only, if given), as a paginator; no request until `next_items()`.
+
+        Args:
+            sandbox_id: only snapshots of this sandbox.
+            limit: at most this many per page (1-100).
+            next_token: start from this cursor (a paginator's `next_token`).
+            name: only snapshots with this name or id.
+        """
+        params, token = logic.snapshot_params(sandbox_id, limit, next_token, name)
+        return SnapshotPaginator(params, ConnectionConfig(**opts), token)
+
+    list_snapshots = dual(_snapshots_of_this, _snapshots)
+
+    @classmethod
+    def delete_snapshot(cls, snapshot_id: str, **opts: Unpack[ApiParams]) -> bool:
+        """Delete a snapshot; sandboxes created from it keep running.
+
+        Returns:
+            True if it was deleted, False if there was no such snapshot.
+        """
+        config = ConnectionConfig(**opts)
+        template_id = logic.snapshot_id(snapshot_id)
+        with _call(config, logic.DELETE_SNAPSHOT_STATUSES) as client:
+            try:
+                delete_template.sync_detailed(template_id, client=client)
+            except NotFoundException:
+                return False
+        return True
+
+    @sandbox_method
     def pause(
-        self, *, force: bool | None = None, memory: bool | None = None, **opts: Unpack[ApiParams]
+        self,
+        keep_memory: bool | None = None,
+        *,
+        mode: SnapshotMode | None = None,
+        force: bool | None = None,
+        **opts: Unpack[ApiParams],
     ) -> SandboxPauseResult:
         """Pause the sandbox: snapshot it and stop it; `connect()` resumes it.
 
-        Options left at None are not sent, so the API's defaults apply (no force, a memory snapshot).
+        Options left at None are not sent, so the API's defaults apply (no force, a full snapshot).
 
         Args:
+            keep_memory: deprecated, use `mode`: False is "filesystem", True is "full".
+            mode: "full" snapshots memory and filesystem (processes continue on
+                resume); "filesystem" the disk only (resuming cold-boots from disk).
             force: skip the guest-agent health check a normal pause runs first, so
                 that a sandbox whose agent does not answer can still be paused.
-                Only with a memory snapshot. A forced snapshot's memory may not
+                Only with a full snapshot. A forced snapshot's memory may not
                 resume: `connect(on_resume="reboot")` then cold-boots the sandbox
                 from the snapshot's disk state.
-            memory: True snapshots memory and filesystem (processes continue on
-                resume); False the filesystem only (resuming cold-boots from disk).
             **opts: connection settings (`ApiParams`), e.g. `request_timeout`.
 
         Returns:
@@ -218,32 +430,40 @@ class Sandbox:
                 message names why: the guest agent did not answer (pass
                 `force=True`), the node is too busy, or a forced pause could not
                 be pinned to the sandbox's node (retry later). A `ServiceBusyException`.
-            InvalidArgumentException: e.g. `force=True` with `memory=False`.
+            InvalidArgumentException: e.g. `force=True` with `mode="filesystem"`.
             SandboxNotFoundException: no such sandbox.
         """
-        with _call(self._opts(opts), logic.PAUSE_STATUSES) as client:
-            body = logic.pause_request(force=force, memory=memory)
+        config = self._opts(opts)
+        if keep_memory is not None:
+            warnings.warn(logic.KEEP_MEMORY_WARNING, DeprecationWarning, stacklevel=2)
+        body = SandboxPauseRequest.from_dict(
+            logic.pause_body(keep_memory=keep_memory, mode=mode, force=force)
+        )
+        with _call(config, logic.PAUSE_STATUSES) as client:
             response = pause_sandbox.sync_detailed(self.sandbox_id, client=client, body=body)
         return logic.pause_result(response.status_code, response.parsed)
 
     beta_pause = deprecated_alias(pause, logic.BETA_PAUSE_WARNING)
 
     # Last in the class body: below it, `list` would name this method, not the builtin.
-    @staticmethod
+    @classmethod
     def list(
-        *,
-        state: Collection[SandboxState] | None = None,
-        metadata: Mapping[str, str] | None = None,
+        cls,
+        query: SandboxQuery | None = None,
         limit: int | None = None,
+        next_token: str | None = None,
+        order: SandboxListOrder | None = None,
         **opts: Unpack[ApiParams],
     ) -> SandboxPaginator:
-        """The team's sandboxes, newest first, as a paginator; no request until `next_items()`.
+        """The team's sandboxes as a paginator; no request until `next_items()`.
 
         Args:
-            state: only sandboxes in one of these states ("running", "paused").
-            metadata: only sandboxes whose metadata has all these pairs.
+            query: filters (`SandboxQuery`: metadata, state, started_after, template).
             limit: at most this many per page (1-100; the API's default is 100).
+            next_token: start from this cursor (a paginator's `next_token`).
+            order: "desc" (newest first, the API's default) or "asc".
             **opts: connection settings (`ApiParams`).
         """
-        query = logic.ListQuery(state=state, metadata=metadata, limit=limit)
-        return SandboxPaginator(query, ConnectionConfig(**opts))
+        check_settings(opts)
+        params, token = logic.list_params(query, limit, next_token, order)
+        return SandboxPaginator(params, ConnectionConfig(**opts), token)

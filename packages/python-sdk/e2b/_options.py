@@ -1,0 +1,394 @@
+"""What the sandbox calls accept beyond plain values, and the checks that turn it into the API's JSON.
+
+Every `*_wire` function returns wire data (the API's field names) or raises
+`InvalidArgumentException` naming the field and what it allows, so a bad
+value never reaches the API and nothing is silently left out: a key these
+options do not know is an error too.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NotRequired, TypedDict
+
+from e2b._exceptions import InvalidArgumentException
+from e2b._results import SandboxState
+
+__all__ = [
+    "SandboxEgressProxyOpts",
+    "SandboxIamOpts",
+    "SandboxIamToken",
+    "SandboxLifecycle",
+    "SandboxListOrder",
+    "SandboxNetworkOpts",
+    "SandboxNetworkRule",
+    "SandboxNetworkTransform",
+    "SandboxNetworkUpdate",
+    "SandboxOnResume",
+    "SandboxOnTimeout",
+    "SandboxOnTimeoutKill",
+    "SandboxOnTimeoutPause",
+    "SandboxQuery",
+    "SnapshotMode",
+]
+
+SnapshotMode = Literal["full", "filesystem"]
+"""What a snapshot keeps: "full" memory and filesystem, "filesystem" the disk only (resuming cold-boots)."""
+SandboxOnResume = Literal["restore", "reboot"]
+"""How a paused sandbox comes back: "restore" its memory, or "reboot" it from the snapshot's disk."""
+SandboxListOrder = Literal["asc", "desc"]
+"""Listing order by start time: "desc" (newest first, the API's default) or "asc"."""
+
+MAX_FORK_COUNT = 20  # the spec's SandboxForkRequest.count maximum
+MAX_PAGE = 100  # the spec's `limit` maximum
+MAX_IDEMPOTENCY_KEY = 255  # the spec's Idempotency-Key maxLength
+
+
+@dataclass
+class SandboxQuery:
+    """Filters for `Sandbox.list()`: every one given must match."""
+
+    metadata: dict[str, str] | None = None
+    """Only sandboxes whose metadata has all these pairs."""
+    state: list[SandboxState] | None = None
+    """Only sandboxes in one of these states."""
+    started_after: datetime.datetime | None = None
+    """Only sandboxes started at or after this time; a naive datetime is local time."""
+    template: str | None = None
+    """Only sandboxes started from this template (identifier or alias)."""
+
+
+class SandboxOnTimeoutPause(TypedDict):
+    """`on_timeout` that pauses the sandbox at its deadline, with the snapshot kind."""
+
+    action: Literal["pause"]
+    mode: NotRequired[SnapshotMode]
+    keep_memory: NotRequired[bool]
+    """Deprecated: `mode`. False is "filesystem", True is "full"."""
+
+
+class SandboxOnTimeoutKill(TypedDict):
+    """`on_timeout` that kills the sandbox at its deadline."""
+
+    action: Literal["kill"]
+
+
+SandboxOnTimeout = Literal["pause", "kill"] | SandboxOnTimeoutPause | SandboxOnTimeoutKill
+
+
+class SandboxLifecycle(TypedDict):
+    """What happens at the sandbox's deadline, and whether traffic resumes it when paused."""
+
+    on_timeout: SandboxOnTimeout
+    auto_resume: NotRequired[bool]
+
+
+class SandboxNetworkTransform(TypedDict, total=False):
+    """Headers set on matching egress requests."""
+
+    headers: dict[str, str]
+
+
+class SandboxNetworkRule(TypedDict, total=False):
+    """A transform for egress requests to one domain."""
+
+    transform: SandboxNetworkTransform
+
+
+class SandboxEgressProxyOpts(TypedDict):
+    """A SOCKS5 proxy for egress TCP, as `host:port`."""
+
+    address: str
+    username: NotRequired[str]
+    password: NotRequired[str]
+
+
+class SandboxNetworkOpts(TypedDict, total=False):
+    """A sandbox's network at creation (`Sandbox.create(network=...)`)."""
+
+    allow_out: list[str]
+    deny_out: list[str]
+    rules: dict[str, list[SandboxNetworkRule]]
+    egress_proxy: SandboxEgressProxyOpts
+    allow_public_traffic: bool
+    mask_request_host: str
+
+
+class SandboxNetworkUpdate(TypedDict, total=False):
+    """A running sandbox's new egress configuration (`update_network`); a key left out is cleared."""
+
+    allow_out: list[str]
+    deny_out: list[str]
+    rules: dict[str, list[SandboxNetworkRule]]
+    egress_proxy: SandboxEgressProxyOpts
+    allow_internet_access: bool
+
+
+class SandboxIamToken(TypedDict):
+    """One workload token: its audience and kind."""
+
+    audience: str
+    token_type: str
+
+
+class SandboxIamOpts(TypedDict, total=False):
+    """Workload identity: tokens by a name the caller chooses."""
+
+    tokens: dict[str, SandboxIamToken]
+
+
+def _fail(field: str, allowed: str, value: object) -> InvalidArgumentException:
+    return InvalidArgumentException(f"{field} must be {allowed} (got {value!r})")
+
+
+def _known_keys(field: str, value: object, keys: Mapping[str, str]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(field, "a dict", value)
+    unknown = sorted(str(key) for key in value if key not in keys)
+    if unknown:
+        raise InvalidArgumentException(f"{field}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(keys)}")
+    return value
+
+
+def integer(field: str, value: object, *, low: int = 0, high: int | None = None) -> int:
+    """An int within [low, high]; bools are not numbers here."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bound = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
+        raise _fail(field, bound, value)
+    return value
+
+
+def choice(field: str, value: object, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise _fail(field, "one of " + ", ".join(map(repr, allowed)), value)
+    return value
+
+
+def string_map(field: str, value: object) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise _fail(field, "a dict of str to str", value)
+    return dict(value)
+
+
+def text(field: str, value: object, *, max_length: int | None = None) -> str:
+    if not isinstance(value, str) or not value or (max_length is not None and len(value) > max_length):
+        limit = "" if max_length is None else f" of at most {max_length} characters"
+        raise _fail(field, f"a non-empty str{limit}", value)
+    return value
+
+
+def _string_list(field: str, value: object) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise _fail(field, "a list of str", value)
+    return list(value)
+
+
+_DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+
+
+def _is_address(entry: str) -> bool:
+    try:
+        ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _destinations(field: str, value: object, *, domains: bool) -> list[str]:
+    entries = _string_list(field, value)
+    for entry in entries:
+        if _is_address(entry) or (domains and _DOMAIN.fullmatch(entry)):
+            continue
+        kind = "CIDR blocks, IP addresses or domain names" if domains else "CIDR blocks or IP addresses"
+        raise _fail(f"{field} entry", kind, entry)
+    return entries
+
+
+def _rules_wire(field: str, value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(field, "a dict of domain to a list of rules", value)
+    wire: dict[str, Any] = {}
+    for domain, rules in value.items():
+        if not isinstance(domain, str) or not _DOMAIN.fullmatch(domain):
+            raise _fail(f"{field} key", "a domain name", domain)
+        if not isinstance(rules, list | tuple):
+            raise _fail(f"{field}[{domain!r}]", "a list of rules", rules)
+        wire[domain] = []
+        for rule in rules:
+            rule = _known_keys(f"{field}[{domain!r}] rule", rule, {"transform": ""})
+            if "transform" not in rule:
+                wire[domain].append({})
+                continue
+            transform = _known_keys(f"{field}[{domain!r}] transform", rule["transform"], {"headers": ""})
+            headers = string_map(f"{field}[{domain!r}] transform headers", transform.get("headers", {}))
+            wire[domain].append({"transform": {"headers": headers}})
+    return wire
+
+
+def _proxy_wire(field: str, value: object) -> dict[str, Any]:
+    proxy = _known_keys(field, value, {"address": "", "username": "", "password": ""})
+    if "address" not in proxy:
+        raise InvalidArgumentException(f"{field} needs an address, as host:port")
+    wire = {"address": text(f"{field} address", proxy["address"])}
+    for key in ("username", "password"):
+        if key in proxy:
+            wire[key] = text(f"{field} {key}", proxy[key], max_length=255)
+    return wire
+
+
+_NETWORK_KEYS = {
+    "allow_out": "allowOut",
+    "deny_out": "denyOut",
+    "rules": "rules",
+    "egress_proxy": "egressProxy",
+    "allow_public_traffic": "allowPublicTraffic",
+    "mask_request_host": "maskRequestHost",
+}
+_UPDATE_KEYS = {
+    "allow_out": "allowOut",
+    "deny_out": "denyOut",
+    "rules": "rules",
+    "egress_proxy": "egressProxy",
+    "allow_internet_access": "allow_internet_access",
+}
+
+
+def _network(field: str, value: object, keys: Mapping[str, str]) -> dict[str, Any]:
+    options = _known_keys(field, value, keys)
+    wire: dict[str, Any] = {}
+    for key, item in options.items():
+        name = f"{field}[{key!r}]"
+        if key == "allow_out":
+            wire[keys[key]] = _destinations(name, item, domains=True)
+        elif key == "deny_out":
+            wire[keys[key]] = _destinations(name, item, domains=False)
+        elif key == "rules":
+            wire[keys[key]] = _rules_wire(name, item)
+        elif key == "egress_proxy":
+            wire[keys[key]] = _proxy_wire(name, item)
+        elif key in ("allow_public_traffic", "allow_internet_access"):
+            if not isinstance(item, bool):
+                raise _fail(name, "a bool", item)
+            wire[keys[key]] = item
+        else:
+            wire[keys[key]] = text(name, item)
+    return wire
+
+
+def network_wire(network: object) -> dict[str, Any]:
+    """`SandboxNetworkOpts` as the create body's `network`."""
+    return _network("network", network, _NETWORK_KEYS)
+
+
+def network_update_wire(network: object) -> dict[str, Any]:
+    """`SandboxNetworkUpdate` as the network update body."""
+    return _network("network", network, _UPDATE_KEYS)
+
+
+def snapshot_memory(field: str, mode: object, keep_memory: object = None) -> bool | None:
+    """The API's `memory` flag for a snapshot kind; None leaves the API's default (a full snapshot)."""
+    if mode is not None and keep_memory is not None:
+        raise InvalidArgumentException(f"pass {field} or the deprecated keep_memory, not both")
+    if mode is None:
+        if keep_memory is not None and not isinstance(keep_memory, bool):
+            raise _fail("keep_memory", "a bool", keep_memory)
+        return keep_memory  # type: ignore[return-value]
+    return choice(field, mode, ("full", "filesystem")) == "full"
+
+
+def lifecycle_wire(lifecycle: object) -> dict[str, Any]:
+    """`SandboxLifecycle` as the create body's autoPause, autoPauseMemory and autoResume."""
+    options = _known_keys("lifecycle", lifecycle, {"on_timeout": "", "auto_resume": ""})
+    raw = options.get("on_timeout")
+    pause_opts: Mapping[str, Any] = {}
+    if isinstance(raw, Mapping):
+        pause_opts = _known_keys('lifecycle["on_timeout"]', raw, {"action": "", "mode": "", "keep_memory": ""})
+        action = choice('lifecycle["on_timeout"]["action"]', pause_opts.get("action"), ("pause", "kill"))
+    elif raw is not None:
+        action = choice('lifecycle["on_timeout"]', raw, ("pause", "kill"))
+    else:
+        action = None
+    if action != "pause" and ("mode" in pause_opts or "keep_memory" in pause_opts):
+        raise InvalidArgumentException('lifecycle["on_timeout"]: mode is only allowed with the "pause" action')
+    memory = snapshot_memory('lifecycle["on_timeout"]["mode"]', pause_opts.get("mode"), pause_opts.get("keep_memory"))
+    auto_resume = options.get("auto_resume")
+    if auto_resume is not None and not isinstance(auto_resume, bool):
+        raise _fail('lifecycle["auto_resume"]', "a bool", auto_resume)
+    if auto_resume and action != "pause":
+        raise InvalidArgumentException('lifecycle["auto_resume"] can be True only when on_timeout is "pause"')
+    if auto_resume and memory is False:
+        raise InvalidArgumentException(
+            'lifecycle["auto_resume"] cannot be True with mode "filesystem": a filesystem snapshot '
+            "is resumed only by connect(), never by traffic"
+        )
+    wire: dict[str, Any] = {}
+    if action is not None:
+        wire["autoPause"] = action == "pause"
+    if action == "pause" and memory is not None:
+        wire["autoPauseMemory"] = memory
+    if auto_resume is not None:
+        wire["autoResume"] = {"enabled": auto_resume}
+    return wire
+
+
+def iam_wire(iam: object) -> dict[str, Any]:
+    options = _known_keys("iam", iam, {"tokens": ""})
+    tokens = options.get("tokens", {})
+    if not isinstance(tokens, Mapping):
+        raise _fail('iam["tokens"]', "a dict of name to token", tokens)
+    wire: dict[str, Any] = {}
+    for name, token in tokens.items():
+        field = f'iam["tokens"][{name!r}]'
+        token = _known_keys(field, token, {"audience": "", "token_type": ""})
+        if "audience" not in token or "token_type" not in token:
+            raise InvalidArgumentException(f"{field} needs audience and token_type")
+        wire[text(f"{field} name", name)] = {
+            "audience": text(f"{field} audience", token["audience"]),
+            "tokenType": text(f"{field} token_type", token["token_type"]),
+        }
+    return {"tokens": wire}
+
+
+def volume_mounts_wire(mounts: object) -> list[dict[str, str]]:
+    """`{path: volume}` as the API's mount list; a volume is its name or an object with a `name`."""
+    if not isinstance(mounts, Mapping):
+        raise _fail("volume_mounts", "a dict of mount path to volume", mounts)
+    wire = []
+    for path, volume in mounts.items():
+        name = volume if isinstance(volume, str) else getattr(volume, "name", None)
+        wire.append({"name": text(f"volume_mounts[{path!r}]", name), "path": text("volume_mounts path", path)})
+    return wire
+
+
+def states_wire(states: object) -> list[str] | None:
+    if states is None:
+        return None
+    if isinstance(states, str) or not isinstance(states, list | tuple | set | frozenset):
+        raise _fail("query.state", "a list of SandboxState", states)
+    allowed = tuple(member.value for member in SandboxState)
+    # No states means no filter: the API refuses an empty `state=`.
+    return [choice("query.state entry", getattr(s, "value", s), allowed) for s in states] or None
+
+
+def started_after_wire(value: object) -> datetime.datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime.datetime):
+        raise _fail("query.started_after", "a datetime", value)
+    return value.astimezone()  # a naive datetime is local time, as datetime.astimezone() reads it
+
+
+def query_fields(query: object) -> SandboxQuery:
+    if query is None:
+        return SandboxQuery()
+    if not isinstance(query, SandboxQuery):
+        raise _fail("query", "a SandboxQuery", query)
+    if query.metadata is not None:
+        string_map("query.metadata", query.metadata)
+    if query.template is not None:
+        text("query.template", query.template)
+    return query
