@@ -12,6 +12,7 @@ from e2b import (
     AsyncSandbox,
     AuthenticationException,
     ConnectionConfig,
+    InvalidArgumentException,
     Sandbox,
     SandboxException,
     SandboxNotFoundException,
@@ -68,16 +69,23 @@ def test_missing_api_key_is_an_authentication_error() -> None:
     assert caught.value.status_code is None
 
 
-def test_debug_needs_no_key() -> None:
-    client = sync_api_client(ConnectionConfig(debug=True, transport=httpx.MockTransport(lambda r: httpx.Response(204))))
-    assert str(client.get_httpx_client().base_url) == "http://localhost:3000"
+def test_debug_defaults_to_a_local_api_and_still_sends_the_key() -> None:
+    config = ConnectionConfig(debug=True, api_key="k", transport=httpx.MockTransport(lambda r: httpx.Response(204)))
+    http = sync_api_client(config).get_httpx_client()
+    assert (str(http.base_url), http.headers["X-API-Key"]) == ("http://localhost:3000", "k")
+
+
+def test_no_key_is_refused_before_any_request_in_debug_mode_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E2B_API_KEY", raising=False)
+    with pytest.raises(AuthenticationException, match="no API key"):
+        sync_api_client(ConnectionConfig(debug=True, transport=httpx.MockTransport(lambda r: httpx.Response(204))))
 
 
 def test_wrong_flavour_transport_is_refused() -> None:
     class AsyncOnly(httpx.AsyncBaseTransport):
         pass
 
-    with pytest.raises(TypeError, match="AsyncSandbox"):
+    with pytest.raises(InvalidArgumentException, match="AsyncSandbox"):
         sync_api_client(ConnectionConfig(api_key="k", transport=AsyncOnly()))
 
 

@@ -2,26 +2,51 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from e2b import SandboxException, SandboxPauseResult
+from e2b import InvalidArgumentException, SandboxException, SandboxPauseResult
 from e2b._config import ConnectionConfig
-from e2b._sandbox_logic import ListQuery, PageCursor, pause_request, pause_result
+from e2b._sandbox_logic import (
+    PageCursor,
+    connect_body,
+    fork_body,
+    metrics_params,
+    pause_body,
+    pause_result,
+    snapshot_id,
+    wire,
+)
 from e2b.api.client.models import SandboxPauseResult as WirePauseResult
 
 
 @pytest.mark.parametrize(
-    ("force", "memory", "body"),
+    ("kwargs", "body"),
     [
-        (None, None, {}),
-        (True, None, {"force": True}),
-        (False, None, {"force": False}),
-        (None, False, {"memory": False}),
+        ({}, {}),
+        ({"force": True}, {"force": True}),
+        ({"force": False}, {"force": False}),
+        ({"mode": "filesystem"}, {"memory": False}),
+        ({"mode": "full"}, {"memory": True}),
+        ({"keep_memory": False}, {"memory": False}),
     ],
 )
-def test_pause_request_omits_what_was_not_passed(
-    force: bool | None, memory: bool | None, body: dict[str, bool]
-) -> None:
-    assert pause_request(force=force, memory=memory).to_dict() == body
+def test_pause_body_omits_what_was_not_passed(kwargs: dict[str, Any], body: dict[str, bool]) -> None:
+    assert pause_body(**{"keep_memory": None, "mode": None, "force": None, **kwargs}) == body
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "memory"}, "mode must be one of 'full', 'filesystem'"),
+        ({"mode": "full", "keep_memory": True}, "not both"),
+        ({"force": "yes"}, "force must be a bool"),
+        ({"force": True, "mode": "filesystem"}, "needs a memory snapshot"),
+    ],
+)
+def test_pause_body_refuses_what_the_api_would(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidArgumentException, match=message):
+        pause_body(**{"keep_memory": None, "mode": None, "force": None, **kwargs})
 
 
 @pytest.mark.parametrize(
@@ -44,12 +69,45 @@ def test_pause_result_is_frozen_and_always_truthy() -> None:
         result.paused = True  # type: ignore[misc]
 
 
+def test_connect_body() -> None:
+    assert connect_body(30, "restore") == {"timeout": 30}
+    assert connect_body(30, "reboot") == {"timeout": 30, "memory": False}
+    with pytest.raises(InvalidArgumentException, match="on_resume must be one of 'restore', 'reboot'"):
+        connect_body(30, "memory")
+
+
+@pytest.mark.parametrize("count", [0, 21, -1, True, 2.0, "3"])
+def test_fork_count_out_of_range(count: object) -> None:
+    with pytest.raises(InvalidArgumentException, match="count must be an integer from 1 to 20"):
+        fork_body(None, count)  # type: ignore[arg-type]
+
+
+def test_metrics_range_must_be_datetimes_in_order() -> None:
+    import datetime
+
+    start = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+    assert metrics_params(start, None)["start"] == 1735689600
+    with pytest.raises(InvalidArgumentException, match="start must not be after end"):
+        metrics_params(start, start - datetime.timedelta(seconds=1))
+    with pytest.raises(InvalidArgumentException, match="end must be a datetime"):
+        metrics_params(None, 1735689600)
+
+
+def test_a_snapshot_id_is_one_path_segment() -> None:
+    assert snapshot_id("team/snap:v1") == "team%2Fsnap%3Av1"
+
+
+def test_an_answer_without_a_model_is_an_sdk_exception() -> None:
+    with pytest.raises(SandboxException, match="not the API's"):
+        wire(None)
+
+
 def test_cursor_stops_when_the_header_is_absent() -> None:
-    cursor = PageCursor(ListQuery(), ConnectionConfig(api_key="k"))
+    cursor = PageCursor({}, ConnectionConfig(api_key="k"))
     assert cursor.has_next
     cursor.advance({"X-Next-Token": "t"})
     assert (cursor.has_next, cursor.next_token) == (True, "t")
     cursor.advance({})
     assert (cursor.has_next, cursor.next_token) == (False, None)
-    with pytest.raises(SandboxException):
-        cursor.ensure_more()
+    with pytest.raises(SandboxException, match="no more pages"):
+        cursor.request({})

@@ -55,8 +55,8 @@ async def pause(sdk: Flavour, api: MockApi, *, form: str = "class", **kwargs: An
         ({}, {}),
         ({"force": True}, {"force": True}),
         ({"force": False}, {"force": False}),
-        ({"memory": False}, {"memory": False}),
-        ({"memory": True, "force": True}, {"memory": True, "force": True}),
+        ({"mode": "filesystem"}, {"memory": False}),
+        ({"mode": "full", "force": True}, {"memory": True, "force": True}),
     ],
     ids=["force-omitted", "force-true", "force-false", "filesystem-only", "memory-forced"],
 )
@@ -141,11 +141,17 @@ async def test_malformed_503_is_plain_busy(sdk: Flavour, api: MockApi, body: byt
     assert (caught.value.status_code, caught.value.error_code) == (503, None)
 
 
+async def test_force_with_a_filesystem_snapshot_is_refused_before_any_request(sdk: Flavour, api: MockApi) -> None:
+    with pytest.raises(InvalidArgumentException, match="force=True needs a memory snapshot"):
+        await pause(sdk, api, force=True, mode="filesystem")
+    assert api.requests == []
+
+
 async def test_400_keeps_its_status(sdk: Flavour, api: MockApi) -> None:
-    message = "force needs a memory snapshot"
+    message = "the snapshot cannot be taken as asked"
     api.on("POST", PAUSE, reply(400, {"code": 400, "message": message, "error_code": "invalid_request"}))
     with pytest.raises(InvalidArgumentException) as caught:
-        await pause(sdk, api, force=True, memory=False)
+        await pause(sdk, api, force=True)
     assert isinstance(caught.value, SandboxException)
     assert (caught.value.status_code, caught.value.error_code, str(caught.value)) == (400, "invalid_request", message)
 

@@ -27,6 +27,7 @@ from e2b._exceptions import (
     AuthenticationException,
     ConnectionException,
     InvalidArgumentException,
+    SandboxException,
     TimeoutException,
     handle_api_exception,
     is_json_media_type,
@@ -142,7 +143,9 @@ def _log_request(config: ConnectionConfig, request: httpx.Request) -> None:
 
 def _log_response(config: ConnectionConfig, response: httpx.Response) -> None:
     if config.logger is not None:
-        config.logger.info("e2b response: %s %s -> %d", response.request.method, response.request.url, response.status_code)
+        config.logger.info(
+            "e2b response: %s %s -> %d", response.request.method, response.request.url, response.status_code
+        )
 
 
 def _generated_client(config: ConnectionConfig) -> AuthenticatedClient:
@@ -234,6 +237,15 @@ def _transport_exception(error: httpx.TransportError, config: ConnectionConfig) 
     )
 
 
+# What the generated parser raises on a 2xx body that is not the shape the spec promises
+# (a missing field, an unknown enum value): the block of a call holds only that call.
+_PARSER_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
+
+
+def _not_the_api(error: Exception) -> SandboxException:
+    return SandboxException(f"the answer is not the API's: {type(error).__name__}: {error}"[:500])
+
+
 @contextmanager
 def sync_call(
     config: ConnectionConfig, expected: Collection[int], headers: Mapping[str, str] | None = None
@@ -244,6 +256,8 @@ def sync_call(
             yield client
     except httpx.TransportError as error:
         raise _transport_exception(error, config) from error
+    except _PARSER_ERRORS as error:
+        raise _not_the_api(error) from error
 
 
 @asynccontextmanager
@@ -256,3 +270,5 @@ async def async_call(
             yield client
     except httpx.TransportError as error:
         raise _transport_exception(error, config) from error
+    except _PARSER_ERRORS as error:
+        raise _not_the_api(error) from error

@@ -150,7 +150,9 @@ def _known_keys(field: str, value: object, keys: Mapping[str, str]) -> Mapping[s
         raise _fail(field, "a dict", value)
     unknown = sorted(str(key) for key in value if key not in keys)
     if unknown:
-        raise InvalidArgumentException(f"{field}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(keys)}")
+        raise InvalidArgumentException(
+            f"{field}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(keys)}"
+        )
     return value
 
 
@@ -187,7 +189,9 @@ def _string_list(field: str, value: object) -> list[str]:
     return list(value)
 
 
-_DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_DOMAIN = re.compile(
+    r"(\*\.)?([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+)
 
 
 def _is_address(entry: str) -> bool:
@@ -296,7 +300,7 @@ def snapshot_memory(field: str, mode: object, keep_memory: object = None) -> boo
     if mode is None:
         if keep_memory is not None and not isinstance(keep_memory, bool):
             raise _fail("keep_memory", "a bool", keep_memory)
-        return keep_memory  # type: ignore[return-value]
+        return keep_memory
     return choice(field, mode, ("full", "filesystem")) == "full"
 
 

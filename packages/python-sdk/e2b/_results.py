@@ -18,14 +18,11 @@ __all__ = [
 ]
 
 
-class SandboxState(str, enum.Enum):
-    """A sandbox's state as the API reports it; each member equals its wire string (`SandboxState.RUNNING == "running"`)."""
+class SandboxState(enum.StrEnum):
+    """A sandbox's state as the API reports it; each member equals its wire string: `SandboxState.RUNNING == "running"`."""
 
     RUNNING = "running"
     PAUSED = "paused"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -115,4 +112,3 @@ class SnapshotInfo:
     snapshot_id: str
     names: list[str] = field(default_factory=list)
     """Every full name of the snapshot, with namespace and tag."""
-

@@ -18,8 +18,9 @@ from urllib.parse import quote, urlencode
 
 from e2b import _options as options
 from e2b._config import ConnectionConfig
-from e2b._exceptions import SandboxException, api_exception_from_code
+from e2b._exceptions import InvalidArgumentException, SandboxException, api_exception_from_code
 from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, SandboxState, SnapshotInfo
+
 # Only the enums every spec shape names alike; bodies and answers are wire data.
 from e2b.api.client.models import OrderDirection
 from e2b.api.client.models import SandboxState as WireState
@@ -79,7 +80,7 @@ def create_body(
     for field, value, key in (("secure", secure, "secure"), ("allow_internet_access", allow_internet_access, None)):
         if value is not None:
             if not isinstance(value, bool):
-                raise options.InvalidArgumentException(f"{field} must be a bool (got {value!r})")
+                raise InvalidArgumentException(f"{field} must be a bool (got {value!r})")
             wire[key or field] = value
     if network is not None:
         wire["network"] = options.network_wire(network)
@@ -94,7 +95,11 @@ def create_body(
 
 def idempotency_headers(key: str | None) -> dict[str, str]:
     """The create's key: the caller's, or a fresh one; every retry of the call sends the same one."""
-    chosen = uuid.uuid4().hex if key is None else options.text("idempotency_key", key, max_length=options.MAX_IDEMPOTENCY_KEY)
+    chosen = (
+        uuid.uuid4().hex
+        if key is None
+        else options.text("idempotency_key", key, max_length=options.MAX_IDEMPOTENCY_KEY)
+    )
     return {IDEMPOTENCY_HEADER: chosen}
 
 
@@ -110,9 +115,9 @@ def pause_body(*, keep_memory: object, mode: object, force: object) -> dict[str,
     """A body with only the options that were passed: the API applies its own defaults."""
     memory = options.snapshot_memory("mode", mode, keep_memory)
     if force is not None and not isinstance(force, bool):
-        raise options.InvalidArgumentException(f"force must be a bool (got {force!r})")
+        raise InvalidArgumentException(f"force must be a bool (got {force!r})")
     if force and memory is False:
-        raise options.InvalidArgumentException('force=True needs a memory snapshot: not with mode="filesystem"')
+        raise InvalidArgumentException('force=True needs a memory snapshot: not with mode="filesystem"')
     wire: dict[str, Any] = {}
     if memory is not None:
         wire["memory"] = memory
@@ -156,11 +161,15 @@ def metrics_params(start: object, end: object) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for field, value in (("start", start), ("end", end)):
         if value is not None and not isinstance(value, datetime.datetime):
-            raise options.InvalidArgumentException(f"{field} must be a datetime (got {value!r})")
+            raise InvalidArgumentException(f"{field} must be a datetime (got {value!r})")
         params[field] = UNSET if value is None else int(value.timestamp())
     if start is not None and end is not None and params["start"] > params["end"]:
-        raise options.InvalidArgumentException("start must not be after end")
+        raise InvalidArgumentException("start must not be after end")
     return params
+
+
+def network_update_body(network: object) -> dict[str, Any]:
+    return options.network_update_wire(network)
 
 
 def snapshot_id(value: object) -> str:
@@ -380,7 +389,9 @@ def list_params(query: object, limit: object, next_token: object, order: object)
     return params, _token(next_token)
 
 
-def snapshot_params(sandbox_id: object, limit: object, next_token: object, name: object) -> tuple[dict[str, Any], str | None]:
+def snapshot_params(
+    sandbox_id: object, limit: object, next_token: object, name: object
+) -> tuple[dict[str, Any], str | None]:
     params: dict[str, Any] = {
         "sandbox_id": UNSET if sandbox_id is None else options.text("sandbox_id", sandbox_id),
         "name": UNSET if name is None else options.text("name", name),

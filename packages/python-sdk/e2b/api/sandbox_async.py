@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from e2b import _sandbox_logic as logic
 from e2b._class_method_variant import deprecated_alias, dual, sandbox_method
@@ -61,9 +61,9 @@ from e2b.api.client.models import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Self, Unpack
+    from typing_extensions import Unpack
 
-__all__ = ["AsyncSandboxPaginator", "AsyncSandbox", "AsyncSnapshotPaginator"]
+__all__ = ["AsyncSandbox", "AsyncSandboxPaginator", "AsyncSnapshotPaginator"]
 
 
 class AsyncSandboxPaginator(logic.PageCursor):
@@ -219,7 +219,7 @@ class AsyncSandbox:
         *,
         on_resume: SandboxOnResume = "restore",
         **opts: Unpack[ApiParams],
-    ) -> Self:
+    ) -> AsyncSandbox:
         """Connect to the sandbox, resuming it first if it is paused; returns it.
 
         Args:
@@ -309,14 +309,14 @@ class AsyncSandbox:
     ) -> None:
         """Replace the running sandbox's egress configuration; a key left out is cleared (`SandboxNetworkUpdate`)."""
         config = self._opts(opts)
-        body = SandboxNetworkUpdateConfig.from_dict(logic.options.network_update_wire(network))
+        body = SandboxNetworkUpdateConfig.from_dict(logic.network_update_body(network))
         async with _call(config, logic.NETWORK_STATUSES) as client:
             await update_sandbox_network.asyncio_detailed(self.sandbox_id, client=client, body=body)
 
     @sandbox_method
     async def fork(
         self, timeout: int | None = None, count: int | None = None, **opts: Unpack[ApiParams]
-    ) -> list[Self | SandboxException]:
+    ) -> list[AsyncSandbox | SandboxException]:
         """Checkpoint the running sandbox in place and start `count` (1-20, default 1) sandboxes from it.
 
         Returns:
@@ -328,9 +328,10 @@ class AsyncSandbox:
             response = await fork_sandbox.asyncio_detailed(
                 self.sandbox_id, client=client, body=body
             )
-        cls = type(self)
         return [
-            result if isinstance(result, SandboxException) else cls._from_created(result, config)
+            result
+            if isinstance(result, SandboxException)
+            else type(self)._from_created(result, config)
             for result in logic.fork_results(logic.wire_list(response.parsed))
         ]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from e2b import _sandbox_logic as logic
 from e2b._class_method_variant import deprecated_alias, dual, sandbox_method
@@ -61,9 +61,9 @@ from e2b.api.client.models import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Self, Unpack
+    from typing_extensions import Unpack
 
-__all__ = ["SandboxPaginator", "Sandbox", "SnapshotPaginator"]
+__all__ = ["Sandbox", "SandboxPaginator", "SnapshotPaginator"]
 
 
 class SandboxPaginator(logic.PageCursor):
@@ -217,7 +217,7 @@ class Sandbox:
         *,
         on_resume: SandboxOnResume = "restore",
         **opts: Unpack[ApiParams],
-    ) -> Self:
+    ) -> Sandbox:
         """Connect to the sandbox, resuming it first if it is paused; returns it.
 
         Args:
@@ -303,14 +303,14 @@ class Sandbox:
     def update_network(self, network: SandboxNetworkUpdate, **opts: Unpack[ApiParams]) -> None:
         """Replace the running sandbox's egress configuration; a key left out is cleared (`SandboxNetworkUpdate`)."""
         config = self._opts(opts)
-        body = SandboxNetworkUpdateConfig.from_dict(logic.options.network_update_wire(network))
+        body = SandboxNetworkUpdateConfig.from_dict(logic.network_update_body(network))
         with _call(config, logic.NETWORK_STATUSES) as client:
             update_sandbox_network.sync_detailed(self.sandbox_id, client=client, body=body)
 
     @sandbox_method
     def fork(
         self, timeout: int | None = None, count: int | None = None, **opts: Unpack[ApiParams]
-    ) -> list[Self | SandboxException]:
+    ) -> list[Sandbox | SandboxException]:
         """Checkpoint the running sandbox in place and start `count` (1-20, default 1) sandboxes from it.
 
         Returns:
@@ -320,9 +320,10 @@ class Sandbox:
         body = SandboxForkRequest.from_dict(logic.fork_body(timeout, count))
         with _call(config, logic.FORK_STATUSES) as client:
             response = fork_sandbox.sync_detailed(self.sandbox_id, client=client, body=body)
-        cls = type(self)
         return [
-            result if isinstance(result, SandboxException) else cls._from_created(result, config)
+            result
+            if isinstance(result, SandboxException)
+            else type(self)._from_created(result, config)
             for result in logic.fork_results(logic.wire_list(response.parsed))
         ]
 
