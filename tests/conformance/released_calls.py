@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import os
 import sys
 import uuid
 from collections.abc import Callable
@@ -415,12 +416,12 @@ def pause_connect(api: Api) -> Result:
 
     before = now()
     resumed = Sandbox.connect(sbx.sandbox_id, timeout=120, on_resume="reboot", **api.opts)
-    after = now()
     assert isinstance(resumed, Sandbox) and resumed is not sbx, type(resumed)
     assert resumed.sandbox_id == sbx.sandbox_id, f"connect answered {resumed.sandbox_id}"
     info = resumed.get_info()
     assert state(info) == "running", f"connect left the sandbox {state(info)}"
-    within(info.end_at, before + timedelta(seconds=120), after + timedelta(seconds=120), "endAt after connect")
+    # A deadline is only ever extended by connect (spec): at least 120 s from the resume, maybe later.
+    assert info.end_at >= before + timedelta(seconds=120) - SLACK, f"endAt {info.end_at} after connect(timeout=120)"
 
     same = sbx.connect(timeout=10)
     assert same is sbx, "the instance form returns the instance"
@@ -497,4 +498,11 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # No interpreter finalization: with the released SDK's async client, a pyqwest (tokio) worker thread
+    # may still hand a response chunk to Python while the interpreter shuts down, and that aborts the
+    # process (SIGABRT, exit 134) after every check has passed, in about one run of three. The checks and
+    # the output are complete here; what finalization would add is only that crash.
+    os._exit(status)

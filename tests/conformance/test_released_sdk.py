@@ -5,9 +5,11 @@ lock (`build_once`: the first pytest-xdist worker builds it, the others reuse
 it). One local API server per module, in a thread of this process on a free
 127.0.0.1 port, reset before each test. Each test runs one call group of
 `released_calls.py` with the virtualenv's interpreter, in isolated mode
-(`-I`), from a temp folder and with an environment stripped of every `E2B_`,
-`PYTHON`, `UV_` and proxy variable, so the released SDK sees nothing of this
-repository, of this SDK's settings or of the caller's shell.
+(`-I`), from a temp folder and with an environment stripped of every `E2B_`
+(`E2B_DEBUG`, `E2B_API_KEY`, ...), `PYTHON`, `UV_`, `PIP_` and proxy variable
+(`NO_PROXY` names 127.0.0.1), so the released SDK sees nothing of this
+repository, of this SDK's settings or of the caller's shell: its URL and key
+are passed as arguments.
 
 These tests define what the local server must do for the released SDK: none
 is skipped or marked xfail for a missing server feature. The only skip is a
@@ -51,7 +53,7 @@ PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
 
 def clean_env() -> dict[str, str]:
-    """This process's environment less what could steer the released SDK, its interpreter or uv."""
+    """This process's environment less what could steer the released SDK or its interpreter."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -70,7 +72,9 @@ def build_released_venv(folder: Path) -> None:
         [*uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
         [*uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), *HASHED, "-r", str(LOCK)],
     ]
-    env = clean_env()
+    # The caller's index, proxy and cache settings stay (a mirror or a proxy may be how PyPI is reached);
+    # only what would pick another interpreter or environment goes.
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV", "CONDA"))}
     for step in steps:
         try:
             done = subprocess.run(step, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT, check=False)
@@ -121,7 +125,10 @@ def run_group(python: Path, url: str, name: str, cwd: Path) -> dict[str, Any]:
     except subprocess.TimeoutExpired as timeout:
         pytest.fail(f"{name}: no answer in {GROUP_TIMEOUT} s\n{timeout.stdout!r}\n{timeout.stderr!r}")
     if done.returncode != 0:
-        pytest.fail(f"released SDK, group {name}, exit {done.returncode}:\n{done.stderr}{done.stdout}", pytrace=False)
+        # The exception first (the server's answer, as the released SDK saw it), then the whole traceback.
+        last = done.stderr.strip().splitlines()[-1:] or ["(no output on stderr)"]
+        output = f"{done.stderr}{done.stdout}"
+        pytest.fail(f"released SDK, group {name}, exit {done.returncode}: {last[0]}\n{output}", pytrace=False)
     lines = done.stdout.strip().splitlines()
     assert lines, f"{name} printed nothing"
     result: dict[str, Any] = json.loads(lines[-1])
