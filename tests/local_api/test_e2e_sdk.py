@@ -23,6 +23,8 @@ from e2b import (
     SandboxNotFoundException,
     SandboxPauseRefusedException,
     SandboxPauseResult,
+    SandboxQuery,
+    SandboxState,
 )
 
 from .conftest import LiveServer
@@ -88,12 +90,13 @@ async def test_pause_of_unknown_sandbox_is_not_found(sdk: Sdk) -> None:
         await sdk("pause", "nope")
 
 
-async def test_force_on_filesystem_only_pause_is_a_bad_request(sdk: Sdk, live: LiveServer) -> None:
+async def test_force_on_filesystem_only_pause_is_refused_before_the_request(sdk: Sdk, live: LiveServer) -> None:
     sandbox_id = await sdk.create()
     with pytest.raises(InvalidArgumentException):
-        await sdk("pause", sandbox_id, force=True, memory=False)
+        await sdk("pause", sandbox_id, force=True, mode="filesystem")
+    assert live.received("pauseSandbox") == 0
     assert live.record(sandbox_id)["state"] == "running"
-    assert await sdk("pause", sandbox_id, memory=False) == SandboxPauseResult(True, False)
+    assert await sdk("pause", sandbox_id, mode="filesystem") == SandboxPauseResult(True, False)
     assert live.record(sandbox_id)["snapshot"] == "filesystem"
 
 
@@ -195,10 +198,10 @@ async def test_lifecycle(sdk: Sdk, live: LiveServer) -> None:
     await sdk.create(metadata={"app": "other"})
     await sdk("pause", ids[0])
 
-    pages = await sdk.list_all(metadata={"app": "e2e"}, limit=2)
+    pages = await sdk.list_all(query=SandboxQuery(metadata={"app": "e2e"}), limit=2)
     assert [len(p) for p in pages] == [2, 2, 1]
     assert [s.sandbox_id for p in pages for s in p] == ids[::-1]  # newest first
-    (paused,) = await sdk.list_all(state=["paused"])
+    (paused,) = await sdk.list_all(query=SandboxQuery(state=[SandboxState.PAUSED]))
     assert [s.sandbox_id for s in paused] == [ids[0]]
 
     await sdk("set_timeout", ids[1], 5)
