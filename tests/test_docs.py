@@ -6,11 +6,13 @@ that mkdocs.yml names only pages that exist and every page is in its nav; that
 the references name a real click group and a real package; that the package
 READMEs link to pages that exist; that the tables the code prints (the CLI's
 exit statuses, codegen's API change classification) are the pages' own; and
-that the users' guide's command-line and local-server pages run as written,
-by tests/command_blocks.py (its conventions: `sh` exits 0, `console` prints
+that the shell sessions of the users' guide's command-line, local-server and
+SDK pages run as written, by tests/command_blocks.py (its conventions: `sh` exits 0, `console` prints
 what is shown, a server command is started on a free port). The command-line
 page talks to a server this test starts; the local-server page to the one its
-own `nox -s serve` line starts.
+own `nox -s serve` line starts, and the SDK page's "Try it locally" to the
+`e2b-local-api --any-api-key` it shows. Their Python blocks, and the package
+READMEs', run in tests/test_doc_examples.py.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ MKDOCS = ROOT / "mkdocs.yml"
 
 # The pages whose sessions run, as the README's command-line and local-server
 # sections do: a page that starts no server of its own talks to one the test starts.
-EXECUTED = ("users/cli.md", "users/local-server.md")
+EXECUTED = ("users/cli.md", "users/local-server.md", "users/sdk.md")
 # Pages that show commands without running them here, and why. A new page
 # with a `sh` or `console` block must be in one of the two lists.
 SHOWN_NOT_RUN = {

@@ -26,11 +26,13 @@ def sandbox_json(sandbox_id: str = SANDBOX_ID, *, state: str = "running", **extr
     return {
         "sandboxID": sandbox_id,
         "templateID": "base",
+        "clientID": "client",
         "state": state,
         "startedAt": "2025-01-02T03:04:05+00:00",
         "endAt": "2025-01-02T03:09:05+00:00",
         "cpuCount": 2,
         "memoryMB": 512,
+        "diskSizeMB": 1024,
         "envdVersion": "0.2.0",
         "metadata": {"team": "qa"},
         **extra,

@@ -9,7 +9,9 @@ import httpx
 import pytest
 from e2b import (
     AuthenticationException,
+    ConnectionException,
     InvalidArgumentException,
+    NotFoundException,
     RateLimitException,
     SandboxException,
     SandboxNotFoundException,
@@ -25,6 +27,7 @@ from e2b_cli.errors import (
     ExitStatus,
     exit_status_help,
     not_found,
+    snapshot_not_found,
     to_cli_error,
 )
 
@@ -57,6 +60,8 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         (AuthenticationException("no key"), ExitStatus.USAGE),
         (AuthenticationException("bad key", status_code=401), ExitStatus.FAILED),
         (SandboxNotFoundException("gone", status_code=404), ExitStatus.FAILED),
+        (NotFoundException("no such template", status_code=404), ExitStatus.FAILED),
+        (ConnectionException("could not talk to the API"), ExitStatus.NO_ANSWER),
         (RateLimitException("slow down", status_code=429), ExitStatus.FAILED),
         (ServiceBusyException("busy", status_code=503), ExitStatus.FAILED),
         (InvalidArgumentException("bad", status_code=400), ExitStatus.FAILED),
@@ -171,3 +176,49 @@ def test_network_failure_says_the_innermost_cause_once() -> None:
     )
     converted = convert(httpx.ConnectError(nested))
     assert converted.message == f"could not reach the API at {URL}: Connection refused (os error 111)"
+
+
+SDK_ADVICE = "; check api_url (E2B_API_URL), domain (E2B_DOMAIN) and the network"
+
+
+def _connection_exception(cause: Exception | None) -> ConnectionException:
+    detail = str(cause) if cause is not None else "cut off"
+    error = ConnectionException(f"could not talk to the API at {URL}: {detail}{SDK_ADVICE}")
+    error.__cause__ = cause
+    return error
+
+
+def test_the_sdk_s_connection_failure_reads_as_the_transport_s() -> None:
+    nested = "error sending request for url (http://127.0.0.1:9/v2/sandboxes): tcp connect error: Connection refused"
+    from_sdk = convert(_connection_exception(httpx.ConnectError(nested)))
+    assert from_sdk.exit_code == ExitStatus.NO_ANSWER
+    assert from_sdk.message == f"could not reach the API at {URL}: Connection refused"
+    assert from_sdk.message == convert(httpx.ConnectError(nested)).message  # the same wording as before the SDK's
+    assert from_sdk.hint is not None and "--api-url" in from_sdk.hint
+    assert from_sdk.to_json()["error"] == {"status": None, "error_code": None, "message": from_sdk.message}
+
+
+def test_a_connection_failure_without_a_cause_keeps_the_sdk_s_message() -> None:
+    converted = convert(_connection_exception(None))
+    assert converted.exit_code == ExitStatus.NO_ANSWER
+    assert converted.message.startswith(f"could not reach the API at {URL}: could not talk to the API")
+    assert len(converted.message.splitlines()) == 1
+
+
+def test_not_found_other_than_a_sandbox_keeps_the_api_s_message() -> None:
+    converted = to_cli_error(
+        NotFoundException("template 'py' not found", status_code=404, error_code="template_not_found"),
+        api_url=URL,
+        request_timeout=30.0,
+        sandbox_ids=["sbx_1"],
+    )
+    assert converted.message == "template 'py' not found"  # not "sandbox 'sbx_1' not found"
+    assert converted.to_json()["error"]["error_code"] == "template_not_found"
+
+
+def test_snapshot_not_found_has_one_wording() -> None:
+    error = snapshot_not_found("team/ready:default")
+    assert error.exit_code == ExitStatus.FAILED
+    assert error.message == "snapshot 'team/ready:default' not found"
+    assert error.hint == "Run `e2b sandbox snapshot list` to see your team's snapshots."
+    assert error.to_json() == {"error": {"status": 404, "error_code": None, "message": error.message}}

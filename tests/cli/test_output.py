@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import io
+import json
 
 import httpx
 import pytest
-from e2b import SandboxInfo
+from e2b import SandboxInfo, SandboxMetrics, SandboxState, SnapshotInfo
 from e2b_cli import output
 
 from tests.cli.conftest import SANDBOX_ID, Invoke, MockApi, error, sandbox_json
@@ -23,7 +25,19 @@ class FakeTty(io.StringIO):
 
 def _info() -> SandboxInfo:
     when = datetime.datetime(2025, 1, 2, 3, 4, 5)  # naive: taken as UTC
-    return SandboxInfo(SANDBOX_ID, "base", "paused", when, when, 2, 512)
+    return SandboxInfo(
+        sandbox_id=SANDBOX_ID,
+        sandbox_domain=None,
+        template_id="base",
+        name="my-alias",
+        metadata={},
+        started_at=when,
+        end_at=when,
+        state=SandboxState.PAUSED,
+        cpu_count=2,
+        memory_mb=512,
+        envd_version="0.2.0",
+    )
 
 
 @pytest.fixture
@@ -95,3 +109,62 @@ def test_a_closed_pipe_is_left_to_the_top_level_handler() -> None:
     # rich would exit with status 1 itself; the CLI's handler turns this into a quiet 141.
     with pytest.raises(BrokenPipeError):
         output.console(file=ClosedPipe()).print("row")
+
+
+def test_info_dict_keeps_the_2_0_alias_key_beside_name() -> None:
+    data = output.info_dict(_info())
+    assert data["name"] == data["alias"] == "my-alias"
+    assert list(data)[:5] == ["sandbox_id", "sandbox_domain", "template_id", "name", "alias"]
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_info_detail_shows_the_new_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    info = dataclasses.replace(
+        _info(),
+        sandbox_domain="e2b.app",
+        disk_size_mb=2048,
+        allow_internet_access=False,
+        lifecycle={"on_timeout": "pause", "auto_resume": True},
+        volume_mounts=[{"name": "data", "path": "/mnt/data"}],
+    )
+    output.sandbox_detail(info)
+    rows = {line.split("  ")[0]: line.split("  ", 1)[1].strip() for line in capsys.readouterr().out.splitlines()}
+    assert rows["Alias"] == "my-alias" and rows["State"] == "paused"
+    assert rows["Disk"] == "2048 MB" and rows["Domain"] == "e2b.app" and rows["Internet access"] == "no"
+    assert rows["At the deadline"] == "pause, resumed by traffic"
+    assert rows["Volumes"] == "data at /mnt/data"
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1.0 KiB"),
+        (1536 * 1024, "1.5 MiB"),
+        (10 * 1024**3, "10.0 GiB"),
+        (3 * 1024**4, "3.0 TiB"),
+        (2048 * 1024**4, "2048.0 TiB"),
+    ],
+)
+def test_sizes_in_binary_units(count: int, shown: str) -> None:
+    assert output.size(count) == shown
+
+
+def test_metrics_and_snapshots_are_json_ready() -> None:
+    when = datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    sample = SandboxMetrics(2, 12.5, 100, 50, 200, 100, 10, when)
+    assert output.metrics_dict(sample) == {
+        "cpu_count": 2,
+        "cpu_used_pct": 12.5,
+        "disk_total": 100,
+        "disk_used": 50,
+        "mem_total": 200,
+        "mem_used": 100,
+        "mem_cache": 10,
+        "timestamp": "2025-01-02T03:04:05+00:00",
+    }
+    assert output.snapshot_dict(SnapshotInfo("snap_1", ["team/a:default"])) == {
+        "snapshot_id": "snap_1",
+        "names": ["team/a:default"],
+    }

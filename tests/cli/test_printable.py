@@ -132,3 +132,28 @@ def test_api_error_messages_are_escaped(api: MockApi, run: Invoke, as_json: bool
             assert json.loads(result.stdout)["error"]["message"] in (refusal["message"], invalid)
         else:
             assert len(result.stderr.splitlines()) <= 2, result.stderr
+
+
+def test_snapshot_values_are_escaped(api: MockApi, run: Invoke) -> None:
+    hostile = {"snapshotID": f"snap{CLEAR}", "names": [HOSTILE, f"team/{TITLE}:default"]}
+    api.on("GET", "/snapshots", httpx.Response(200, json=[hostile]))
+    api.on("POST", f"/sandboxes/{SANDBOX_ID}/snapshots", httpx.Response(201, json=hostile))
+    table = run("sandbox", "snapshot", "list")
+    assert table.exit_code == 0, table.output
+    _assert_inert(table.stdout)
+    assert "snap\\x1b[2J" in table.stdout and "team/\\x1b]0;owned\\x07:default" in table.stdout
+    created = run("sandbox", "snapshot", "create", SANDBOX_ID)
+    assert created.stdout == "snap\\x1b[2J\n"
+    as_json = run("sandbox", "snapshot", "list", "--json")
+    _assert_inert(as_json.stdout)
+    assert json.loads(as_json.stdout)[0]["names"] == hostile["names"]
+
+
+def test_a_hostile_snapshot_id_given_back_is_escaped(api: MockApi, run: Invoke) -> None:
+    api.on("DELETE", "/templates/x", httpx.Response(204))
+    api.on("DELETE", "/templates/x\x1b[2J", httpx.Response(404, json={"code": 404, "message": "no"}))
+    deleted = run("sandbox", "snapshot", "delete", "x")
+    assert deleted.stdout == "Deleted snapshot x.\n"
+    unknown = run("sandbox", "snapshot", "delete", f"x{CLEAR}")
+    assert unknown.exit_code == ExitStatus.FAILED
+    _assert_inert(unknown.stderr)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
+from urllib.parse import parse_qs
 
 import httpx
 import pytest
 from click.testing import Result
 from e2b_cli.errors import ExitStatus
+from e2b_cli.main import main
 
 from tests.cli.conftest import API_KEY, SANDBOX_ID, Invoke, MockApi, assert_clean_error, error, sandbox_json
 
@@ -17,9 +20,14 @@ INFO = f"/sandboxes/{SANDBOX_ID}"
 CONNECT = f"/sandboxes/{SANDBOX_ID}/connect"
 TIMEOUT = f"/sandboxes/{SANDBOX_ID}/timeout"
 LIST = "/v2/sandboxes"
+METRICS = f"/sandboxes/{SANDBOX_ID}/metrics"
+SNAPSHOTS = f"/sandboxes/{SANDBOX_ID}/snapshots"
+SNAPSHOT_LIST = "/snapshots"
+SNAPSHOT_ID = "snap_test123"
+SNAPSHOT = f"/templates/{SNAPSHOT_ID}"
 REFUSAL = "pause refused, the sandbox keeps running: the sandbox's guest agent did not answer the health check"
 
-# Every command with the request it sends, to run the shared failure cases over all of them.
+# Every command about a sandbox (and list) with the request it sends, to run the shared failure cases over all of them.
 COMMANDS: list[tuple[list[str], str, str]] = [
     (["sandbox", "list"], "GET", LIST),
     (["sandbox", "info", SANDBOX_ID], "GET", INFO),
@@ -27,8 +35,17 @@ COMMANDS: list[tuple[list[str], str, str]] = [
     (["sandbox", "connect", SANDBOX_ID], "POST", CONNECT),
     (["sandbox", "timeout", SANDBOX_ID, "60"], "POST", TIMEOUT),
     (["sandbox", "pause", SANDBOX_ID], "POST", PAUSE),
+    (["sandbox", "metrics", SANDBOX_ID], "GET", METRICS),
+    (["sandbox", "snapshot", "create", SANDBOX_ID], "POST", SNAPSHOTS),
 ]
-IDS = [c[0][1] for c in COMMANDS]
+IDS = [c[0][1] if c[0][1] != "snapshot" else f"snapshot-{c[0][2]}" for c in COMMANDS]
+# The snapshot commands that name no sandbox: every shared failure but "sandbox not found".
+SNAPSHOT_COMMANDS: list[tuple[list[str], str, str]] = [
+    (["sandbox", "snapshot", "list"], "GET", SNAPSHOT_LIST),
+    (["sandbox", "snapshot", "delete", SNAPSHOT_ID], "DELETE", SNAPSHOT),
+]
+EVERY = COMMANDS + SNAPSHOT_COMMANDS
+EVERY_IDS = [*IDS, "snapshot-list", "snapshot-delete"]
 
 
 # --- pause ---------------------------------------------------------------------------
@@ -161,11 +178,114 @@ def test_list_empty(api: MockApi, run: Invoke) -> None:
     assert json.loads(run("sandbox", "list", "--json").stdout) == []
 
 
-@pytest.mark.parametrize("args", [["--state", "gone"], ["--limit", "0"], ["--limit", "x"]])
-def test_list_usage_errors(run: Invoke, args: list[str]) -> None:
+def test_list_sends_every_filter(api: MockApi, run: Invoke) -> None:
+    api.on("GET", LIST, httpx.Response(200, json=[sandbox_json()]))
+    result = run(
+        "sandbox",
+        "list",
+        "--state",
+        "running,paused",
+        "--metadata",
+        "team=qa",
+        "--metadata",
+        "url=a=b&c",
+        "--template",
+        "base",
+        "--started-after",
+        "2025-01-02T03:04:05+01:00",
+        "--order",
+        "asc",
+        "--json",
+    )
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert [s["sandbox_id"] for s in json.loads(result.stdout)] == [SANDBOX_ID]
+    params = api.requests[0].url.params
+    assert params["state"] == "running,paused"
+    # One parameter holding the pairs, URL-encoded as the API reads them.
+    assert parse_qs(params["metadata"]) == {"team": ["qa"], "url": ["a=b&c"]}
+    assert params["template"] == "base"
+    assert datetime.datetime.fromisoformat(params["startedAfter"]) == datetime.datetime(
+        2025, 1, 2, 2, 4, 5, tzinfo=datetime.UTC
+    )
+    assert params["order"] == "asc"
+
+
+def test_list_without_filters_sends_none(api: MockApi, run: Invoke) -> None:
+    api.on("GET", LIST, httpx.Response(200, json=[]))
+    assert run("sandbox", "list").exit_code == ExitStatus.OK
+    params = api.requests[0].url.params
+    assert not {"state", "metadata", "template", "startedAfter", "order"} & set(params)
+
+
+def test_list_started_after_without_offset_is_utc(api: MockApi, run: Invoke) -> None:
+    api.on("GET", LIST, httpx.Response(200, json=[]))
+    assert run("sandbox", "list", "--started-after", "2025-01-02").exit_code == ExitStatus.OK
+    sent = datetime.datetime.fromisoformat(api.requests[0].url.params["startedAfter"])
+    assert sent == datetime.datetime(2025, 1, 2, tzinfo=datetime.UTC)
+
+
+def test_list_repeated_state_and_order_desc(api: MockApi, run: Invoke) -> None:
+    api.on("GET", LIST, httpx.Response(200, json=[]))
+    assert run("sandbox", "list", "--state", "paused", "--state", "paused", "--order", "desc").exit_code == 0
+    params = api.requests[0].url.params
+    assert (params["state"], params["order"]) == ("paused", "desc")
+
+
+def test_list_filters_follow_every_page(api: MockApi, run: Invoke) -> None:
+    page1 = httpx.Response(200, json=[sandbox_json("a")], headers={"X-Next-Token": "t1"})
+    page2 = httpx.Response(200, json=[sandbox_json("b")])
+    api.on("GET", LIST, page1, page2)
+    result = run("sandbox", "list", "--template", "base", "--order", "asc", "--json")
+    assert [s["sandbox_id"] for s in json.loads(result.stdout)] == ["a", "b"]
+    assert [r.url.params.get("nextToken") for r in api.requests] == [None, "t1"]
+    assert all(r.url.params["template"] == "base" and r.url.params["order"] == "asc" for r in api.requests)
+
+
+def test_list_limit_above_a_page_reads_several(api: MockApi, run: Invoke) -> None:
+    page = [sandbox_json(f"s{i}") for i in range(100)]
+    api.on("GET", LIST, httpx.Response(200, json=page, headers={"X-Next-Token": "t1"}), httpx.Response(200, json=page))
+    result = run("sandbox", "list", "--limit", "150", "--json")
+    assert len(json.loads(result.stdout)) == 150
+    assert [r.url.params["limit"] for r in api.requests] == ["100", "100"]
+
+
+def test_list_json_has_the_sdk_fields(api: MockApi, run: Invoke) -> None:
+    api.on("GET", LIST, httpx.Response(200, json=[sandbox_json(alias="py")]))
+    record = json.loads(run("sandbox", "list", "--json").stdout)[0]
+    assert record["name"] == record["alias"] == "py"  # `alias`: the 2.0 key, kept
+    assert record["disk_size_mb"] == 1024 and record["envd_version"] == "0.2.0"
+    assert record["state"] == "running" and record["volume_mounts"] == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--state", "gone"],
+        ["--state", "running,"],
+        ["--limit", "0"],
+        ["--limit", "x"],
+        ["--metadata", "team"],
+        ["--metadata", "=qa"],
+        ["--template", ""],
+        ["--started-after", "yesterday"],
+        ["--started-after", "2025-02-30"],
+        ["--order", "newest"],
+    ],
+)
+def test_list_usage_errors(api: MockApi, run: Invoke, args: list[str]) -> None:
     result = run("sandbox", "list", *args)
-    assert result.exit_code == ExitStatus.USAGE
+    assert result.exit_code == ExitStatus.USAGE, result.stderr
     assert "Traceback" not in result.stderr
+    assert api.requests == []
+
+
+def test_list_usage_error_with_json_is_json(api: MockApi, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sandbox", "list", "--started-after", "soon", "--json"]) == ExitStatus.USAGE
+    out, err = capsys.readouterr()
+    error = json.loads(out)["error"]
+    assert err == ""
+    assert (error["status"], error["error_code"]) == (None, None) and "--started-after" in error["message"]
+    assert api.requests == []
 
 
 # --- info ----------------------------------------------------------------------------
@@ -227,7 +347,16 @@ def test_connect_on_resume_reboot(api: MockApi, run: Invoke) -> None:
     result = run("sandbox", "connect", SANDBOX_ID, "--on-resume", "reboot", "--timeout", "60")
     assert result.exit_code == ExitStatus.OK
     assert "cold-booted" in result.stdout
-    assert api.bodies()[0] == {"timeout": 60, "on_resume": "reboot"}
+    assert api.bodies()[0] == {"timeout": 60, "memory": False}  # the API's word for a cold boot
+
+
+@pytest.mark.parametrize("on_resume", ["restore", "memory"])  # memory: e2b-cli 2.0's name for restore
+def test_connect_on_resume_restore_is_the_api_default(api: MockApi, run: Invoke, on_resume: str) -> None:
+    api.on("POST", CONNECT, httpx.Response(201, json=sandbox_json()))
+    result = run("sandbox", "connect", SANDBOX_ID, "--on-resume", on_resume)
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert result.stdout == f"Sandbox {SANDBOX_ID} is running.\n"
+    assert api.bodies()[0] == {"timeout": 300}
 
 
 def test_connect_usage_error(run: Invoke) -> None:
@@ -264,7 +393,7 @@ def test_not_found(api: MockApi, run: Invoke, args: list[str], method: str, path
     assert "e2b sandbox list" in result.stderr
 
 
-@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
 def test_missing_api_key_is_a_usage_error(
     api: MockApi, run: Invoke, monkeypatch: pytest.MonkeyPatch, args: list[str], method: str, path: str
 ) -> None:
@@ -278,7 +407,7 @@ def test_missing_api_key_is_a_usage_error(
     assert api.requests == []
 
 
-@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
 def test_invalid_api_key(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, error(401, "invalid API key in the X-API-Key header"))
     result = run(*args)
@@ -287,7 +416,7 @@ def test_invalid_api_key(api: MockApi, run: Invoke, args: list[str], method: str
     assert "--api-key" in result.stderr.splitlines()[1]
 
 
-@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
 def test_network_failure(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ConnectError("connection refused"))
     result = run(*args, "--api-url", "http://127.0.0.1:9")
@@ -297,7 +426,7 @@ def test_network_failure(api: MockApi, run: Invoke, args: list[str], method: str
     assert "network" in hint
 
 
-@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
 def test_timeout_failure(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, httpx.ReadTimeout("timed out"))
     result = run(*args, "--request-timeout", "5")
@@ -318,7 +447,7 @@ def test_timeout_failure(api: MockApi, run: Invoke, args: list[str], method: str
     ],
     ids=["429", "503", "400", "500", "502-html"],
 )
-@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
 def test_other_api_errors(
     api: MockApi, run: Invoke, args: list[str], method: str, path: str, answer: httpx.Response, expected: str | None
 ) -> None:
@@ -330,17 +459,222 @@ def test_other_api_errors(
         assert expected in result.stderr
 
 
-@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
 def test_help_has_an_example(run: Invoke, args: list[str], method: str, path: str) -> None:
-    result = run(*args[:2], "--help")
+    command = args[:3] if args[1] == "snapshot" else args[:2]
+    result = run(*command, "--help")
     assert result.exit_code == ExitStatus.OK
     assert "Examples:" in result.stdout
-    assert f"e2b sandbox {args[1]}" in result.stdout
+    assert f"e2b {' '.join(command)}" in result.stdout.split("Examples:")[1]
+
+
+# --- metrics -------------------------------------------------------------------------
+
+
+def metric_json(timestamp: int, **extra: object) -> dict[str, object]:
+    return {
+        "timestamp": datetime.datetime.fromtimestamp(timestamp, datetime.UTC).isoformat(),
+        "timestampUnix": timestamp,
+        "cpuCount": 2,
+        "cpuUsedPct": 12.34,
+        "memUsed": 256 * 1024 * 1024,
+        "memTotal": 512 * 1024 * 1024,
+        "memCache": 1024,
+        "diskUsed": 1536 * 1024 * 1024,
+        "diskTotal": 10 * 1024**3,
+        **extra,
+    }
+
+
+T0 = 1735787045  # 2025-01-02T03:04:05Z
+
+
+def test_metrics_table(api: MockApi, run: Invoke) -> None:
+    api.on("GET", METRICS, httpx.Response(200, json=[metric_json(T0), metric_json(T0 + 5, cpuUsedPct=99.96)]))
+    result = run("sandbox", "metrics", SANDBOX_ID)
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    header, _rule, first, second = result.stdout.splitlines()
+    assert header.split() == ["TIME", "CPUS", "CPU", "%", "MEMORY", "USED", "/", "TOTAL", "DISK", "USED", "/", "TOTAL"]
+    assert first.split() == "2025-01-02 03:04:05Z 2 12.3 256.0 MiB / 512.0 MiB 1.5 GiB / 10.0 GiB".split()
+    assert "2025-01-02 03:04:10Z" in second and "100.0" in second
+    assert api.requests[0].url.params == httpx.QueryParams()  # no interval: the API's choice
+
+
+def test_metrics_json_and_interval(api: MockApi, run: Invoke) -> None:
+    api.on("GET", METRICS, httpx.Response(200, json=[metric_json(T0)]))
+    result = run(
+        "sandbox",
+        "metrics",
+        SANDBOX_ID,
+        "--start",
+        "2025-01-02T03:04:05Z",
+        "--end",
+        "2025-01-02T05:04:05+01:00",
+        "--json",
+    )
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert json.loads(result.stdout) == [
+        {
+            "cpu_count": 2,
+            "cpu_used_pct": 12.34,
+            "disk_total": 10 * 1024**3,
+            "disk_used": 1536 * 1024 * 1024,
+            "mem_total": 512 * 1024 * 1024,
+            "mem_used": 256 * 1024 * 1024,
+            "mem_cache": 1024,
+            "timestamp": "2025-01-02T03:04:05+00:00",
+        }
+    ]
+    params = api.requests[0].url.params
+    assert (params["start"], params["end"]) == (str(T0), str(T0 + 3600))
+
+
+def test_metrics_none(api: MockApi, run: Invoke) -> None:
+    api.on("GET", METRICS, httpx.Response(200, json=[]))
+    assert run("sandbox", "metrics", SANDBOX_ID).stdout == "No metrics.\n"
+    assert json.loads(run("sandbox", "metrics", SANDBOX_ID, "--json").stdout) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        [SANDBOX_ID, "--start", "yesterday"],
+        [SANDBOX_ID, "--end", "2025-01-02T03:04:05+25:00"],
+        [SANDBOX_ID, "--start", "2025-01-02T00:00:01Z", "--end", "2025-01-02T00:00:00Z"],
+        [SANDBOX_ID, "--start", "1969-12-31T23:59:59Z"],
+    ],
+)
+def test_metrics_usage_errors(api: MockApi, run: Invoke, args: list[str]) -> None:
+    result = run("sandbox", "metrics", *args)
+    assert result.exit_code == ExitStatus.USAGE, result.stderr
+    assert "Traceback" not in result.stderr
+    assert api.requests == []
+
+
+# --- snapshots -----------------------------------------------------------------------
+
+
+def test_snapshot_create_prints_the_id_alone(api: MockApi, run: Invoke) -> None:
+    api.on("POST", SNAPSHOTS, httpx.Response(201, json={"snapshotID": SNAPSHOT_ID, "names": []}))
+    result = run("sandbox", "snapshot", "create", SANDBOX_ID)
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert result.stdout == f"{SNAPSHOT_ID}\n"
+    assert api.bodies()[0] == {}  # no name, the API's default mode
+
+
+@pytest.mark.parametrize(("mode", "memory"), [("full", True), ("filesystem", False)])
+def test_snapshot_create_name_mode_and_json(api: MockApi, run: Invoke, mode: str, memory: bool) -> None:
+    taken = {"snapshotID": "team/ready:default", "names": ["team/ready:default", "team/ready:v2"]}
+    api.on("POST", SNAPSHOTS, httpx.Response(201, json=taken))
+    result = run("sandbox", "snapshot", "create", SANDBOX_ID, "--name", "ready", "--mode", mode, "--json")
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert json.loads(result.stdout) == {"snapshot_id": "team/ready:default", "names": taken["names"]}
+    assert api.bodies()[0] == {"name": "ready", "memory": memory}
+
+
+@pytest.mark.parametrize(
+    "args", [[], [SANDBOX_ID, "--mode", "memory"], [SANDBOX_ID, "--name", ""], [SANDBOX_ID, "extra"]]
+)
+def test_snapshot_create_usage_errors(api: MockApi, run: Invoke, args: list[str]) -> None:
+    assert run("sandbox", "snapshot", "create", *args).exit_code == ExitStatus.USAGE
+    assert api.requests == []
+
+
+SNAPSHOTS_PAGE = [
+    {"snapshotID": "snap_a", "names": ["team/ready:default", "team/ready:v2"]},
+    {"snapshotID": "snap_b", "names": []},
+]
+
+
+def test_snapshot_list_table(api: MockApi, run: Invoke) -> None:
+    api.on("GET", SNAPSHOT_LIST, httpx.Response(200, json=SNAPSHOTS_PAGE))
+    result = run("sandbox", "snapshot", "list")
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["SNAPSHOT", "ID", "NAMES"]
+    assert lines[2].split() == ["snap_a", "team/ready:default,", "team/ready:v2"]
+    assert lines[3].split() == ["snap_b"]
+    assert not {"sandboxID", "name"} & set(api.requests[0].url.params)
+
+
+def test_snapshot_list_filters_json_and_pages(api: MockApi, run: Invoke) -> None:
+    page1 = httpx.Response(200, json=SNAPSHOTS_PAGE, headers={"X-Next-Token": "t1"})
+    page2 = httpx.Response(200, json=[{"snapshotID": "snap_c", "names": ["team/ready:default"]}])
+    api.on("GET", SNAPSHOT_LIST, page1, page2)
+    result = run("sandbox", "snapshot", "list", "--sandbox", SANDBOX_ID, "--name", "ready", "--limit", "3", "--json")
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert [s["snapshot_id"] for s in json.loads(result.stdout)] == ["snap_a", "snap_b", "snap_c"]
+    assert json.loads(result.stdout)[0] == {"snapshot_id": "snap_a", "names": SNAPSHOTS_PAGE[0]["names"]}
+    first, second = (r.url.params for r in api.requests)
+    assert (first["sandboxID"], first["name"], first["limit"]) == (SANDBOX_ID, "ready", "3")
+    assert second["nextToken"] == "t1"
+
+
+def test_snapshot_list_limit_stops_reading_pages(api: MockApi, run: Invoke) -> None:
+    api.on("GET", SNAPSHOT_LIST, httpx.Response(200, json=SNAPSHOTS_PAGE, headers={"X-Next-Token": "t1"}))
+    result = run("sandbox", "snapshot", "list", "--limit", "1", "--json")
+    assert [s["snapshot_id"] for s in json.loads(result.stdout)] == ["snap_a"]
+    assert len(api.requests) == 1
+
+
+def test_snapshot_list_empty(api: MockApi, run: Invoke) -> None:
+    api.on("GET", SNAPSHOT_LIST, httpx.Response(200, json=[]))
+    assert run("sandbox", "snapshot", "list").stdout == "No snapshots.\n"
+    assert json.loads(run("sandbox", "snapshot", "list", "--json").stdout) == []
+
+
+@pytest.mark.parametrize("args", [["--limit", "0"], ["--sandbox", ""], ["--name", " "], ["extra"]])
+def test_snapshot_list_usage_errors(api: MockApi, run: Invoke, args: list[str]) -> None:
+    assert run("sandbox", "snapshot", "list", *args).exit_code == ExitStatus.USAGE
+    assert api.requests == []
+
+
+def test_snapshot_delete(api: MockApi, run: Invoke) -> None:
+    api.on("DELETE", SNAPSHOT, httpx.Response(204))
+    result = run("sandbox", "snapshot", "delete", SNAPSHOT_ID)
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert result.stdout == f"Deleted snapshot {SNAPSHOT_ID}.\n"
+    json_result = run("sandbox", "snapshot", "delete", SNAPSHOT_ID, "--json")
+    assert json.loads(json_result.stdout) == {"snapshot_id": SNAPSHOT_ID, "deleted": True}
+
+
+@pytest.mark.parametrize("error_code", ["template_not_found", None, "sandbox_not_found"])
+def test_snapshot_delete_unknown(api: MockApi, run: Invoke, error_code: str | None) -> None:
+    api.on("DELETE", SNAPSHOT, error(404, "the API's own words", error_code))
+    result = run("sandbox", "snapshot", "delete", SNAPSHOT_ID)
+    assert_clean_error(result, ExitStatus.FAILED, lines=(2,))
+    assert result.stderr.splitlines() == [
+        f"Error: snapshot {SNAPSHOT_ID!r} not found",
+        "Run `e2b sandbox snapshot list` to see your team's snapshots.",
+    ]
+    as_json = run("sandbox", "snapshot", "delete", SNAPSHOT_ID, "--json")
+    assert as_json.exit_code == ExitStatus.FAILED
+    assert _json_error(as_json) == {"status": 404, "error_code": None, "message": f"snapshot {SNAPSHOT_ID!r} not found"}
+
+
+def test_snapshot_delete_sends_a_namespaced_id_as_one_segment(api: MockApi, run: Invoke) -> None:
+    api.on("DELETE", "/templates/team/ready:default", httpx.Response(204))
+    result = run("sandbox", "snapshot", "delete", "team/ready:default")
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert api.requests[0].url.raw_path == b"/templates/team%2Fready%3Adefault"
+
+
+def test_snapshot_delete_usage_error(api: MockApi, run: Invoke) -> None:
+    assert run("sandbox", "snapshot", "delete").exit_code == ExitStatus.USAGE
+    assert run("sandbox", "snapshot", "delete", "a", "b").exit_code == ExitStatus.USAGE
+    assert api.requests == []
+
+
+def test_snapshot_alone_shows_its_commands(run: Invoke) -> None:
+    result = run("sandbox", "snapshot", "--help")
+    assert result.exit_code == ExitStatus.OK
+    assert all(f"  {name} " in result.stdout for name in ("create", "list", "delete"))
 
 
 # --- create --------------------------------------------------------------------------
 
-CREATED = {"sandboxID": "sbx_new", "templateID": "base", "envdVersion": "0.2.0"}
+CREATED = {"sandboxID": "sbx_new", "templateID": "base", "clientID": "client", "envdVersion": "0.2.0"}
 
 
 def test_create_prints_the_id_alone(api: MockApi, run: Invoke) -> None:
@@ -367,7 +701,7 @@ def test_create_usage_errors(api: MockApi, run: Invoke, args: list[str]) -> None
 
 # --- --json failures: one object on stdout, the same exit statuses ---------------------
 
-JSON_COMMANDS = [c for c in COMMANDS if c[0][1] in ("list", "info", "pause")] + [
+JSON_COMMANDS = [c for c in COMMANDS if c[0][1] in ("list", "info", "pause", "metrics", "snapshot")] + [
     (["sandbox", "create"], "POST", "/sandboxes")
 ]
 
@@ -387,7 +721,7 @@ def test_pause_json_refusal(api: MockApi, run: Invoke) -> None:
     assert _json_error(result) == {"status": 503, "error_code": "sandbox_pause_refused", "message": REFUSAL}
 
 
-@pytest.mark.parametrize(("args", "method", "path"), JSON_COMMANDS, ids=[c[0][1] for c in JSON_COMMANDS])
+@pytest.mark.parametrize(("args", "method", "path"), JSON_COMMANDS, ids=[" ".join(c[0][1:3]) for c in JSON_COMMANDS])
 def test_json_failures(api: MockApi, run: Invoke, args: list[str], method: str, path: str) -> None:
     api.on(method, path, error(404, "whatever the API says", "sandbox_not_found"))
     not_found = run(*args, "--json")
@@ -409,7 +743,7 @@ def test_not_found_reads_the_same_from_every_command(
     assert result.stderr.splitlines()[0] == f"Error: sandbox {SANDBOX_ID!r} not found"
 
 
-@pytest.mark.parametrize(("args", "method", "path"), COMMANDS, ids=IDS)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
 def test_a_web_page_instead_of_json_names_status_and_content_type(
     api: MockApi, run: Invoke, args: list[str], method: str, path: str
 ) -> None:

@@ -101,3 +101,23 @@ def test_a_malformed_api_url_with_json(api: MockApi, run: Invoke) -> None:
     assert result.stderr == ""
     error = json.loads(result.stdout)["error"]
     assert (error["status"], error["error_code"]) == (None, None) and "invalid API URL" in error["message"]
+
+
+def test_the_api_url_setting_is_the_one_the_sdk_uses(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert CliState().api_url_setting() == "https://api.e2b.app"
+    monkeypatch.setenv("E2B_DOMAIN", "example.test")
+    assert CliState().api_url_setting() == "https://api.example.test"
+    assert CliState(domain="other.test").api_url_setting() == "https://api.other.test"
+    monkeypatch.setenv("E2B_API_URL", "notaurl")
+    assert CliState().api_url_setting() == "notaurl"  # unchecked: config() says what is wrong with it
+    assert CliState(api_url="http://127.0.0.1:1").api_url_setting() == "http://127.0.0.1:1"
+    with pytest.raises(CliError) as raised:
+        CliState().config()
+    assert raised.value.exit_code == ExitStatus.USAGE
+
+
+def test_a_failure_is_worded_even_when_the_settings_are_wrong() -> None:
+    from e2b_cli.main import _where
+
+    assert _where(CliState(api_url="ftp://x")) == (None, None)
+    assert _where(CliState(api_url="http://127.0.0.1:1", request_timeout=5)) == ("http://127.0.0.1:1", 5)

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 from e2b import (
+    InvalidArgumentException,
     NotFoundException,
     SandboxException,
     SandboxInfo,
@@ -267,7 +268,7 @@ async def test_snapshots_create_list_delete(sdk: Flavour, api: MockApi) -> None:
     api.on("GET", "/snapshots", httpx.Response(200, json=[snapshot]))
     api.on(
         "DELETE",
-        "/templates/team%2Fsnap%3Adefault",
+        "/templates/team/snap:default",
         httpx.Response(204),
         httpx.Response(404, json={"code": 404, "message": "no"}),
     )
@@ -278,6 +279,7 @@ async def test_snapshots_create_list_delete(sdk: Flavour, api: MockApi) -> None:
     assert page == [info]
     assert dict(api.requests[-1].url.params) == {"sandboxID": "sbx-1", "limit": "5"}
     assert await sdk.call(sdk.cls.delete_snapshot, info.snapshot_id, **api.opts()) is True
+    assert api.requests[-1].url.raw_path == b"/templates/team%2Fsnap%3Adefault"  # encoded once
     assert await sdk.call(sdk.cls.delete_snapshot, info.snapshot_id, **api.opts()) is False
 
 
@@ -294,3 +296,15 @@ async def test_a_missing_snapshot_template_is_not_found(sdk: Flavour, api: MockA
     with pytest.raises(NotFoundException) as caught:
         await sdk.call(sdk.cls.create, "nope", **api.opts())
     assert not isinstance(caught.value, SandboxNotFoundException)
+
+
+async def test_an_idempotency_key_reused_for_another_body_is_an_invalid_argument(sdk: Flavour, api: MockApi) -> None:
+    body = {
+        "code": 409,
+        "message": "Idempotency-Key 'k' was used with another body",
+        "error_code": "idempotency_key_reused",
+    }
+    api.on("POST", "/sandboxes", httpx.Response(409, json=body))
+    with pytest.raises(InvalidArgumentException, match="Idempotency-Key") as caught:
+        await sdk.call(sdk.cls.create, idempotency_key="k", **api.opts())
+    assert (caught.value.status_code, caught.value.error_code) == (409, "idempotency_key_reused")

@@ -93,8 +93,10 @@ def test_metrics_range_must_be_datetimes_in_order() -> None:
         metrics_params(None, 1735689600)
 
 
-def test_a_snapshot_id_is_one_path_segment() -> None:
-    assert snapshot_id("team/snap:v1") == "team%2Fsnap%3Av1"
+def test_a_snapshot_id_must_be_text() -> None:
+    assert snapshot_id("team/snap:v1") == "team/snap:v1"  # the generated client encodes it once
+    with pytest.raises(InvalidArgumentException, match="snapshot_id"):
+        snapshot_id("")
 
 
 def test_an_answer_without_a_model_is_an_sdk_exception() -> None:

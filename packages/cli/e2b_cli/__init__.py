@@ -1,4 +1,4 @@
-"""The `e2b` command: create, list, inspect, pause, resume and kill E2B sandboxes, and set their timeout.
+"""The `e2b` command: create, list, inspect, pause, resume and kill E2B sandboxes; their timeout, metrics, snapshots.
 
 `e2b_cli.launcher:run` is the console script; `e2b_cli.main.main` runs the
 command and returns its exit status; `e2b_cli.main.cli` is the click group

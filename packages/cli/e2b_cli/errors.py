@@ -19,6 +19,7 @@ from typing import IO, Any, ClassVar
 import click
 from e2b import (
     AuthenticationException,
+    ConnectionException,
     InvalidArgumentException,
     RateLimitException,
     SandboxException,
@@ -40,6 +41,7 @@ __all__ = [
     "exit_status_help",
     "missing_api_key",
     "not_found",
+    "snapshot_not_found",
     "to_cli_error",
 ]
 
@@ -59,11 +61,11 @@ class ExitStatus(enum.IntEnum):
 MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.OK: "success (pausing a sandbox that is already paused included)",
     ExitStatus.FAILED: (
-        "the API answered no: a refused pause, an unknown sandbox, a rejected API key, busy, rate limited, "
+        "the API answered no: a refused pause, an unknown sandbox or snapshot, a rejected API key, busy, rate limited, "
         "an invalid request, or an answer that is not the API's (a proxy's page)"
     ),
     ExitStatus.USAGE: (
-        "usage error: an unknown command or option, a bad value (a malformed --api-url included), no API key"
+        "usage error: an unknown command or option, a bad value (a malformed --api-url or time included), no API key"
     ),
     ExitStatus.NO_ANSWER: "no answer: connection refused, unknown host, network failure, timeout",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",
@@ -146,6 +148,7 @@ class ClosedPipe(CliError):
 
 NO_KEY_HINT = "Set the E2B_API_KEY environment variable or pass --api-key."
 LIST_HINT = "Run `e2b sandbox list` to see your team's sandboxes."
+SNAPSHOT_LIST_HINT = "Run `e2b sandbox snapshot list` to see your team's snapshots."
 
 
 def missing_api_key() -> CliError:
@@ -157,6 +160,24 @@ def not_found(sandbox_ids: Sequence[str], status: int | None = 404, error_code: 
     names = ", ".join(repr(s) for s in sandbox_ids)
     message = f"sandbox {names} not found" if len(sandbox_ids) == 1 else f"sandboxes {names} not found"
     return CliError(message, LIST_HINT, status=status, error_code=error_code)
+
+
+def snapshot_not_found(snapshot_id: str, status: int | None = 404, error_code: str | None = None) -> CliError:
+    """The one wording of "no such snapshot"."""
+    return CliError(f"snapshot {snapshot_id!r} not found", SNAPSHOT_LIST_HINT, status=status, error_code=error_code)
+
+
+def _unreachable(api_url: str | None, reason: str) -> CliError:
+    return NoAnswer(
+        f"could not reach the API at {api_url}: {reason}",
+        "Check your network connection, and --api-url / --domain (E2B_API_URL / E2B_DOMAIN).",
+    )
+
+
+def _innermost(error: BaseException) -> str:
+    # The HTTP stack nests its causes ("error sending request for url (...): client
+    # error (Connect): tcp connect error: Connection refused"): the last one says it.
+    return str(error).rsplit(": ", 1)[-1] or type(error).__name__
 
 
 def _timeout_error(api_url: str | None, request_timeout: float | None, elapsed: float | None) -> CliError:
@@ -215,16 +236,14 @@ def to_cli_error(
     httpx = sys.modules.get("httpx")
     if isinstance(error, TimeoutException) or (httpx is not None and isinstance(error, httpx.TimeoutException)):
         return _timeout_error(api_url, request_timeout, elapsed)
+    if isinstance(error, ConnectionException):
+        # The SDK's message ends with its own advice; the transport's error it wraps says what happened.
+        cause = error.__cause__
+        return _unreachable(api_url, _innermost(cause) if cause is not None else error.message)
     if isinstance(error, SandboxException):
         return _api_error(error, error.message)
     if httpx is not None and isinstance(error, httpx.TransportError):
-        # The HTTP stack nests its causes ("error sending request for url (...): client
-        # error (Connect): tcp connect error: Connection refused"): the last one says it.
-        reason = str(error).rsplit(": ", 1)[-1] or type(error).__name__
-        return NoAnswer(
-            f"could not reach the API at {api_url}: {reason}",
-            "Check your network connection, and --api-url / --domain (E2B_API_URL / E2B_DOMAIN).",
-        )
+        return _unreachable(api_url, _innermost(error))
     return CliError(
         f"unexpected error: {type(error).__name__}: {error}",
         "Run the command again with --debug to see the traceback, and report it.",

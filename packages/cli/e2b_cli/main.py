@@ -36,7 +36,9 @@ Environment: E2B_API_KEY, E2B_API_URL, E2B_DOMAIN (as the SDK), NO_COLOR.
 Examples:
   export E2B_API_KEY=e2b_...
   ID=$(e2b sandbox create)
-  e2b sandbox list
+  e2b sandbox list --state running --metadata team=qa
+  e2b sandbox metrics "$ID"
+  SNAP=$(e2b sandbox snapshot create "$ID")
   e2b sandbox pause "$ID" --force
 """
 
@@ -62,16 +64,25 @@ class E2BGroup(click.Group):
                 import traceback  # only --debug shows one
 
                 traceback.print_exc()
-            config = state.config()
+            api_url, request_timeout = _where(state)
             converted = to_cli_error(
                 error,
-                api_url=config.api_url,
-                request_timeout=config.request_timeout,
+                api_url=api_url,
+                request_timeout=request_timeout,
                 elapsed=time.monotonic() - state.started,
                 sandbox_ids=state.sandbox_ids,
             )
             converted.as_json = state.as_json
             raise converted from error
+
+
+def _where(state: CliState) -> tuple[str | None, float | None]:
+    """The API URL and request timeout a failure is worded with; None when the settings themselves are wrong."""
+    try:
+        config = state.config()
+    except Exception:  # the handler words the failure it has, whatever the settings are
+        return None, None
+    return config.api_url, config.request_timeout
 
 
 @click.group(cls=E2BGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})

@@ -25,18 +25,23 @@ import click
 from e2b_cli.printable import printable
 
 if TYPE_CHECKING:
-    from e2b import SandboxInfo
+    from e2b import SandboxInfo, SandboxMetrics, SnapshotInfo
     from rich.console import Console
     from rich.text import Text
 
 __all__ = [
     "console",
     "info_dict",
+    "metrics_dict",
+    "metrics_table",
     "print_error",
     "print_json",
     "sandbox_detail",
     "sandbox_table",
     "say",
+    "size",
+    "snapshot_dict",
+    "snapshot_table",
 ]
 
 # Off a terminal: wide enough that no line of ours is ever wrapped.
@@ -111,12 +116,32 @@ def _when(value: datetime.datetime) -> str:
 
 
 def info_dict(info: SandboxInfo) -> dict[str, Any]:
-    """A sandbox as plain JSON values; timestamps in ISO 8601, UTC."""
-    data = asdict(info)
+    """A sandbox as plain JSON values: the SDK's `SandboxInfo` fields; timestamps in ISO 8601, UTC.
+
+    `alias` repeats `name` (the template's alias), the key e2b-cli 2.0 printed,
+    so that scripts reading it keep working.
+    """
+    data: dict[str, Any] = {}
+    for key, value in asdict(info).items():
+        data[key] = value
+        if key == "name":
+            data["alias"] = value
+    data["state"] = str(info.state)
     data["started_at"] = _utc(info.started_at).isoformat()
     data["end_at"] = _utc(info.end_at).isoformat()
     data["metadata"] = dict(info.metadata)
     return data
+
+
+def metrics_dict(sample: SandboxMetrics) -> dict[str, Any]:
+    """One metrics sample as plain JSON values: sizes in bytes, the timestamp in ISO 8601, UTC."""
+    data = asdict(sample)
+    data["timestamp"] = _utc(sample.timestamp).isoformat()
+    return data
+
+
+def snapshot_dict(snapshot: SnapshotInfo) -> dict[str, Any]:
+    return {"snapshot_id": snapshot.snapshot_id, "names": list(snapshot.names)}
 
 
 def _state(state: str) -> Text:
@@ -127,6 +152,33 @@ def _state(state: str) -> Text:
 
 def _metadata(metadata: Mapping[str, str]) -> str:
     return ", ".join(f"{printable(k)}={printable(v)}" for k, v in metadata.items())
+
+
+def _yes_no(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "no")
+
+
+def _lifecycle(info: SandboxInfo) -> str:
+    if info.lifecycle is None:
+        return "-"
+    action = printable(str(info.lifecycle.get("on_timeout", "-")))
+    return f"{action}, resumed by traffic" if info.lifecycle.get("auto_resume") else action
+
+
+def _volumes(mounts: Sequence[Mapping[str, str]]) -> str:
+    return ", ".join(f"{printable(m.get('name', ''))} at {printable(m.get('path', ''))}" for m in mounts)
+
+
+def size(count: int) -> str:
+    """A byte count in binary units, one decimal from KiB on: `512 B`, `512.0 MiB`."""
+    if abs(count) < 1024:
+        return f"{count} B"
+    value = count / 1024
+    for unit in ("KiB", "MiB", "GiB"):
+        if abs(value) < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
 
 
 def sandbox_table(sandboxes: Sequence[SandboxInfo]) -> None:
@@ -142,7 +194,7 @@ def sandbox_table(sandboxes: Sequence[SandboxInfo]) -> None:
         table.add_row(
             printable(s.sandbox_id),
             printable(s.template_id),
-            printable(s.alias or ""),
+            printable(s.name or ""),
             _state(s.state),
             _when(s.started_at),
             _when(s.end_at),
@@ -162,15 +214,51 @@ def sandbox_detail(info: SandboxInfo) -> None:
     rows: list[tuple[str, str | Text]] = [
         ("Sandbox ID", printable(info.sandbox_id)),
         ("Template", printable(info.template_id)),
-        ("Alias", printable(info.alias or "-")),
+        ("Alias", printable(info.name or "-")),
         ("State", _state(info.state)),
         ("Started", _when(info.started_at)),
         ("Ends", _when(info.end_at)),
         ("CPUs", str(info.cpu_count)),
         ("Memory", f"{info.memory_mb} MB"),
+        ("Disk", "-" if info.disk_size_mb is None else f"{info.disk_size_mb} MB"),
         ("envd", printable(info.envd_version or "-")),
+        ("Domain", printable(info.sandbox_domain or "-")),
+        ("Internet access", _yes_no(info.allow_internet_access)),
+        ("At the deadline", _lifecycle(info)),
+        ("Volumes", _volumes(info.volume_mounts) or "-"),
         ("Metadata", _metadata(info.metadata) or "-"),
     ]
     for name, value in rows:
         table.add_row(name, value)
+    console().print(table)
+
+
+def metrics_table(samples: Sequence[SandboxMetrics]) -> None:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False)
+    table.add_column("TIME", no_wrap=True)
+    for name in ("CPUS", "CPU %", "MEMORY USED / TOTAL", "DISK USED / TOTAL"):
+        table.add_column(name, justify="right")
+    for sample in samples:
+        table.add_row(
+            _when(sample.timestamp),
+            str(sample.cpu_count),
+            f"{sample.cpu_used_pct:.1f}",
+            f"{size(sample.mem_used)} / {size(sample.mem_total)}",
+            f"{size(sample.disk_used)} / {size(sample.disk_total)}",
+        )
+    console().print(table)
+
+
+def snapshot_table(snapshots: Sequence[SnapshotInfo]) -> None:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False)
+    table.add_column("SNAPSHOT ID", no_wrap=True)
+    table.add_column("NAMES")
+    for snapshot in snapshots:
+        table.add_row(printable(snapshot.snapshot_id), ", ".join(printable(name) for name in snapshot.names))
     console().print(table)

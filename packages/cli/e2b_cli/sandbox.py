@@ -6,14 +6,17 @@ handler in `e2b_cli.main`, which decides the message and the exit status.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, cast
+import datetime
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, cast
 
 import click
-from e2b import SandboxInfo, SandboxState
+from e2b import SandboxListOrder, SandboxQuery, SandboxState, SnapshotMode
 from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE
 
 from e2b_cli import output
-from e2b_cli.errors import not_found
+from e2b_cli.errors import not_found, snapshot_not_found
+from e2b_cli.params import Timestamp, metadata_pairs, non_empty, state_list
 from e2b_cli.printable import printable
 from e2b_cli.settings import CliState, connection_options, json_option, sandbox_ids
 
@@ -24,6 +27,18 @@ MAX_PAGE_SIZE = 100
 
 if TYPE_CHECKING:
     from e2b import Sandbox
+
+T = TypeVar("T")
+
+
+class _Listing(Protocol[T]):
+    """The SDK's paginators (`SandboxPaginator`, `SnapshotPaginator`)."""
+
+    @property
+    def has_next(self) -> bool: ...
+
+    def next_items(self) -> list[T]: ...
+
 
 pass_state = click.make_pass_decorator(CliState, ensure=True)
 
@@ -41,15 +56,34 @@ def _sandbox(state: CliState) -> type[Sandbox]:
     return Sandbox
 
 
+def _pages(state: CliState, paginator: _Listing[T], limit: int | None) -> list[T]:
+    """Every item of a listing, page after page, or the first `limit` of them."""
+    found: list[T] = []
+    while paginator.has_next and (limit is None or len(found) < limit):
+        state.start_call()  # one call per page
+        found.extend(paginator.next_items())
+    return found if limit is None else found[:limit]
+
+
+def _limit_option(what: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    return click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        help=f"Show at most this many {what}; above {MAX_PAGE_SIZE}, several pages are read [default: all].",
+    )
+
+
 @click.group()
 def sandbox() -> None:
-    """Create, list, inspect, pause, resume and kill sandboxes.
+    """Create, list, inspect, pause, resume and kill sandboxes; their metrics and snapshots.
 
     \b
     Examples:
       e2b sandbox create
       e2b sandbox list --state paused
       e2b sandbox pause sbx_123 --force
+      e2b sandbox metrics sbx_123
+      e2b sandbox snapshot create sbx_123 --name ready
     """
 
 
@@ -89,33 +123,68 @@ def create(state: CliState, template: str, timeout: int, as_json: bool) -> None:
 @click.option(
     "--state",
     "states",
-    type=click.Choice(["running", "paused"]),
+    metavar="STATE",
     multiple=True,
-    help="Only sandboxes in this state; repeat for several [default: all].",
+    callback=state_list,
+    help="Only sandboxes in this state, running or paused; repeat it or give a comma list [default: all].",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Show at most this many sandboxes [default: all].")
+@click.option(
+    "--metadata",
+    metavar="KEY=VALUE",
+    multiple=True,
+    callback=metadata_pairs,
+    help="Only sandboxes whose metadata has this pair; repeat for several, all of which must match.",
+)
+@click.option(
+    "--template",
+    metavar="TEMPLATE",
+    callback=non_empty,
+    help="Only sandboxes started from this template (id or alias).",
+)
+@click.option(
+    "--started-after",
+    type=Timestamp(),
+    help="Only sandboxes started at or after this time: ISO 8601, e.g. 2025-01-02T03:04:05Z (no offset means UTC).",
+)
+@click.option(
+    "--order",
+    type=click.Choice(["desc", "asc"]),
+    help="By start time: desc, newest first (the API's default), or asc, oldest first.",
+)
+@_limit_option("sandboxes")
 @json_option("Print a JSON array instead of a table.")
 @connection_options
 @pass_state
-def list_sandboxes(state: CliState, states: tuple[str, ...], limit: int | None, as_json: bool) -> None:
-    """List your team's sandboxes, newest first.
+def list_sandboxes(
+    state: CliState,
+    states: list[str],
+    metadata: dict[str, str],
+    template: str | None,
+    started_after: datetime.datetime | None,
+    order: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """List your team's sandboxes, newest first; every filter given must match.
 
     \b
     Examples:
       e2b sandbox list
-      e2b sandbox list --state running --state paused --limit 20
-      e2b sandbox list --json | jq -r '.[].sandbox_id'
+      e2b sandbox list --state running,paused --limit 20
+      e2b sandbox list --metadata team=qa --template base --started-after 2025-01-02T00:00:00Z
+      e2b sandbox list --order asc --json | jq -r '.[].sandbox_id'
     """
     params = state.api_params()
+    query = SandboxQuery(
+        metadata=metadata or None,
+        state=[SandboxState(s) for s in states] or None,
+        started_after=started_after,
+        template=template,
+    )
     page_size = min(limit, MAX_PAGE_SIZE) if limit else None
-    # click.Choice has already limited the values to the SDK's SandboxState.
-    paginator = _sandbox(state).list(state=cast(list[SandboxState], list(states)) or None, limit=page_size, **params)
-    found: list[SandboxInfo] = []
-    while paginator.has_next and (limit is None or len(found) < limit):
-        state.start_call()  # one call per page
-        found.extend(paginator.next_items())
-    if limit is not None:
-        found = found[:limit]
+    # click.Choice has already limited --order to the SDK's SandboxListOrder.
+    paginator = _sandbox(state).list(query, page_size, order=cast(SandboxListOrder | None, order), **params)
+    found = _pages(state, paginator, limit)
     if as_json:
         output.print_json([output.info_dict(s) for s in found])
     elif found:
@@ -149,7 +218,9 @@ def info(state: CliState, sandbox_id: str, as_json: bool) -> None:
 @connection_options
 @pass_state
 def kill(state: CliState, ids: tuple[str, ...]) -> None:
-    """Kill sandboxes and discard them, snapshots included.
+    """Kill sandboxes and discard them, their pause snapshots included.
+
+    Persistent snapshots (`e2b sandbox snapshot create`) outlive the sandbox.
 
     Every id is tried; the exit status is 1 if any of them was not found.
 
@@ -173,10 +244,11 @@ def kill(state: CliState, ids: tuple[str, ...]) -> None:
 @click.argument("sandbox_id", callback=sandbox_ids)
 @click.option(
     "--on-resume",
-    type=click.Choice(["memory", "reboot"]),
+    type=click.Choice(["restore", "reboot", "memory"]),
     help=(
-        "How a paused sandbox resumes: 'memory' continues its processes (the API's default), "
-        "'reboot' cold-boots it from its snapshot's disk state, e.g. after a forced pause whose memory does not resume."
+        "How a paused sandbox resumes: 'restore' restores its memory, so its processes continue (the API's default); "
+        "'reboot' cold-boots it from its snapshot's disk state, e.g. after a forced pause whose memory does not "
+        "resume. 'memory' is the former name of 'restore'."
     ),
 )
 @click.option(
@@ -190,7 +262,9 @@ def kill(state: CliState, ids: tuple[str, ...]) -> None:
 )
 @connection_options
 @pass_state
-def connect(state: CliState, sandbox_id: str, on_resume: Literal["memory", "reboot"] | None, timeout: int) -> None:
+def connect(
+    state: CliState, sandbox_id: str, on_resume: Literal["restore", "reboot", "memory"] | None, timeout: int
+) -> None:
     """Connect to a sandbox, resuming it if it is paused.
 
     \b
@@ -198,7 +272,9 @@ def connect(state: CliState, sandbox_id: str, on_resume: Literal["memory", "rebo
       e2b sandbox connect sbx_123
       e2b sandbox connect sbx_123 --on-resume reboot
     """
-    _sandbox(state).connect(sandbox_id, timeout, on_resume=on_resume, **state.api_params())
+    params = state.api_params()
+    # "restore" (or its former name) is the API's default: the SDK sends it as an absent field.
+    _sandbox(state).connect(sandbox_id, timeout, on_resume="reboot" if on_resume == "reboot" else "restore", **params)
     how = " (cold-booted from its snapshot's disk state if it was paused)" if on_resume == "reboot" else ""
     output.say(f"Sandbox {sandbox_id} is running{how}.")
 
@@ -264,3 +340,169 @@ def pause(state: CliState, sandbox_id: str, force: bool, as_json: bool) -> None:
         )
     elif force:
         output.say("The API did not report a forced snapshot: it took a normal one.")
+
+
+def _unix_seconds(param: str, value: datetime.datetime | None) -> None:
+    # The API takes Unix seconds from 0: an earlier time is a value to fix, not the API's no.
+    if value is not None and value.timestamp() < 0:
+        raise click.BadParameter("must not be before 1970-01-01T00:00:00Z.", param_hint=f"'--{param}'")
+
+
+@sandbox.command("metrics")
+@click.argument("sandbox_id", callback=sandbox_ids)
+@click.option(
+    "--start",
+    type=Timestamp(),
+    help="Only samples from this time on: ISO 8601, e.g. 2025-01-02T03:04:05Z (no offset means UTC).",
+)
+@click.option("--end", type=Timestamp(), help="Only samples up to this time, read as --start is.")
+@json_option("Print a JSON array of samples instead of a table.")
+@connection_options
+@pass_state
+def metrics(
+    state: CliState,
+    sandbox_id: str,
+    start: datetime.datetime | None,
+    end: datetime.datetime | None,
+    as_json: bool,
+) -> None:
+    """Show a sandbox's resource usage samples, oldest first: CPU, memory and disk.
+
+    Without --start and --end, the API chooses the interval.
+
+    \b
+    Examples:
+      e2b sandbox metrics sbx_123
+      e2b sandbox metrics sbx_123 --start 2025-01-02T03:00:00Z --end 2025-01-02T04:00:00Z
+      e2b sandbox metrics sbx_123 --json | jq '.[-1].cpu_used_pct'
+    """
+    _unix_seconds("start", start)
+    _unix_seconds("end", end)
+    if start is not None and end is not None and start > end:
+        raise click.BadParameter("must not be after --end.", param_hint="'--start'")
+    samples = _sandbox(state).get_metrics(sandbox_id, start=start, end=end, **state.api_params())
+    if as_json:
+        output.print_json([output.metrics_dict(sample) for sample in samples])
+    elif samples:
+        output.metrics_table(samples)
+    else:
+        output.say("No metrics.")
+
+
+@sandbox.group("snapshot")
+def snapshot() -> None:
+    """Take, list and delete persistent snapshots of sandboxes.
+
+    A snapshot outlives its sandbox: `e2b sandbox create SNAPSHOT_ID` starts a
+    new sandbox from it.
+
+    \b
+    Examples:
+      SNAP=$(e2b sandbox snapshot create sbx_123 --name ready)
+      e2b sandbox create "$SNAP"
+      e2b sandbox snapshot list --sandbox sbx_123
+      e2b sandbox snapshot delete "$SNAP"
+    """
+
+
+@snapshot.command("create")
+@click.argument("sandbox_id", callback=sandbox_ids)
+@click.option(
+    "--name",
+    metavar="NAME",
+    callback=non_empty,
+    help="A name to find the snapshot by; a snapshot that has it already gets a new build.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["full", "filesystem"]),
+    help="What the snapshot keeps: full, memory and filesystem (the API's default), or filesystem, the disk only.",
+)
+@json_option("Print {snapshot_id, names} as JSON.")
+@connection_options
+@pass_state
+def snapshot_create(state: CliState, sandbox_id: str, name: str | None, mode: str | None, as_json: bool) -> None:
+    """Take a persistent snapshot of a sandbox; print its id.
+
+    The id is printed alone, so that a script can keep it:
+    SNAP=$(e2b sandbox snapshot create sbx_123). The sandbox keeps running.
+
+    \b
+    Examples:
+      e2b sandbox snapshot create sbx_123
+      e2b sandbox snapshot create sbx_123 --name ready --mode filesystem
+      e2b sandbox snapshot create sbx_123 --json | jq -r '.names[]'
+    """
+    params = state.api_params()
+    # click.Choice has already limited --mode to the SDK's SnapshotMode.
+    taken = _sandbox(state).create_snapshot(sandbox_id, name=name, mode=cast(SnapshotMode | None, mode), **params)
+    if as_json:
+        output.print_json(output.snapshot_dict(taken))
+    else:
+        click.echo(printable(taken.snapshot_id))
+
+
+def _sandbox_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # The sandbox named, for the wording of "not found".
+    value = non_empty(ctx, param, value)
+    if value is not None:
+        sandbox_ids(ctx, param, value)
+    return value
+
+
+@snapshot.command("list")
+@click.option(
+    "--sandbox", "sandbox_id", metavar="SANDBOX_ID", callback=_sandbox_filter, help="Only snapshots of this sandbox."
+)
+@click.option(
+    "--name",
+    metavar="NAME",
+    callback=non_empty,
+    help="Only snapshots with this name or id, optionally with a namespace (team/name) or a tag (name:tag).",
+)
+@_limit_option("snapshots")
+@json_option("Print a JSON array instead of a table.")
+@connection_options
+@pass_state
+def snapshot_list(state: CliState, sandbox_id: str | None, name: str | None, limit: int | None, as_json: bool) -> None:
+    """List your team's snapshots.
+
+    \b
+    Examples:
+      e2b sandbox snapshot list
+      e2b sandbox snapshot list --sandbox sbx_123 --limit 10
+      e2b sandbox snapshot list --name ready --json | jq -r '.[].snapshot_id'
+    """
+    params = state.api_params()
+    page_size = min(limit, MAX_PAGE_SIZE) if limit else None
+    paginator = _sandbox(state).list_snapshots(sandbox_id, page_size, name=name, **params)
+    found = _pages(state, paginator, limit)
+    if as_json:
+        output.print_json([output.snapshot_dict(s) for s in found])
+    elif found:
+        output.snapshot_table(found)
+    else:
+        output.say("No snapshots.")
+
+
+@snapshot.command("delete")
+@click.argument("snapshot_id")
+@json_option("Print {snapshot_id, deleted} as JSON.")
+@connection_options
+@pass_state
+def snapshot_delete(state: CliState, snapshot_id: str, as_json: bool) -> None:
+    """Delete a snapshot; sandboxes started from it keep running.
+
+    An unknown snapshot is an error (exit status 1).
+
+    \b
+    Examples:
+      e2b sandbox snapshot delete snap_123
+      e2b sandbox snapshot delete snap_123 --json
+    """
+    if not _sandbox(state).delete_snapshot(snapshot_id, **state.api_params()):
+        raise snapshot_not_found(snapshot_id)
+    if as_json:
+        output.print_json({"snapshot_id": snapshot_id, "deleted": True})
+    else:
+        output.say(f"Deleted snapshot {snapshot_id}.")

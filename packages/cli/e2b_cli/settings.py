@@ -10,6 +10,7 @@ command (`e2b --api-key K sandbox list`) and after it (`e2b sandbox list
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,8 +70,24 @@ class CliState:
             params["transport"] = self.transport
         return params
 
+    def api_url_setting(self) -> str:
+        """The API URL the SDK will use (the flag, `E2B_API_URL`, else derived from the domain), unchecked."""
+        url = self.api_url or os.environ.get("E2B_API_URL")
+        if url:
+            return url
+        # Nothing names a URL: the SDK derives it from the domain (and E2B_DEBUG), a URL it accepts.
+        params = self.params()
+        params["api_url"] = None
+        return ConnectionConfig(**params).api_url
+
     def config(self) -> ConnectionConfig:
-        """The settings as the SDK resolves them (environment included)."""
+        """The settings as the SDK resolves them (environment included).
+
+        Raises:
+            CliError: a malformed API URL (exit status 2), which the SDK would
+                refuse as an invalid argument.
+        """
+        check_api_url(self.api_url_setting())
         return ConnectionConfig(**self.params())
 
     def api_params(self) -> ApiParams:
@@ -81,7 +98,6 @@ class CliState:
                 API URL (exit status 2).
         """
         config = self.config()
-        check_api_url(config.api_url)
         if not config.api_key and not config.debug:
             raise missing_api_key()
         return self.params()

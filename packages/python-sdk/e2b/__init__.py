@@ -55,6 +55,7 @@ from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
 if _typing.TYPE_CHECKING:
     from e2b.api.sandbox_async import AsyncSandbox, AsyncSandboxPaginator, AsyncSnapshotPaginator
+    from e2b._transport import default_async_transport, default_transport
     from e2b.api.sandbox_sync import Sandbox, SandboxPaginator, SnapshotPaginator
 
 __all__ = [
@@ -97,6 +98,8 @@ __all__ = [
     "SnapshotMode",
     "SnapshotPaginator",
     "TimeoutException",
+    "default_async_transport",
+    "default_transport",
 ]
 
 # Where each name imported on first use lives; loading one module exports all of its names.
@@ -107,6 +110,9 @@ _LAZY = {
     "Sandbox": "e2b.api.sandbox_sync",
     "SandboxPaginator": "e2b.api.sandbox_sync",
     "SnapshotPaginator": "e2b.api.sandbox_sync",
+    # The retrying transports, to pass as transport= with a policy of one's own.
+    "default_async_transport": "e2b._transport",
+    "default_transport": "e2b._transport",
 }
 
 

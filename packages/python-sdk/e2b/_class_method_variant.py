@@ -34,6 +34,13 @@ CR = TypeVar("CR")
 _CONNECTION_SETTINGS = frozenset(ApiParams.__annotations__)
 
 
+def _class_signature(on_instance: Callable[..., Any]) -> inspect.Signature:
+    """What help() and inspect show for a class form: the instance form's parameters, the sandbox id for `self`."""
+    signature = inspect.signature(on_instance)
+    sandbox_id = inspect.Parameter("sandbox_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str")
+    return signature.replace(parameters=[sandbox_id, *list(signature.parameters.values())[1:]])
+
+
 class _Dual(Generic[S, IP, IR, CP, CR]):
     def __init__(self, on_instance: Callable[Concatenate[S, IP], IR], on_class: Callable[CP, CR] | None) -> None:
         self._on_instance = on_instance
@@ -52,11 +59,7 @@ class _Dual(Generic[S, IP, IR, CP, CR]):
             return on_instance(instance, *args, **kwargs)
 
         on_class.__doc__ = on_instance.__doc__
-        # What help() and inspect show: the instance form's parameters, with the sandbox id for `self`.
-        signature = inspect.signature(on_instance)
-        sandbox_id = inspect.Parameter("sandbox_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str")
-        rest = list(signature.parameters.values())[1:]
-        on_class.__signature__ = signature.replace(parameters=[sandbox_id, *rest])  # type: ignore[attr-defined]
+        on_class.__signature__ = _class_signature(on_instance)  # type: ignore[attr-defined]
         self._on_class = cast(Callable[CP, CR], on_class)
 
     def call_on_class(self, *args: CP.args, **kwargs: CP.kwargs) -> CR:
@@ -100,4 +103,6 @@ def deprecated_alias(target: _Dual[S, IP, IR, CP, CR], message: str) -> _Dual[S,
         return target.call_on_class(*args, **kwargs)
 
     on_instance.__doc__ = on_class.__doc__ = f"Deprecated: {message}.\n\n{target.__doc__ or ''}"
+    on_instance.__signature__ = inspect.signature(target._on_instance)  # type: ignore[attr-defined]
+    on_class.__signature__ = _class_signature(target._on_instance)  # type: ignore[attr-defined]
     return _Dual(on_instance, on_class)

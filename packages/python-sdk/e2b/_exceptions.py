@@ -6,7 +6,7 @@ Each carries the HTTP `status_code` (None when no answer arrived) and the
 body's `error_code` when the API sent one::
 
     SandboxException                     any failed call; unmapped statuses
-    ├── InvalidArgumentException         400, or a value the SDK refuses before sending
+    ├── InvalidArgumentException         400, a value the SDK refuses before sending, or a reused idempotency key (409)
     ├── AuthenticationException          401, or no API key configured
     ├── NotFoundException                404 for something else than a sandbox (a template, a snapshot)
     │   └── SandboxNotFoundException     404 for a sandbox
@@ -32,6 +32,8 @@ from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
 # The code the API gives a missing sandbox; any other 404 code is about something else.
 SANDBOX_NOT_FOUND_ERROR_CODE = "sandbox_not_found"
+# A 409 that is the caller's mistake, not the sandbox's state: the key named another request.
+IDEMPOTENCY_KEY_REUSED_ERROR_CODE = "idempotency_key_reused"
 
 if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on first use
     import httpx
@@ -198,6 +200,8 @@ def api_exception_from_code(status: int, body: object) -> SandboxException:
     cls = _BY_STATUS.get(status, SandboxException)
     if status == 404 and fields.error_code not in (None, SANDBOX_NOT_FOUND_ERROR_CODE):
         cls = NotFoundException
+    if status == 409 and fields.error_code == IDEMPOTENCY_KEY_REUSED_ERROR_CODE:
+        cls = InvalidArgumentException
     return cls(message, status_code=status, error_code=fields.error_code)
 
 

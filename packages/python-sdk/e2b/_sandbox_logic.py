@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from e2b import _options as options
 from e2b._config import ConnectionConfig
@@ -173,8 +173,9 @@ def network_update_body(network: object) -> dict[str, Any]:
 
 
 def snapshot_id(value: object) -> str:
-    # A snapshot id may hold "/" and ":" (team/name:tag): one path segment on the wire.
-    return quote(options.text("snapshot_id", value), safe="")
+    # A snapshot id may hold "/" and ":" (team/name:tag); the generated client sends it as one
+    # percent-encoded path segment.
+    return options.text("snapshot_id", value)
 
 
 # --- answers -----------------------------------------------------------------

@@ -162,6 +162,7 @@ class AsyncSandbox:
         envs: Mapping[str, str] | None = None,
         secure: bool | None = None,
         allow_internet_access: bool | None = None,
+        *,
         network: SandboxNetworkOpts | None = None,
         iam: SandboxIamOpts | None = None,
         lifecycle: SandboxLifecycle | None = None,
