@@ -9,7 +9,7 @@ from .conftest import LiveServer
 
 def _sandbox(live: LiveServer) -> str:
     with live.api() as api:
-        sandbox_id: str = api.post("/sandboxes", json={"templateID": "b"}).json()["sandboxID"]
+        sandbox_id: str = api.post("/sandboxes", json={"templateID": "base"}).json()["sandboxID"]
     return sandbox_id
 
 

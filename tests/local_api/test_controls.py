@@ -19,7 +19,7 @@ def test_controls_need_no_api_key_and_public_routes_do(live: LiveServer) -> None
 
 def test_sandbox_flags_and_unknown_sandbox(live: LiveServer) -> None:
     with live.api() as api:
-        sandbox_id = api.post("/sandboxes", json={"templateID": "b"}).json()["sandboxID"]
+        sandbox_id = api.post("/sandboxes", json={"templateID": "base"}).json()["sandboxID"]
     record = live.flags(sandbox_id, agent_unresponsive=True)
     assert record["agent_unresponsive"] is True and record["state"] == "running"
     assert live.control.patch("/_local/sandboxes/nope", json={}).status_code == 404
@@ -36,7 +36,7 @@ def test_faults_are_listed_validated_and_cleared(live: LiveServer) -> None:
 
 def test_reset_clears_everything(live: LiveServer) -> None:
     with live.api() as api:
-        api.post("/sandboxes", json={"templateID": "b"})
+        api.post("/sandboxes", json={"templateID": "base"})
     live.settings(node_busy=True)
     live.fault("busy")
     live.control.post("/_local/reset")
@@ -44,3 +44,36 @@ def test_reset_clears_everything(live: LiveServer) -> None:
     assert live.control.get("/_local/settings").json()["node_busy"] is False
     assert live.control.get("/_local/faults").json() == []
     assert live.stats()["received"] == {}
+
+
+def test_records_show_what_the_public_api_has_no_field_for(live: LiveServer) -> None:
+    with live.api() as api:
+        body = {
+            "templateID": "base",
+            "envVars": {"A": "1"},
+            "secure": True,
+            "autoPause": True,
+            "autoPauseMemory": False,
+        }
+        sandbox_id = api.post("/sandboxes", json=body).json()["sandboxID"]
+        api.post(f"/sandboxes/{sandbox_id}/snapshots", json={"name": "snap"})
+    record = live.record(sandbox_id)
+    assert (record["templateID"], record["boot"], record["forked_from"], record["forks"]) == (
+        "local-base",
+        "template",
+        None,
+        0,
+    )
+    assert (record["env_vars"], record["secure"], record["auto_pause_memory"]) == ({"A": "1"}, True, False)
+    (snapshot,) = live.control.get("/_local/snapshots").json()
+    assert snapshot["snapshotID"] == "local/snap:default" and snapshot["builds"][0]["sandboxID"] == sandbox_id
+
+
+def test_reset_forgets_snapshots_and_idempotency_keys(live: LiveServer) -> None:
+    with live.api() as api:
+        first = api.post("/sandboxes", json={"templateID": "base"}, headers={"Idempotency-Key": "k"}).json()
+        api.post(f"/sandboxes/{first['sandboxID']}/snapshots", json={"name": "snap"})
+        live.control.post("/_local/reset")
+        assert live.control.get("/_local/snapshots").json() == []
+        again = api.post("/sandboxes", json={"templateID": "base"}, headers={"Idempotency-Key": "k"}).json()
+        assert again["sandboxID"] != first["sandboxID"]

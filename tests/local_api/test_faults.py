@@ -19,7 +19,7 @@ def test_busy_is_a_plain_503_for_the_next_n_requests(live: LiveServer) -> None:
     live.fault("busy", count=2, operation="listSandboxes", retry_after=1)
     with live.api() as api:
         first, second, third = (api.get("/v2/sandboxes") for _ in range(3))
-        assert api.post("/sandboxes", json={"templateID": "b"}).status_code == 201
+        assert api.post("/sandboxes", json={"templateID": "base"}).status_code == 201
     assert (first.status_code, second.status_code, third.status_code) == (503, 503, 200)
     assert first.json() == {"code": 503, "message": "the service is busy, retry later"}
     assert first.headers["Retry-After"] == "1"

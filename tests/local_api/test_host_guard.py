@@ -38,7 +38,7 @@ def _assert_misdirected(response: httpx.Response, host: str) -> None:
 def test_a_rebound_page_cannot_reset_the_server(live: LiveServer) -> None:
     # The request: every header as a browser sends it after DNS rebinding.
     with live.api() as api:
-        api.post("/sandboxes", json={"templateID": "b"}).raise_for_status()
+        api.post("/sandboxes", json={"templateID": "base"}).raise_for_status()
     before = _sandboxes(live)
     evil = f"evil.example:{_port(live.url)}"
     headers = {"Host": evil, "Origin": f"http://{evil}", "Sec-Fetch-Site": "same-origin"}
@@ -62,7 +62,7 @@ def test_a_rebound_page_cannot_reset_the_server(live: LiveServer) -> None:
 def test_every_route_refuses_another_host(live: LiveServer, method: str, path: str) -> None:
     evil = f"evil.example:{_port(live.url)}"
     with live.api() as api:
-        response = api.request(method, path, json={"templateID": "b"}, headers={"Host": evil})
+        response = api.request(method, path, json={"templateID": "base"}, headers={"Host": evil})
     _assert_misdirected(response, evil)
     assert _sandboxes(live) == []
 

@@ -54,7 +54,7 @@ def create_app(
 
     app = FastAPI(
         title="E2B local API",
-        description="In-memory implementation of the sandboxes operations of the E2B API.",
+        description="In-memory implementation of the sandboxes, snapshots and templates operations of the E2B API.",
         version="0.1.0",
         docs_url=None,
         redoc_url=None,

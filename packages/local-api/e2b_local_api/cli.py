@@ -16,7 +16,7 @@ from e2b_local_api.http_protocol import DEFAULT_HEADER_TIMEOUT, DEFAULT_KEEP_ALI
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="e2b-local-api",
-        description="Serve an in-memory E2B sandbox API (spec: the `sandboxes` operations).",
+        description="Serve an in-memory E2B sandbox API (spec: the sandboxes, snapshots and templates operations).",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=3000, help="port to bind (default 3000)")

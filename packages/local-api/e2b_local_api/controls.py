@@ -15,6 +15,7 @@ from starlette.requests import Request
 
 from e2b_local_api.faults import Fault, FaultKind, FaultQueue
 from e2b_local_api.operations import OPERATION_IDS
+from e2b_local_api.snapshots import SnapshotRecord
 from e2b_local_api.stats import RequestStats
 from e2b_local_api.store import SandboxRecord, SandboxStore
 
@@ -75,11 +76,15 @@ def _settings(store: SandboxStore) -> dict[str, Any]:
 
 
 def _record(record: SandboxRecord) -> dict[str, Any]:
+    config = record.config
     return {
         "sandboxID": record.sandbox_id,
+        "templateID": record.template_id,
         "state": record.state.value,
         "pausing": record.pausing is not None,
         "snapshot": record.snapshot.value if record.snapshot else None,
+        "boot": record.origin.boot.value,
+        "forked_from": record.forked_from,
         "agent_unresponsive": record.agent_unresponsive,
         "node_busy": record.node_busy,
         "unpinnable": record.unpinnable,
@@ -87,7 +92,30 @@ def _record(record: SandboxRecord) -> dict[str, Any]:
         "forced_pauses": record.forced_pauses,
         "resumes": record.resumes,
         "reboots": record.reboots,
+        "forks": record.forks,
         "endAt": record.end_at.isoformat(),
+        # What the public API has no field for, so that tests can see it was kept.
+        "env_vars": dict(config.env_vars),
+        "secure": config.secure,
+        "auto_pause_memory": config.lifecycle.pause_memory,
+        "iam_tokens": {
+            name: {"audience": t.audience, "tokenType": t.token_type} for name, t in config.iam_tokens.items()
+        },
+        "egress_proxy_password_set": bool(
+            config.network and config.network.egress_proxy and config.network.egress_proxy.password
+        ),
+    }
+
+
+def _snapshot(snapshot: SnapshotRecord) -> dict[str, Any]:
+    return {
+        "snapshotID": snapshot.snapshot_id,
+        "templateID": snapshot.template_id,
+        "name": snapshot.name,
+        "builds": [
+            {"buildID": b.build_id, "sandboxID": b.sandbox_id, "memory": b.memory, "takenAt": b.taken_at.isoformat()}
+            for b in snapshot.builds
+        ],
     }
 
 
@@ -117,6 +145,11 @@ async def list_records(request: Request) -> list[dict[str, Any]]:
 @router.get("/sandboxes/{sandbox_id}")
 async def get_record(request: Request, sandbox_id: str) -> dict[str, Any]:
     return _record(await _store(request).get(sandbox_id))
+
+
+@router.get("/snapshots")
+async def list_snapshot_records(request: Request) -> list[dict[str, Any]]:
+    return [_snapshot(s) for s in await _store(request).all_snapshots()]
 
 
 @router.patch("/sandboxes/{sandbox_id}")
@@ -160,7 +193,7 @@ async def reset_stats(request: Request) -> None:
 
 @router.post("/reset", status_code=204)
 async def reset(request: Request) -> None:
-    """Back to a fresh server: no sandboxes, default settings, no faults, zero counts."""
+    """Back to a fresh server: no sandboxes, snapshots or idempotency keys, default settings, no faults, zero counts."""
     await _store(request).reset()
     _faults(request).clear()
     _stats(request).reset()

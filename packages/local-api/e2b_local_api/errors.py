@@ -16,6 +16,9 @@ INVALID_REQUEST = "invalid_request"
 SANDBOX_NOT_FOUND = "sandbox_not_found"
 SANDBOX_ALREADY_PAUSED = "sandbox_already_paused"
 SANDBOX_PAUSE_REFUSED = "sandbox_pause_refused"
+SANDBOX_NOT_RUNNING = "sandbox_not_running"
+TEMPLATE_NOT_FOUND = "template_not_found"
+IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
 
 
 class ApiError(Exception):
@@ -48,3 +51,18 @@ def bad_request(message: str) -> ApiError:
 
 def not_found(sandbox_id: str) -> ApiError:
     return ApiError(404, f"sandbox {sandbox_id!r} not found", SANDBOX_NOT_FOUND)
+
+
+def not_running(sandbox_id: str, doing: str) -> ApiError:
+    """409 for requests that need a running sandbox (fork, network update, refresh) on a paused one."""
+    return ApiError(
+        409,
+        f"sandbox {sandbox_id!r} is paused; {doing} needs a running sandbox (connect resumes it)",
+        SANDBOX_NOT_RUNNING,
+    )
+
+
+def template_not_found(template: str) -> ApiError:
+    return ApiError(
+        404, f"template {template!r} not found: no template or snapshot has this id or name", TEMPLATE_NOT_FOUND
+    )

@@ -1,46 +1,67 @@
-"""The public API: the `sandboxes` operations of spec/openapi.yml.
+"""The public API: the sandboxes, snapshots and templates operations of spec/openapi.yml.
 
-Handlers read raw requests and validate them with `validation` (not FastAPI's
-body parameters) so every bad request is the spec's 400 `Error`, never
-FastAPI's 422, and so validation is strict.
+Handlers read raw requests and turn them into the server's values with
+`bodies` and `listing` (not FastAPI's body parameters) so every bad request
+is the spec's 400 `Error`, never FastAPI's 422, and so validation is strict.
+Every route is written here by hand, whatever the wire models were generated
+from: the `/v2` create and connect routes, which one spec shape lacks, are
+served like the others.
+
+Query parameters an operation does not name are ignored, as the spec says of
+listing ("a client may send filters an older server does not know"); a named
+one with a bad value is a 400.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl
 
 from fastapi import APIRouter
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
-from e2b_local_api import views
+from e2b_local_api import bodies, listing, views
+from e2b_local_api.auth import HEADER as API_KEY_HEADER
 from e2b_local_api.auth import AuthConfig, require_api_key
 from e2b_local_api.errors import bad_request
+from e2b_local_api.idempotency import key_from, team_of
 from e2b_local_api.store import SandboxStore
-from e2b_local_api.validation import parse_body, parse_int
-from e2b_local_api.wire import ConnectSandboxRequest
+from e2b_local_api.validation import INT64_MAX, parse_int, query_value
+from e2b_local_api.wire import (
+    ConnectSandboxRequest,
+    CreateSandboxRequest,
+    CreateSnapshotRequest,
+    ForkSandboxRequest,
+    PauseSandboxRequest,
+    RefreshSandboxRequest,
+    SetSandboxTimeoutRequest,
+    UpdateSandboxNetworkRequest,
+)
 from e2b_local_api.wire.models import (
     Error,
     ListedSandbox,
-    NewSandbox,
     Sandbox,
     SandboxDetail,
-    SandboxPauseRequest,
+    SandboxForkResult,
+    SandboxMetric,
     SandboxPauseResult,
-    SandboxState,
-    SandboxTimeoutRequest,
+    SnapshotInfo,
+    Template,
 )
-
-MAX_LIMIT = 100
 
 # Request body models per operation; app.py adds them to the served OpenAPI.
 REQUEST_BODIES: dict[str, tuple[type[BaseModel], bool]] = {
-    "createSandbox": (NewSandbox, True),
-    "setSandboxTimeout": (SandboxTimeoutRequest, True),
+    "createSandbox": (CreateSandboxRequest, True),
+    "createSandboxV2": (CreateSandboxRequest, True),
+    "setSandboxTimeout": (SetSandboxTimeoutRequest, True),
     "connectSandbox": (ConnectSandboxRequest, True),
-    "pauseSandbox": (SandboxPauseRequest, False),
+    "connectSandboxV2": (ConnectSandboxRequest, True),
+    "pauseSandbox": (PauseSandboxRequest, False),
+    "forkSandbox": (ForkSandboxRequest, False),
+    "updateSandboxNetwork": (UpdateSandboxNetworkRequest, True),
+    "refreshSandbox": (RefreshSandboxRequest, False),
+    "createSnapshot": (CreateSnapshotRequest, True),
 }
 
 
@@ -48,7 +69,7 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": Error} for status in statuses}
 
 
-router = APIRouter(tags=["sandboxes"])
+router = APIRouter()
 
 
 def _store(request: Request) -> SandboxStore:
@@ -56,67 +77,58 @@ def _store(request: Request) -> SandboxStore:
     return store
 
 
-def _authorize(request: Request, *query: str) -> None:
-    """Check the API key, then that only the operation's `query` parameters were sent.
-
-    Unknown parameters are a 400 rather than ignored: a misspelt filter would
-    otherwise silently return everything.
-    """
+def _authorize(request: Request) -> None:
     config: AuthConfig = request.app.state.auth
     require_api_key(request, config)
-    unknown = sorted(set(request.query_params) - set(query))
-    if unknown:
-        raise bad_request(f"unknown query parameter(s): {', '.join(map(repr, unknown))}")
+
+
+async def _body(request: Request) -> tuple[bytes, str | None]:
+    return await request.body(), request.headers.get("content-type")
+
+
+# --- sandboxes -------------------------------------------------------------------------------------------------------
+
+
+_CREATE_RESPONSES = {201: {"model": Sandbox}, **_errors(400, 401, 404, 409, 500)}
 
 
 @router.post(
-    "/sandboxes",
-    operation_id="createSandbox",
-    status_code=201,
-    responses={201: {"model": Sandbox}, **_errors(400, 401, 429, 500)},
+    "/sandboxes", operation_id="createSandbox", tags=["sandboxes"], status_code=201, responses=_CREATE_RESPONSES
+)
+# The route newer clients (the released SDK) create through: the same operation.
+@router.post(
+    "/v2/sandboxes", operation_id="createSandboxV2", tags=["sandboxes"], status_code=201, responses=_CREATE_RESPONSES
 )
 async def create_sandbox(request: Request) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), NewSandbox, content_type=request.headers.get("content-type"))
-    record = await _store(request).create(body)
+    create = bodies.create(*await _body(request))
+    key = key_from(request.headers)
+    team = team_of(request.headers[API_KEY_HEADER])
+    record = await _store(request).create(create, team=team, idempotency_key=key)
     return views.json_response(views.sandbox(record), 201)
 
 
 @router.get(
     "/v2/sandboxes",
     operation_id="listSandboxes",
+    tags=["sandboxes"],
     responses={200: {"model": list[ListedSandbox]}, **_errors(400, 401, 500)},
 )
 async def list_sandboxes(request: Request) -> Response:
-    _authorize(request, "state", "metadata", "nextToken", "limit")
-    query = request.query_params
-    states = _parse_states(query.getlist("state"))
-    # The metadata filter is itself a URL-encoded query: `user=abc&app=prod`.
-    metadata = dict(parse_qsl(query.get("metadata", ""), keep_blank_values=True))
-    limit = parse_int(query.get("limit", str(MAX_LIMIT)), "limit", minimum=1, maximum=MAX_LIMIT)
-    page = await _store(request).page(states, metadata, query.get("nextToken"), limit)
-    headers = {"X-Next-Token": page.next_token} if page.next_token else None
+    _authorize(request)
+    page = await _store(request).page(listing.list_query(request.query_params))
+    headers = {}
+    if page.next_token:
+        headers["X-Next-Token"] = page.next_token
+    if page.total_running is not None:
+        headers["X-Total-Running"] = str(page.total_running)
     return views.json_response([views.listed(r) for r in page.items], headers=headers)
-
-
-def _parse_states(values: list[str]) -> list[SandboxState]:
-    """`style: form, explode: false`: `state=running,paused`; repeats are accepted too.
-
-    No `state` parameter means every state. A present one must name states only:
-    `state=` and `state=,,` hold empty items, which the spec's enum forbids.
-    """
-    if not values:
-        return list(SandboxState)
-    try:
-        return [SandboxState(name) for value in values for name in value.split(",")]
-    except ValueError:
-        allowed = ", ".join(s.value for s in SandboxState)
-        raise bad_request(f"state: expected a comma-separated list of {allowed}") from None
 
 
 @router.get(
     "/sandboxes/{sandboxID}",
     operation_id="getSandbox",
+    tags=["sandboxes"],
     responses={200: {"model": SandboxDetail}, **_errors(401, 404, 500)},
 )
 async def get_sandbox(request: Request, sandboxID: str) -> Response:
@@ -128,6 +140,7 @@ async def get_sandbox(request: Request, sandboxID: str) -> Response:
 @router.delete(
     "/sandboxes/{sandboxID}",
     operation_id="killSandbox",
+    tags=["sandboxes"],
     status_code=204,
     responses=_errors(401, 404, 500),
 )
@@ -137,49 +150,171 @@ async def kill_sandbox(request: Request, sandboxID: str) -> Response:
     return Response(status_code=204)
 
 
+@router.get(
+    "/sandboxes/{sandboxID}/metrics",
+    operation_id="getSandboxMetrics",
+    tags=["sandboxes"],
+    responses={200: {"model": list[SandboxMetric]}, **_errors(400, 401, 404, 500)},
+)
+async def get_sandbox_metrics(request: Request, sandboxID: str) -> Response:
+    _authorize(request)
+    start, end = (_unix_seconds(request, name) for name in ("start", "end"))
+    if start is not None and end is not None and start > end:
+        raise bad_request(f"start: must not be after end, got start={start} end={end}")
+    samples = await _store(request).metrics(sandboxID, start=start, end=end)
+    return views.json_response([views.metric(s) for s in samples])
+
+
+def _unix_seconds(request: Request, name: str) -> int | None:
+    value = query_value(request.query_params, name)
+    return None if value is None else parse_int(value, name, minimum=0, maximum=INT64_MAX)
+
+
 @router.post(
     "/sandboxes/{sandboxID}/timeout",
     operation_id="setSandboxTimeout",
+    tags=["sandboxes"],
     status_code=204,
     responses=_errors(400, 401, 404, 500),
 )
 async def set_sandbox_timeout(request: Request, sandboxID: str) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), SandboxTimeoutRequest, content_type=request.headers.get("content-type"))
-    await _store(request).set_timeout(sandboxID, body.timeout)
+    await _store(request).set_timeout(sandboxID, bodies.set_timeout(*await _body(request)))
     return Response(status_code=204)
 
 
 @router.post(
-    "/sandboxes/{sandboxID}/connect",
-    operation_id="connectSandbox",
-    responses={
-        200: {"model": Sandbox},
-        201: {"model": Sandbox},
-        **_errors(400, 401, 404, 500),
-    },
+    "/sandboxes/{sandboxID}/refreshes",
+    operation_id="refreshSandbox",
+    tags=["sandboxes"],
+    status_code=204,
+    responses=_errors(400, 401, 404, 409),
+)
+async def refresh_sandbox(request: Request, sandboxID: str) -> Response:
+    _authorize(request)
+    await _store(request).refresh(sandboxID, bodies.refresh(*await _body(request)))
+    return Response(status_code=204)
+
+
+_CONNECT_RESPONSES = {200: {"model": Sandbox}, 201: {"model": Sandbox}, **_errors(400, 401, 404, 409, 500)}
+
+
+@router.post(
+    "/sandboxes/{sandboxID}/connect", operation_id="connectSandbox", tags=["sandboxes"], responses=_CONNECT_RESPONSES
+)
+@router.post(
+    "/v2/sandboxes/{sandboxID}/connect",
+    operation_id="connectSandboxV2",
+    tags=["sandboxes"],
+    responses=_CONNECT_RESPONSES,
 )
 async def connect_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
-    body = parse_body(await request.body(), ConnectSandboxRequest, content_type=request.headers.get("content-type"))
-    # Not every spec shape has on_resume (the runtime's ConnectSandbox does not).
-    mode = getattr(body, "on_resume", None)
-    record, resumed = await _store(request).connect(sandboxID, body.timeout, None if mode is None else mode.value)
+    seconds, memory = bodies.connect(*await _body(request))
+    record, resumed = await _store(request).connect(sandboxID, seconds, memory=memory)
     return views.json_response(views.sandbox(record), 201 if resumed else 200)
 
 
 @router.post(
     "/sandboxes/{sandboxID}/pause",
     operation_id="pauseSandbox",
+    tags=["sandboxes"],
     responses={200: {"model": SandboxPauseResult}, **_errors(400, 401, 404, 409, 500, 503)},
 )
 async def pause_sandbox(request: Request, sandboxID: str) -> Response:
     _authorize(request)
-    body = parse_body(
-        await request.body(), SandboxPauseRequest, content_type=request.headers.get("content-type"), optional=True
-    )
+    memory, force = bodies.pause(*await _body(request))
     store = _store(request)
-    forced = await store.pause(sandboxID, memory=body.memory is not False, force=body.force is True)
+    forced = await store.pause(sandboxID, memory=memory, force=force)
     if store.settings.legacy_pause_204:
         return Response(status_code=204)
     return views.json_response(SandboxPauseResult(forced=forced))
+
+
+@router.post(
+    "/sandboxes/{sandboxID}/fork",
+    operation_id="forkSandbox",
+    tags=["sandboxes"],
+    status_code=201,
+    responses={201: {"model": list[SandboxForkResult]}, **_errors(400, 401, 404, 409, 500)},
+)
+async def fork_sandbox(request: Request, sandboxID: str) -> Response:
+    _authorize(request)
+    timeout, count = bodies.fork(*await _body(request))
+    forks = await _store(request).fork(sandboxID, timeout=timeout, count=count)
+    return views.json_response([views.fork_result(r) for r in forks], 201)
+
+
+@router.put(
+    "/sandboxes/{sandboxID}/network",
+    operation_id="updateSandboxNetwork",
+    tags=["sandboxes"],
+    status_code=204,
+    responses=_errors(400, 401, 404, 409, 500),
+)
+async def update_sandbox_network(request: Request, sandboxID: str) -> Response:
+    _authorize(request)
+    await _store(request).update_network(sandboxID, bodies.network_update(*await _body(request)))
+    return Response(status_code=204)
+
+
+@router.post(
+    "/sandboxes/{sandboxID}/snapshots",
+    operation_id="createSnapshot",
+    tags=["sandboxes"],
+    status_code=201,
+    responses={201: {"model": SnapshotInfo}, **_errors(400, 401, 404, 500)},
+)
+async def create_snapshot(request: Request, sandboxID: str) -> Response:
+    _authorize(request)
+    name, memory = bodies.snapshot(*await _body(request))
+    snapshot = await _store(request).take_snapshot(sandboxID, name=name, memory=memory)
+    return views.json_response(views.snapshot_info(snapshot), 201)
+
+
+# --- snapshots and templates -----------------------------------------------------------------------------------------
+
+
+@router.get(
+    "/snapshots",
+    operation_id="listSnapshots",
+    tags=["snapshots"],
+    responses={200: {"model": list[SnapshotInfo]}, **_errors(400, 401, 500)},
+)
+async def list_snapshots(request: Request) -> Response:
+    _authorize(request)
+    params = request.query_params
+    limit = query_value(params, "limit")
+    page = await _store(request).snapshots_page(
+        sandbox_id=query_value(params, "sandboxID"),
+        name=query_value(params, "name"),
+        next_token=query_value(params, "nextToken"),
+        limit=listing.MAX_LIMIT if limit is None else parse_int(limit, "limit", minimum=1, maximum=listing.MAX_LIMIT),
+    )
+    headers = {"X-Next-Token": page.next_token} if page.next_token else None
+    return views.json_response([views.snapshot_info(s) for s in page.items], headers=headers)
+
+
+@router.get(
+    "/templates",
+    operation_id="listTemplates",
+    tags=["templates"],
+    responses={200: {"model": list[Template]}, **_errors(401, 500)},
+)
+async def list_templates(request: Request) -> Response:
+    _authorize(request)
+    return views.json_response([views.template(t) for t in await _store(request).templates()])
+
+
+# `:path`: a snapshot's id holds a `/` (`local/name:default`), sent encoded as %2F and decoded before routing.
+@router.delete(
+    "/templates/{templateID:path}",
+    operation_id="deleteTemplate",
+    tags=["templates"],
+    status_code=204,
+    responses=_errors(401, 404, 500),
+)
+async def delete_template(request: Request, templateID: str) -> Response:
+    _authorize(request)
+    await _store(request).delete_template(templateID)
+    return Response(status_code=204)

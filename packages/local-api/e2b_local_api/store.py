@@ -6,35 +6,47 @@ always in exactly one state. A pause that takes time (`NodeSettings.pause_second
 runs as its own task: the lock is not held while it "snapshots", other
 requests for the sandbox join it, and a client that disconnects mid-pause
 cannot leave the sandbox half paused.
+
+Snapshots and idempotency keys live under the same lock: a create that names
+a snapshot finds it whole or not at all, and two creates sent at once with
+one idempotency key start one sandbox.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 
+from e2b_local_api import listing, metrics, paging
 from e2b_local_api.errors import (
     SANDBOX_ALREADY_PAUSED,
     SANDBOX_PAUSE_REFUSED,
+    TEMPLATE_NOT_FOUND,
     ApiError,
     bad_request,
     not_found,
+    not_running,
+    template_not_found,
 )
-from e2b_local_api.wire.models import NewSandbox, SandboxState
+from e2b_local_api.idempotency import IdempotencyKeys
+from e2b_local_api.network import NetworkConfig
+from e2b_local_api.sandbox_config import CreateRequest, SandboxConfig
+from e2b_local_api.snapshots import SnapshotCatalog, SnapshotRecord, parse_reference
+from e2b_local_api.templates import BUILT_AT, BUILTIN_TEMPLATES, ENVD_VERSION, builtin_template
+from e2b_local_api.wire.models import SandboxState
 
 # Why a pause is refused; the 503 message names the reason (spec: pauseSandbox 503).
 REFUSED_AGENT = "the sandbox's guest agent did not answer the health check"
 REFUSED_BUSY = "the sandbox's node is too busy to take the snapshot"
 REFUSED_PIN = "the forced pause could not be pinned to the sandbox's node"
 
-ENVD_VERSION = "0.2.0"
-DEFAULT_CPU_COUNT = 2
-DEFAULT_MEMORY_MB = 512
 DOMAIN = "local.e2b.invalid"
+
+__all__ = ["DOMAIN", "ENVD_VERSION", "SandboxRecord", "SandboxStore"]
 
 
 class Snapshot(Enum):
@@ -43,6 +55,14 @@ class Snapshot(Enum):
     MEMORY = "memory"
     FILESYSTEM = "filesystem"
     FORCED = "forced"  # memory taken without the health check: may not resume
+
+
+class Boot(Enum):
+    """How a sandbox first started: from a template, or from a snapshot's memory or disk."""
+
+    TEMPLATE = "template"
+    MEMORY = "memory"  # a memory snapshot, or a fork's checkpoint: processes continue
+    COLD = "cold"  # a filesystem-only snapshot: booted from its disk
 
 
 @dataclass
@@ -65,20 +85,31 @@ class PauseOp:
     error: ApiError | None = None
 
 
+@dataclass(frozen=True)
+class Origin:
+    """What a sandbox was started from: the template it reports, its sizes, how it booted."""
+
+    template_id: str
+    alias: str | None
+    cpu_count: int
+    memory_mb: int
+    disk_size_mb: int
+    boot: Boot
+    env_vars: Mapping[str, str] = field(default_factory=dict)  # a snapshot's, under the request's
+
+
 @dataclass
 class SandboxRecord:
     sandbox_id: str
-    template_id: str
-    seq: int  # creation order: lists are newest first and pages cut on it
+    origin: Origin
+    seq: int  # creation order: ties in start time are broken on it
     started_at: datetime
     end_at: datetime
-    metadata: dict[str, str]
-    env_vars: dict[str, str]
-    auto_pause: bool
-    allow_internet_access: bool
+    timeout: int  # the seconds it was started with; a refresh without a duration renews them
+    config: SandboxConfig
     envd_access_token: str
-    cpu_count: int = DEFAULT_CPU_COUNT
-    memory_mb: int = DEFAULT_MEMORY_MB
+    traffic_access_token: str | None = None  # only for sandboxes whose URLs need one
+    forked_from: str | None = None
     state: SandboxState = SandboxState.running
     snapshot: Snapshot | None = None
     pausing: PauseOp | None = None
@@ -91,12 +122,60 @@ class SandboxRecord:
     forced_pauses: int = 0
     resumes: int = 0
     reboots: int = 0
+    forks: int = 0
+
+    @property
+    def template_id(self) -> str:
+        return self.origin.template_id
+
+    @property
+    def alias(self) -> str | None:
+        return self.origin.alias
+
+    @property
+    def template_names(self) -> frozenset[str]:
+        return frozenset(n for n in (self.origin.template_id, self.origin.alias) if n is not None)
+
+    @property
+    def cpu_count(self) -> int:
+        return self.origin.cpu_count
+
+    @property
+    def memory_mb(self) -> int:
+        return self.origin.memory_mb
+
+    @property
+    def disk_size_mb(self) -> int:
+        return self.origin.disk_size_mb
+
+    @property
+    def metadata(self) -> Mapping[str, str]:
+        return self.config.metadata
 
 
 @dataclass(frozen=True)
-class Page:
+class SandboxPage:
     items: list[SandboxRecord]
     next_token: str | None
+    total_running: int | None  # set when running sandboxes were asked for
+
+
+@dataclass(frozen=True)
+class TemplateInfo:
+    """A template as `GET /templates` lists it: a built-in one or a snapshot."""
+
+    template_id: str
+    build_id: str
+    public: bool
+    aliases: list[str]
+    names: list[str]
+    cpu_count: int
+    memory_mb: int
+    disk_size_mb: int
+    created_at: datetime
+    updated_at: datetime
+    build_count: int
+    spawns: tuple[int, datetime] | None  # sandboxes started from it, and when the last one was
 
 
 def _utcnow() -> datetime:
@@ -110,6 +189,9 @@ class SandboxStore:
         self._lock = asyncio.Lock()
         self._sandboxes: dict[str, SandboxRecord] = {}
         self._seq = 0
+        self._snapshots = SnapshotCatalog()
+        self._idempotency: IdempotencyKeys[SandboxRecord] = IdempotencyKeys()
+        self._spawns: dict[str, tuple[int, datetime]] = {}  # template id -> (sandboxes started, last)
         # Strong references: the event loop keeps only weak ones to tasks.
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -122,6 +204,13 @@ class SandboxStore:
             raise not_found(sandbox_id)
         return record
 
+    def _running(self, sandbox_id: str, doing: str) -> SandboxRecord:
+        """The sandbox, if it is running and no pause is under way; else 409."""
+        record = self._get(sandbox_id)
+        if record.state is not SandboxState.running or record.pausing is not None:
+            raise not_running(sandbox_id, doing)
+        return record
+
     def _expire(self) -> None:
         """Apply deadlines lazily: no timer task to leak or to race with."""
         now = self._clock()
@@ -130,64 +219,106 @@ class SandboxStore:
                 continue
             if record.end_at > now:
                 continue
-            if record.auto_pause:
+            lifecycle = record.config.lifecycle
+            if lifecycle.pause_on_timeout:
                 record.state = SandboxState.paused
-                record.snapshot = Snapshot.MEMORY
+                record.snapshot = Snapshot.MEMORY if lifecycle.pause_memory else Snapshot.FILESYSTEM
                 record.pauses += 1
             else:
                 del self._sandboxes[record.sandbox_id]
 
+    def _origin(self, template: str) -> Origin:
+        """Where a sandbox named `template` starts from: a built-in template, else a snapshot's latest build."""
+        builtin = builtin_template(template)
+        if builtin is not None:
+            return Origin(
+                builtin.template_id,
+                builtin.alias,
+                builtin.cpu_count,
+                builtin.memory_mb,
+                builtin.disk_size_mb,
+                Boot.TEMPLATE,
+            )
+        snapshot = self._snapshots.find(template)
+        if snapshot is None:
+            raise template_not_found(template)
+        build = snapshot.latest
+        return Origin(
+            snapshot.template_id,
+            snapshot.name,
+            build.cpu_count,
+            build.memory_mb,
+            build.disk_size_mb,
+            Boot.MEMORY if build.memory else Boot.COLD,
+            build.env_vars,
+        )
+
+    def _template_id(self, name: str) -> str | None:
+        builtin = builtin_template(name)
+        if builtin is not None:
+            return builtin.template_id
+        snapshot = self._snapshots.find(name)
+        return snapshot.template_id if snapshot is not None else None
+
+    def _start(
+        self, origin: Origin, config: SandboxConfig, timeout: int, forked_from: str | None = None
+    ) -> SandboxRecord:
+        now = self._clock()
+        self._seq += 1
+        network = config.network
+        record = SandboxRecord(
+            sandbox_id="i" + secrets.token_hex(10),
+            origin=origin,
+            seq=self._seq,
+            started_at=now,
+            end_at=now + timedelta(seconds=timeout),
+            timeout=timeout,
+            config=config,
+            envd_access_token=secrets.token_urlsafe(16),
+            # The cloud hands out a traffic token only where the sandbox's URLs are not public.
+            traffic_access_token=(
+                secrets.token_urlsafe(16) if network is not None and network.allow_public_traffic is False else None
+            ),
+            forked_from=forked_from,
+        )
+        self._sandboxes[record.sandbox_id] = record
+        spawned, _ = self._spawns.get(origin.template_id, (0, now))
+        self._spawns[origin.template_id] = (spawned + 1, now)
+        return record
+
     # --- lifecycle -----------------------------------------------------------
 
-    async def create(self, request: NewSandbox) -> SandboxRecord:
+    async def create(
+        self, request: CreateRequest, *, team: str = "", idempotency_key: str | None = None
+    ) -> SandboxRecord:
+        """Start a sandbox; with an idempotency key seen before, the sandbox that key started."""
         async with self._lock:
             self._expire()
-            now = self._clock()
-            self._seq += 1
-            record = SandboxRecord(
-                sandbox_id="i" + secrets.token_hex(10),
-                template_id=request.templateID,
-                seq=self._seq,
-                started_at=now,
-                end_at=now + timedelta(seconds=request.timeout or 0),
-                metadata=dict(request.metadata.root) if request.metadata else {},
-                env_vars=dict(request.envVars.root) if request.envVars else {},
-                auto_pause=bool(request.autoPause),
-                # Spelled allowInternetAccess or allow_internet_access, depending on the spec's shape.
-                allow_internet_access=getattr(
-                    request, "allowInternetAccess", getattr(request, "allow_internet_access", None)
-                )
-                is not False,
-                envd_access_token=secrets.token_urlsafe(16),
-            )
-            self._sandboxes[record.sandbox_id] = record
+            if idempotency_key is not None:
+                earlier = self._idempotency.replay(team, idempotency_key, request.fingerprint)
+                if earlier is not None:
+                    return earlier
+            origin = self._origin(request.template)
+            # A snapshot's environment, under what the request sets.
+            config = replace(request.config, env_vars={**origin.env_vars, **request.config.env_vars})
+            record = self._start(origin, config, request.timeout)
+            if idempotency_key is not None:
+                self._idempotency.remember(team, idempotency_key, request.fingerprint, record)
             return record
 
     async def get(self, sandbox_id: str) -> SandboxRecord:
         async with self._lock:
             return self._get(sandbox_id)
 
-    async def page(
-        self,
-        states: Iterable[SandboxState],
-        metadata: Mapping[str, str],
-        next_token: str | None,
-        limit: int,
-    ) -> Page:
-        before = _decode_token(next_token) if next_token is not None else None
-        wanted = set(states)
+    async def page(self, query: listing.ListQuery) -> SandboxPage:
         async with self._lock:
             self._expire()
-            matching = [
-                r
-                for r in sorted(self._sandboxes.values(), key=lambda r: r.seq, reverse=True)
-                if r.state in wanted
-                and (before is None or r.seq < before)
-                and all(r.metadata.get(k) == v for k, v in metadata.items())
-            ]
-        page = matching[:limit]
-        more = len(matching) > limit
-        return Page(page, _encode_token(page[-1].seq) if more else None)
+            matching = listing.select(self._sandboxes.values(), query, self._template_id)
+            page = paging.cut(
+                matching, listing.sort_key, query.next_token, query.limit, descending=query.descending, width=2
+            )
+        running = sum(r.state is SandboxState.running for r in matching) if query.asks_for_running else None
+        return SandboxPage(page.items, page.next_token, running)
 
     async def kill(self, sandbox_id: str) -> None:
         async with self._lock:
@@ -199,8 +330,18 @@ class SandboxStore:
             record = self._get(sandbox_id)
             record.end_at = self._clock() + timedelta(seconds=seconds)
 
-    async def connect(self, sandbox_id: str, seconds: int, mode: str | None) -> tuple[SandboxRecord, bool]:
-        """Return the sandbox and whether it was resumed (201) or already running (200)."""
+    async def refresh(self, sandbox_id: str, seconds: int | None) -> None:
+        """Keep a running sandbox alive `seconds` more (default: its own timeout); never shortens."""
+        async with self._lock:
+            record = self._running(sandbox_id, "a refresh")
+            deadline = self._clock() + timedelta(seconds=record.timeout if seconds is None else seconds)
+            record.end_at = max(record.end_at, deadline)
+
+    async def connect(self, sandbox_id: str, seconds: int, *, memory: bool = True) -> tuple[SandboxRecord, bool]:
+        """Return the sandbox and whether it was resumed (201) or already running (200).
+
+        `memory=False` resumes a paused sandbox by a cold boot from its disk.
+        """
         while True:
             async with self._lock:
                 record = self._get(sandbox_id)
@@ -208,20 +349,45 @@ class SandboxStore:
                 if op is None:
                     resumed = record.state is SandboxState.paused
                     if resumed:
-                        self._resume(record, mode)
+                        self._resume(record, memory=memory)
                     deadline = self._clock() + timedelta(seconds=seconds)
                     record.end_at = max(record.end_at, deadline)  # only ever extended
                     return record, resumed
             # A pause is in flight: the real API resumes after it, so wait for it.
             await op.done.wait()
 
-    def _resume(self, record: SandboxRecord, mode: str | None) -> None:
+    def _resume(self, record: SandboxRecord, *, memory: bool) -> None:
         record.state = SandboxState.running
         record.resumes += 1
         # Only a clean memory snapshot can continue processes; everything else cold-boots.
-        if mode == "reboot" or record.snapshot is not Snapshot.MEMORY:
+        if not memory or record.snapshot is not Snapshot.MEMORY:
             record.reboots += 1
         record.snapshot = None
+
+    async def fork(self, sandbox_id: str, *, timeout: int, count: int) -> list[SandboxRecord]:
+        """Start `count` sandboxes from a checkpoint of a running one, which keeps its id and deadline."""
+        async with self._lock:
+            source = self._running(sandbox_id, "a fork")
+            origin = replace(source.origin, boot=Boot.MEMORY)
+            forks = [self._start(origin, source.config, timeout, forked_from=sandbox_id) for _ in range(count)]
+            source.forks += count
+            return forks
+
+    async def update_network(self, sandbox_id: str, egress: NetworkConfig) -> None:
+        """Replace a running sandbox's egress settings; its public-traffic settings stay."""
+        async with self._lock:
+            record = self._running(sandbox_id, "a network update")
+            current = record.config.network or NetworkConfig()
+            record.config = replace(record.config, network=current.with_egress(egress))
+
+    async def metrics(self, sandbox_id: str, *, start: int | None, end: int | None) -> list[metrics.Sample]:
+        async with self._lock:
+            record = self._get(sandbox_id)
+            now = self._clock()
+        resources = metrics.Resources(
+            record.sandbox_id, record.started_at, record.cpu_count, record.memory_mb, record.disk_size_mb
+        )
+        return metrics.samples(resources, now=now, start=start, end=end)
 
     async def pause(self, sandbox_id: str, *, memory: bool, force: bool) -> bool:
         """Pause the sandbox; returns whether the snapshot was forced."""
@@ -272,6 +438,86 @@ class SandboxStore:
                     op.error = not_found(record.sandbox_id)
                 op.done.set()
 
+    # --- snapshots and templates ---------------------------------------------
+
+    async def take_snapshot(self, sandbox_id: str, *, name: str | None, memory: bool) -> SnapshotRecord:
+        """A persistent snapshot of the sandbox, running or paused, as it is now."""
+        async with self._lock:
+            record = self._get(sandbox_id)
+            return self._snapshots.take(
+                name,
+                sandbox_id=sandbox_id,
+                memory=memory,
+                now=self._clock(),
+                sizes=(record.cpu_count, record.memory_mb, record.disk_size_mb),
+                env_vars=dict(record.config.env_vars),
+            )
+
+    async def snapshots_page(
+        self, *, sandbox_id: str | None, name: str | None, next_token: str | None, limit: int
+    ) -> paging.Page[SnapshotRecord]:
+        reference = parse_reference(name) if name is not None else None
+        async with self._lock:
+            matching = [
+                s
+                for s in self._snapshots.newest_first()
+                if (sandbox_id is None or s.taken_of(sandbox_id)) and (reference is None or s.matches(reference))
+            ]
+        return paging.cut(matching, lambda s: (s.seq,), next_token, limit, descending=True, width=1)
+
+    async def templates(self) -> list[TemplateInfo]:
+        """The built-in templates, then the snapshots, newest first."""
+        async with self._lock:
+            builtins = [
+                TemplateInfo(
+                    t.template_id,
+                    t.build_id,
+                    public=True,
+                    aliases=[t.alias],
+                    names=[t.alias],
+                    cpu_count=t.cpu_count,
+                    memory_mb=t.memory_mb,
+                    disk_size_mb=t.disk_size_mb,
+                    created_at=BUILT_AT,
+                    updated_at=BUILT_AT,
+                    build_count=1,
+                    spawns=self._spawns.get(t.template_id),
+                )
+                for t in BUILTIN_TEMPLATES
+            ]
+            snapshots = [
+                TemplateInfo(
+                    s.template_id,
+                    s.latest.build_id,
+                    public=False,
+                    aliases=[s.name] if s.name else [],
+                    names=s.names,
+                    cpu_count=s.latest.cpu_count,
+                    memory_mb=s.latest.memory_mb,
+                    disk_size_mb=s.latest.disk_size_mb,
+                    created_at=s.created_at,
+                    updated_at=s.latest.taken_at,
+                    build_count=len(s.builds),
+                    spawns=self._spawns.get(s.template_id),
+                )
+                for s in self._snapshots.newest_first()
+            ]
+        return builtins + snapshots
+
+    async def delete_template(self, template: str) -> None:
+        """Delete a snapshot; the built-in templates are the server's, not the team's, and stay."""
+        async with self._lock:
+            if builtin_template(template) is not None:
+                raise ApiError(
+                    404,
+                    f"template {template!r} is one of this server's built-in templates; only snapshots can be deleted",
+                    TEMPLATE_NOT_FOUND,
+                )
+            snapshot = self._snapshots.find(template)
+            if snapshot is None:
+                raise template_not_found(template)
+            self._snapshots.remove(snapshot)
+
     # --- control surface -----------------------------------------------------
 
     async def all_records(self) -> list[SandboxRecord]:
@@ -279,9 +525,16 @@ class SandboxStore:
             self._expire()
             return sorted(self._sandboxes.values(), key=lambda r: r.seq)
 
+    async def all_snapshots(self) -> list[SnapshotRecord]:
+        async with self._lock:
+            return self._snapshots.newest_first()
+
     async def reset(self) -> None:
         async with self._lock:
             self._sandboxes.clear()
+            self._snapshots.clear()
+            self._idempotency.clear()
+            self._spawns.clear()
             self.settings = NodeSettings()
 
     async def close(self) -> None:
@@ -292,18 +545,3 @@ class SandboxStore:
 
 def _refused(reason: str) -> ApiError:
     return ApiError(503, f"pause refused, the sandbox keeps running: {reason}", SANDBOX_PAUSE_REFUSED)
-
-
-# Page tokens are opaque to clients; inside they are the last item's sequence number.
-_TOKEN_PREFIX = "p"
-
-
-def _encode_token(seq: int) -> str:
-    return f"{_TOKEN_PREFIX}{seq}"
-
-
-def _decode_token(token: str) -> int:
-    digits = token.removeprefix(_TOKEN_PREFIX)
-    if token[:1] != _TOKEN_PREFIX or not digits.isdigit() or not digits.isascii():
-        raise bad_request(f"nextToken: not a token from X-Next-Token: {token!r}")
-    return int(digits)
