@@ -15,42 +15,19 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from e2b_cli.errors import ExitStatus
 
-DEV_KEY = "e2b_local_dev_key"
-BIN = Path(sys.executable).parent
+from tests.cli.local_api_process import DEV_KEY, E2B, NEEDS_SCRIPTS, serving
 
-
-def _script(name: str) -> str | None:
-    candidate = BIN / name
-    return str(candidate) if candidate.exists() else shutil.which(name)
-
-
-SERVER = _script("e2b-local-api")
-E2B = _script("e2b")
-pytestmark = [
-    pytest.mark.skipif(SERVER is None, reason="the e2b-local-api console script is not installed"),
-    pytest.mark.skipif(E2B is None, reason="the e2b console script is not installed (pip install -e packages/cli)"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+pytestmark = NEEDS_SCRIPTS
 
 
 @dataclass
@@ -91,36 +68,8 @@ class LocalApi:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalApi]:
-    assert SERVER is not None
-    port = _free_port()
-    proc = subprocess.Popen(
-        [SERVER, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    client = httpx.Client(base_url=url, timeout=10, headers={"Content-Type": "application/json"})
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if client.get("/_local/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.skip(f"the local API server did not start: {proc.stderr.read() if proc.stderr else ''}")
-            time.sleep(0.1)
-        yield LocalApi(url, client)
-    finally:
-        client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serving() as (url, control):
+        yield LocalApi(url, control)
 
 
 @pytest.fixture

@@ -128,3 +128,16 @@ def test_the_pool_lets_a_connection_go_before_common_servers_close_it() -> None:
     # uvicorn's default idle close, as Node.js's and Apache's; with a second
     # for the server's close to reach the client.
     assert _factory.POOL_IDLE_TIMEOUT <= uvicorn.Config("unloaded:app").timeout_keep_alive - 1
+
+
+def test_an_async_transport_lets_pyqwest_threads_finish_before_the_interpreter_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registered: list[object] = []
+    monkeypatch.setattr(_factory.atexit, "register", registered.append)
+    monkeypatch.setattr(_factory, "_exit_grace_registered", False)
+    default_transport().close()  # the sync transport reports on the calling thread: nothing to wait for
+    assert registered == []
+    for _ in range(2):
+        asyncio.run(default_async_transport().aclose())
+    assert registered == [_factory._let_pyqwest_threads_finish]  # once per process
