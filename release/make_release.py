@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import signal
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from release.packages import load_packages
 from release.plan import Plan, make_plan
 from release.stage import stage_release
 from release.tree import write_all
-from release.wheels import build_all, smoke_test
+from release.wheels import BUILD_LOCK, build_all, smoke_test
 
 Say = Callable[[str], None]
 
@@ -41,13 +42,20 @@ def load_plan(root: Path, names: Sequence[str]) -> Plan:
     return make_plan(packages, fragments, list(names))
 
 
-def check_generated_files(root: Path, say: Say) -> None:
-    """The generated-files check, in process; its report is shown only when it fails."""
+def check_generated_files(root: Path, say: Say, *, base: str | None = None) -> None:
+    """The generated-files check, in process; its report is shown only when it fails.
+
+    `base`: the revision it trusts (`--base`); default: the merge base with the default branch.
+    """
+    from codegen.cli import Terminated
     from codegen.cli import main as codegen_main
 
     out = io.StringIO()
+    trusted = ["--base", base] if base is not None else []
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = codegen_main(["--root", str(root), "check", "--no-cache"])  # a release trusts no local cache
+        code = codegen_main(["--root", str(root), "check", *trusted, "--no-cache"])  # a release trusts no local cache
+    if code - 128 in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or SIGTERM stopped the check: an interrupt, not drift
+        raise Terminated() if code - 128 == signal.SIGTERM else KeyboardInterrupt()
     if code == EXIT_CANNOT_RUN:  # e.g. a committed codegen journal: the check says what to do
         raise ReleaseError(
             Problem(
@@ -88,7 +96,7 @@ def run_release(root: Path, names: Sequence[str], *, dry_run: bool, date: str, s
         scratch = Path(tmp)
         staged = stage_release(root, plan, scratch / "tree", date)
         staged_packages = load_packages(staged.root)
-        built = build_all(staged.root, staged_packages, scratch / "dist", say)
+        built = build_all(staged.root, staged_packages, scratch / "dist", say, build_lock=root / BUILD_LOCK)
         smoke_test(root, built, [p.name for p in staged_packages], scratch, say)
         write_all(root, staged.files, staged.remove)
     show(f"release: wrote {len(staged.files)} file(s), removed {len(staged.remove)} fragment(s):")

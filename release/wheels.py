@@ -4,6 +4,13 @@ Every package is built (not only the released ones), because a wheel is
 smoke-tested beside the wheels of the in-repo packages it requires: its
 `e2b>=3.0.0,<4` must be met by the e2b about to be released, not by PyPI's.
 Third-party dependencies come pinned by `requirements/dev.txt` (a constraint).
+
+The builds are hermetic: `uv build` resolves each package's build backend
+(`hatchling>=1.25` in its `[build-system]`) only within `requirements/build.txt`,
+hashed, with `--require-hashes`, so a backend or a dependency of it that the lock
+does not pin by hash, or whose file does not match, stops the build.  A pure-Python
+wheel (`py3-none-any`) may hold no compiled code: an extension module in it would
+run instead of the reviewed source, and check-wheel-contents does not look.
 """
 
 from __future__ import annotations
@@ -11,9 +18,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES
+from pathlib import Path, PurePosixPath
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
@@ -24,6 +34,12 @@ from release.versions import Version
 
 Say = Callable[[str], None]
 CONSTRAINTS = "requirements/dev.txt"
+BUILD_LOCK = "requirements/build.txt"  # the build backend and its dependencies, hashed
+# What .ci/no-compiled-code refuses in the tree, refused in a pure wheel: this interpreter's
+# extension and bytecode suffixes, and every platform's (.so, .pyd, .dylib, .pyo), in any case.
+COMPILED_SUFFIXES = tuple(
+    sorted({s.lower() for s in (*EXTENSION_SUFFIXES, *BYTECODE_SUFFIXES)} | {".so", ".pyd", ".dylib", ".pyc", ".pyo"})
+)
 
 
 @dataclass(frozen=True)
@@ -61,30 +77,64 @@ def _run(argv: Sequence[str], *, what: str, cwd: Path | None = None, env: dict[s
     return done.stdout + done.stderr
 
 
-def build_all(source_root: Path, packages: list[Package], out: Path, say: Say) -> dict[str, Built]:
-    """sdist and wheel of every package, checked by twine and check-wheel-contents."""
+def build_command(dest: Path, build_lock: Path) -> list[str]:
+    """`uv build` of one package: its backend only as the hashed lock pins it, on this interpreter."""
+    return [
+        sys.executable, "-m", "uv", "build", "--quiet", "--sdist", "--wheel", "--out-dir", str(dest),
+        "--python", sys.executable, "--build-constraints", str(build_lock), "--require-hashes",
+    ]  # fmt: skip
+
+
+def _compiled(names: list[str]) -> list[str]:
+    return [n for n in names if n.lower().endswith(COMPILED_SUFFIXES) or "__pycache__" in PurePosixPath(n).parts]
+
+
+def compiled_files(wheel: Path, sdist: Path | None = None) -> list[str]:
+    """The compiled code in a pure-Python (`*-none-any`) wheel and its sdist; a platform wheel may hold extensions."""
+    _, _, _, tags = parse_wheel_filename(wheel.name)
+    if not all(tag.abi == "none" and tag.platform == "any" for tag in tags):
+        return []
+    with zipfile.ZipFile(wheel) as archive:
+        found = _compiled(archive.namelist())
+    if sdist is not None:  # published beside the wheel: a wheel built from it would ship the same file
+        with tarfile.open(sdist) as archive:
+            found += _compiled(archive.getnames())
+    return found
+
+
+def build_all(source_root: Path, packages: list[Package], out: Path, say: Say, *, build_lock: Path) -> dict[str, Built]:
+    """sdist and wheel of every package (backend: `build_lock`); twine, check-wheel-contents, no compiled code."""
     built: dict[str, Built] = {}
+    if not build_lock.is_file():
+        raise ReleaseError(Problem(f"{build_lock} is missing: the build backend would come unpinned from the index"))
     for package in packages:
         dest = out / package.name
         say(f"build {package.name} {package.version}")
-        _run(
-            [sys.executable, "-m", "uv", "build", "--quiet", "--sdist", "--wheel", "--out-dir", str(dest)],
-            what=f"building {package.name}",
-            cwd=source_root / package.path,
-        )
+        _run(build_command(dest, build_lock), what=f"building {package.name}", cwd=source_root / package.path)
         wheels, sdists = sorted(dest.glob("*.whl")), sorted(dest.glob("*.tar.gz"))
         if len(wheels) != 1 or len(sdists) != 1:
             raise ReleaseError(Problem(f"expected one wheel and one sdist for {package.name}, found {wheels + sdists}"))
         name, version, _, _ = parse_wheel_filename(wheels[0].name)
         if canonicalize_name(name) != package.name or str(version) != str(package.version):
             raise ReleaseError(Problem(f"{wheels[0].name} is not {package.name} {package.version}"))
+        compiled = compiled_files(wheels[0], sdists[0])
+        if compiled:
+            raise ReleaseError(
+                Problem(
+                    f"{wheels[0].name} is pure Python, but it or its sdist holds compiled code, which would run "
+                    f"instead of the reviewed source: {' '.join(compiled)}",
+                    remedy="`git rm --cached` it (`bash .ci/no-compiled-code` names it); nothing was written",
+                )
+            )
         built[package.name] = Built(package, wheels[0], sdists[0])
     files = [str(p) for b in built.values() for p in (b.wheel, b.sdist)]
     say("twine check --strict")
     _run([sys.executable, "-m", "twine", "check", "--strict", *files], what="twine check")
     say("check-wheel-contents")
     _run(
-        [sys.executable, "-m", "check_wheel_contents", *(str(b.wheel) for b in built.values())],
+        # W002 (duplicate files): the generated client's package markers (`e2b/api/client/api/<tag>/__init__.py`)
+        # are byte-identical by design, one per SDK tag.
+        [sys.executable, "-m", "check_wheel_contents", "--ignore", "W002", *(str(b.wheel) for b in built.values())],
         what="check-wheel-contents",
     )
     return built

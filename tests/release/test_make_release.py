@@ -202,7 +202,7 @@ def test_a_release_killed_during_its_write_leaves_the_tree_fully_old_or_fully_ne
     if pid == 0:  # pragma: no cover - the child never returns
         try:
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(make_release, "build_all", lambda *args: {})
+                mp.setattr(make_release, "build_all", lambda *args, **kwargs: {})
                 mp.setattr(make_release, "smoke_test", lambda *args: None)
                 real = getattr(transaction, seam)
 
@@ -247,7 +247,7 @@ def test_ctrl_c_during_the_release_write_waits_for_it_and_says_the_tree_is_new(
     The wheels are not built (as above): they come before the write.
     """
     add_fragment(project, LOCAL_API, "+tidy.misc.md", "Internal tidying.\n")
-    monkeypatch.setattr(make_release, "build_all", lambda *args: {})
+    monkeypatch.setattr(make_release, "build_all", lambda *args, **kwargs: {})
     monkeypatch.setattr(make_release, "smoke_test", lambda *args: None)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     real = transaction._write_journal

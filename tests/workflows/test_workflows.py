@@ -1,4 +1,8 @@
-""".github/workflows: zizmor passes; the required check cannot be skipped at the trigger; actions pinned."""
+""".github/workflows, read as YAML: the required check runs the base's checker over the tree as data; hardening.
+
+zizmor passes; the required check cannot be skipped at the trigger; actions are pinned. What the
+required check's script does with real repositories is tests/workflows/test_required_check.py's.
+"""
 
 from __future__ import annotations
 
@@ -38,60 +42,133 @@ def test_zizmor_passes() -> None:
 
 
 def test_the_required_check_runs_on_every_pull_request_and_merge_group() -> None:
+    """pull_request_target, not pull_request: GitHub runs the base branch's copy of the workflow file."""
     on = load(WORKFLOWS / "generated-files.yml")["on"]
-    assert "merge_group" in on and "pull_request" in on
+    assert set(on) == {"pull_request_target", "merge_group", "push"}
     for trigger in on.values():
         assert not (set(trigger or {}) & {"paths", "paths-ignore", "branches-ignore"})
-    assert on["pull_request"] is None  # every pull request, whatever its base branch
+    assert on["pull_request_target"] is None  # every pull request, whatever its base branch
+    assert on["push"] == {"branches": ["main"]}
 
 
-def test_the_required_check_passes_the_base_revision_and_never_answers_from_a_cache() -> None:
-    job = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]
-    checkout = job["steps"][0]
-    assert checkout["with"]["fetch-depth"] == 0
-    assert job["steps"][-1]["run"] == 'python -I -m nox -s generated-files -- --base "$BASE" --no-cache'
+def test_the_one_ignored_zizmor_finding_says_why() -> None:
+    """zizmor flags every pull_request_target; the ignore is on that line alone, under the reason."""
+    lines = (WORKFLOWS / "generated-files.yml").read_text().splitlines()
+    ignores = [n for n, line in enumerate(lines) if "zizmor: ignore" in line]
+    assert [lines[n].strip() for n in ignores] == ["pull_request_target: # zizmor: ignore[dangerous-triggers]"]
+    reason = " ".join(line.strip("# ") for line in lines[ignores[0] - 4 : ignores[0]])
+    assert "never" in reason and "read-only" in reason and "no secret" in reason
+
+
+def required_job() -> dict[str, Any]:
+    job: dict[str, Any] = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]
+    return job
+
+
+def test_the_required_check_has_a_read_only_token_and_no_secret() -> None:
+    workflow = load(WORKFLOWS / "generated-files.yml")
+    assert workflow["permissions"] == {"contents": "read"}
+    assert list(workflow["jobs"]) == ["generated-files"] and "permissions" not in required_job()
+    text = (WORKFLOWS / "generated-files.yml").read_text()
+    assert "secrets." not in text and "github.token" not in text and "GITHUB_TOKEN" not in text
+
+
+def test_the_required_check_checks_out_the_base_to_run_and_the_pull_request_as_data() -> None:
+    steps = required_job()["steps"]
+    checkouts = [step for step in steps if "actions/checkout@" in step.get("uses", "")]
+    assert [step["with"] for step in checkouts] == [
+        {"ref": "${{ steps.revisions.outputs.base }}", "path": "base", "persist-credentials": False},
+        {
+            "ref": "${{ steps.revisions.outputs.head }}",
+            "path": "tree",
+            "fetch-depth": 0,  # the base revision and the merge base, for --base
+            "persist-credentials": False,
+        },
+    ]
+    # No local action (`uses: ./...`) and nothing but GitHub's own checkout and setup-python.
+    assert {step["uses"].split("@")[0] for step in steps if "uses" in step} == {
+        "actions/checkout",
+        "actions/setup-python",
+    }
+
+
+def run_scripts(job: dict[str, Any]) -> list[str]:
+    """Each `run` of the job, its comment lines dropped."""
+    return [
+        "\n".join(line for line in step["run"].splitlines() if not line.lstrip().startswith("#"))
+        for step in job["steps"]
+        if "run" in step
+    ]
+
+
+def test_nothing_from_the_pull_request_s_tree_is_executed() -> None:
+    """No nox, noxfile or .ci/run; every script run is the base's; tree/ is only an argument."""
+    job = required_job()
+    assert not any("working-directory" in step for step in job["steps"])
+    scripts = run_scripts(job)
+    for script in scripts:
+        for banned in ("nox", ".ci/run", "pip install -e", "tree/", "./tree", "cd "):
+            assert banned not in script, (banned, script)
+    assert [s for s in scripts if "tree" in s] == [
+        'CHECKER_PYTHON="$RUNNER_TEMP/checker/bin/python" bash base/.ci/required-check tree "$BASE"'
+    ]
+    (install,) = [s for s in scripts if "pip install" in s]
+    assert install.splitlines() == [
+        'python -I -m venv "$RUNNER_TEMP/checker"',
+        '"$RUNNER_TEMP/checker/bin/python" -I -m pip install --quiet --require-hashes --no-deps '
+        "-r base/requirements/codegen.txt",
+    ]
+
+
+def test_the_required_check_runs_the_base_s_checker_with_the_tree_as_root_and_no_cache() -> None:
+    """.ci/required-check: the base's codegen/ (cwd: the base's checkout) over --root TREE."""
+    lines = (ROOT / ".ci" / "required-check").read_text().splitlines()
+    (call,) = [line for line in lines if "-m codegen" in line]
+    assert call == (
+        '(cd "$checker" && "$python" -E -s -m codegen --root "$tree" check --base "$base" --no-cache) || status=$?'
+    )
+    assert 'checker="$(dirname "$here")"' in lines
 
 
 def test_the_required_check_always_runs() -> None:
     """No step decides to skip it: a skip rule is one more input a pull request could steer."""
-    steps = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]["steps"]
+    steps = required_job()["steps"]
     assert [step for step in steps if "if" in step] == []
     assert "git diff" not in (WORKFLOWS / "generated-files.yml").read_text()
 
 
-def base_step_script(workflow: dict[str, Any]) -> str:
+def revisions_step_script(workflow: dict[str, Any]) -> str:
     steps = workflow["jobs"]["generated-files"]["steps"]
-    (step,) = [step for step in steps if step.get("id") == "base"]
+    (step,) = [step for step in steps if step.get("id") == "revisions"]
     script: str = step["run"]
     return script
 
 
 @pytest.mark.parametrize(
-    ("pr_base", "queue_base", "expected"),
-    [("a" * 40, "", "a" * 40), ("", "b" * 40, "b" * 40), ("", "", "HEAD")],
-    ids=["pull_request", "merge_group", "push"],
+    ("event", "expected"),
+    [
+        ({"PR_BASE": "a" * 40, "PR_HEAD": "b" * 40}, ("a" * 40, "b" * 40)),
+        ({"QUEUE_BASE": "c" * 40, "QUEUE_HEAD": "d" * 40}, ("c" * 40, "d" * 40)),
+        ({}, ("e" * 40, "e" * 40)),
+    ],
+    ids=["pull_request_target", "merge_group", "push"],
 )
-def test_the_base_step_names_the_pull_requests_base_or_main_itself(
-    tmp_path: Path, pr_base: str, queue_base: str, expected: str
+def test_the_revisions_step_names_the_base_and_the_tree(
+    tmp_path: Path, event: dict[str, str], expected: tuple[str, str]
 ) -> None:
-    """The step's own script, run by bash in a real repository, for each event."""
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
-    author = ["-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(["git", *author, "commit", "-q", "--allow-empty", "-m", "x"], cwd=tmp_path, env=env, check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    """The step's own script, run by bash, for each event (a push to main: main checks itself)."""
     output = tmp_path / "output"
+    env = {"PR_BASE": "", "PR_HEAD": "", "QUEUE_BASE": "", "QUEUE_HEAD": "", **event}
     done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", base_step_script(load(WORKFLOWS / "generated-files.yml"))],
+        ["bash", "-euo", "pipefail", "-c", revisions_step_script(load(WORKFLOWS / "generated-files.yml"))],
         cwd=tmp_path,
-        env={**env, "PR_BASE": pr_base, "QUEUE_BASE": queue_base, "GITHUB_OUTPUT": str(output)},
+        env={"PATH": "/usr/bin:/bin", **env, "SHA": "e" * 40, "GITHUB_OUTPUT": str(output)},
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    want = head.stdout.strip() if expected == "HEAD" else expected
-    assert output.read_text() == f"sha={want}\n"
+    assert output.read_text() == f"base={expected[0]}\nhead={expected[1]}\n"
 
 
 def test_ci_runs_the_required_check_against_a_base_without_the_cache() -> None:
@@ -107,9 +184,11 @@ def test_ci_runs_the_required_check_against_a_base_without_the_cache() -> None:
 
 def test_every_check_in_the_workflows_and_ci_run_names_a_base() -> None:
     """No base, no trust: a check without --base exits 2 in a CI checkout, and --trust-tree is never CI's."""
-    texts = [path.read_text() for path in FILES] + [(ROOT / ".ci" / "run").read_text()]
+    texts = [path.read_text() for path in FILES] + [
+        (ROOT / ".ci" / name).read_text() for name in ("run", "required-check")
+    ]
     lines = [line for text in texts for line in text.splitlines() if not line.lstrip().startswith("#")]
-    runs = [line for line in lines if "generated-files --" in line or "codegen check" in line]
+    runs = [line for line in lines if "generated-files --" in line or re.search(r"-m codegen .*check", line)]
     assert runs and all("--base " in line and "--trust-tree" not in line for line in runs), runs
 
 
@@ -142,61 +221,12 @@ def test_ci_runs_ci_run() -> None:
     assert steps[-1]["run"] == "bash .ci/run"
 
 
-def ci_run_bytecode_guard() -> str:
-    """The guard in .ci/run: from its `bytecode=` line to its `fi`."""
-    text = (ROOT / ".ci" / "run").read_text()
-    start = text.index('bytecode="$(')
-    return text[start : text.index("\nfi\n", start) + 4]
-
-
-def test_the_bytecode_guard_runs_before_any_python_in_ci_run_and_the_required_check() -> None:
-    """Tracked bytecode runs before the check can look (`python -m pip` imports a committed pip.pyc)."""
-    guard = ci_run_bytecode_guard()
-    lines = (ROOT / ".ci" / "run").read_text().splitlines()
-    first_python = next(n for n, line in enumerate(lines) if "python" in line and not line.startswith("#"))
-    assert lines.index(guard.splitlines()[0]) < first_python
-    steps = load(WORKFLOWS / "generated-files.yml")["jobs"]["generated-files"]["steps"]
-    assert "actions/checkout@" in steps[0]["uses"]
-    assert steps[1]["name"] == "No tracked bytecode" and steps[1]["run"] == guard
-    assert not any("python" in str(step.get("run", "")) for step in steps[:2])
-
-
-@pytest.mark.parametrize(
-    "tracked",
-    ["pip.pyc", "packages/x/__pycache__/mod.cpython-311.pyc", "a/b.pyo", "__pycache__/notes.txt", None],
-)
-def test_the_bytecode_guard_fails_in_one_line_when_git_tracks_bytecode(tmp_path: Path, tracked: str | None) -> None:
-    """The guard's own text, run by bash in a real repository, with git from PATH and nothing else."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, env=env)
-    (tmp_path / "module.py").write_text("x = 1\n")
-    (tmp_path / "untracked.pyc").write_bytes(b"\0")  # only what git tracks counts
-    files = ["module.py"]
-    if tracked is not None:
-        (tmp_path / tracked).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / tracked).write_bytes(b"\0")
-        files.append(tracked)
-    subprocess.run(["git", "add", "-f", "--", *files], cwd=tmp_path, env=env, check=True)
-    author = ["-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(["git", *author, "commit", "-q", "-m", "x"], cwd=tmp_path, env=env, check=True)
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", ci_run_bytecode_guard()],
-        cwd=tmp_path, env={**env, "GIT_LITERAL_PATHSPECS": "1"}, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if tracked is None:
-        assert (done.returncode, done.stderr) == (0, "")
-        return
-    assert done.returncode == 1
-    assert done.stderr.splitlines() == [
-        f"error: git tracks Python bytecode, which would run before the check: `git rm --cached` it: {tracked}"
-    ]
-
-
 def test_pip_and_nox_run_isolated_from_the_checkout() -> None:
     """`python -m pip` puts the current folder first on the path: a committed pip.py would be pip (so `-I`)."""
     texts = [
         (ROOT / ".ci" / "run").read_text(),
+        (ROOT / ".ci" / "required-check").read_text(),
         *(p.read_text() for p in (ROOT / ".github" / "workflows").glob("*.yml")),
     ]
-    calls = [m.group(0) for text in texts for m in re.finditer(r"\bpython3? (?:-\w+ )*-m (?:pip|nox)\b", text)]
+    calls = [m.group(0) for text in texts for m in re.finditer(r"\bpython3?\"? (?:-\w+ )*-m (?:pip|nox)\b", text)]
     assert calls and all(" -I " in call for call in calls), calls
