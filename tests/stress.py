@@ -9,10 +9,16 @@ worker per core), but:
 - beside one busy loop per core, so that every worker competes for its core;
   each loop ends by itself after `--load-seconds` or when this process is
   gone, and all are stopped at the end;
-- `--rounds N` times (default 3); the exit status is 1 if any round failed.
+- `--rounds N` times (default 3);
+- then one more round, beside the same busy loops: `generate` run `--sigterm-runs`
+  times (default 100) in a subprocess and sent SIGTERM at a random moment
+  (SIGTERM_ROUND); each run must end by itself, 0 or 143, within a bound, its
+  tree intact and its lock free.  Not with an explicit selection of tests.
 
-`python -m tests.stress [--rounds N] [--load-seconds S] [PYTEST ARGS]`: test
-paths or node ids replace the selection; other arguments (`-x`, `-k EXPR`)
+The exit status is 1 if any round failed.
+
+`python -m tests.stress [--rounds N] [--sigterm-runs N] [--load-seconds S] [PYTEST ARGS]`:
+test paths or node ids replace the selection; other arguments (`-x`, `-k EXPR`)
 reach pytest beside it.
 """
 
@@ -35,7 +41,9 @@ STRESSED = (
     "tests/codegen/commands/test_check.py::test_sigint_during_check_leaves_the_tree_unchanged",
     "tests/codegen/test_pipeline.py::test_sigint_during_generation_leaves_the_tree_unchanged",
     "tests/codegen/test_pipeline.py::test_sigterm_during_generation_leaves_the_tree_unchanged",
+    "tests/codegen/commands/test_generate.py::test_sigterm_while_the_validator_is_stuck_and_the_main_thread_mid_import_exits_143",
     "tests/cli/test_launcher.py",
+    "tests/local_api/test_launcher.py",
     "tests/codegen/test_journal.py::test_sigterm_right_after_the_write_says_the_tree_holds_the_new_files",
     # timing: read timeouts, deadlines, backoff, slow clients, concurrent requests on real sockets
     "tests/cli/test_sandbox_local_api.py",
@@ -54,6 +62,10 @@ STRESSED = (
     "tests/python_sdk/transport/test_retryable.py",
 )
 
+# Random SIGTERM during `generate`: the test runs only when E2B_STRESS_SIGTERM_RUNS says how many times.
+SIGTERM_ROUND = "tests/codegen/commands/test_generate.py::test_sigterm_at_a_random_moment_of_generate"
+SIGTERM_RUNS_ENV = "E2B_STRESS_SIGTERM_RUNS"
+
 # One busy loop: it spins until its time is up or its parent (this process) is gone.
 BUSY_LOOP = (
     "import os, sys, time\n"
@@ -65,7 +77,13 @@ BUSY_LOOP = (
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nox -s stress --", description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=3, help="how many times to run the tests (default 3)")
+    p.add_argument("--rounds", type=int, default=3, help="how many times to run the tests (default 3; 0: none)")
+    p.add_argument(
+        "--sigterm-runs",
+        type=int,
+        default=100,
+        help="runs of `generate` sent SIGTERM at a random moment, in a last round (default 100; 0: no such round)",
+    )
     p.add_argument(
         "--load-seconds",
         type=float,
@@ -98,10 +116,10 @@ def sigint_ignored_for_children() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def run_round(pytest_args: Sequence[str]) -> int:
+def run_round(pytest_args: Sequence[str], env: dict[str, str] | None = None) -> int:
     command = [sys.executable, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "-q", *pytest_args]
     with sigint_ignored_for_children():
-        proc = subprocess.Popen(command)
+        proc = subprocess.Popen(command, env=None if env is None else {**os.environ, **env})
     try:
         return proc.wait()
     finally:
@@ -112,29 +130,36 @@ def run_round(pytest_args: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, pytest_args = parser().parse_known_args(argv)
-    if args.rounds < 1:
-        print("stress: --rounds must be at least 1", file=sys.stderr)
+    if args.rounds < 0 or args.sigterm_runs < 0:
+        print("stress: --rounds and --sigterm-runs must be at least 0", file=sys.stderr)
         return 2
-    if not any(arg.startswith("tests") for arg in pytest_args):
+    selected = any(arg.startswith("tests") for arg in pytest_args)
+    options = [arg for arg in pytest_args if not arg.startswith("tests")]
+    if not selected:
         pytest_args = [*STRESSED, *pytest_args]
-    failed: list[int] = []
+    rounds: list[tuple[str, Sequence[str], dict[str, str] | None]] = [
+        (f"round {n}/{args.rounds}", pytest_args, None) for n in range(1, args.rounds + 1)
+    ]
+    if args.sigterm_runs and not selected:
+        runs = {SIGTERM_RUNS_ENV: str(args.sigterm_runs)}
+        rounds.append((f"SIGTERM round, {args.sigterm_runs} runs of generate", [SIGTERM_ROUND, *options], runs))
+    if not rounds:
+        print("stress: no round to run (--rounds 0, and no SIGTERM round)", file=sys.stderr)
+        return 2
+    failed: list[str] = []
     with busy_cores(args.load_seconds) as loops:
-        for n in range(1, args.rounds + 1):
-            print(
-                f"stress: round {n}/{args.rounds}, SIGINT ignored, {len(loops)} busy loop(s)",
-                file=sys.stderr,
-                flush=True,
-            )
+        for name, selection, env in rounds:
+            print(f"stress: {name}, SIGINT ignored, {len(loops)} busy loop(s)", file=sys.stderr, flush=True)
             start = time.monotonic()
-            code = run_round(pytest_args)
+            code = run_round(selection, env)
             took = time.monotonic() - start
-            print(f"stress: round {n}: exit {code} in {took:.0f} s", file=sys.stderr, flush=True)
+            print(f"stress: {name}: exit {code} in {took:.0f} s", file=sys.stderr, flush=True)
             if code != 0:
-                failed.append(n)
+                failed.append(name)
     if failed:
-        print(f"stress: {len(failed)} of {args.rounds} round(s) failed: {failed}", file=sys.stderr)
+        print(f"stress: {len(failed)} of {len(rounds)} round(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1
-    print(f"stress: {args.rounds} round(s) passed", file=sys.stderr)
+    print(f"stress: {len(rounds)} round(s) passed", file=sys.stderr)
     return 0
 
 

@@ -18,6 +18,7 @@ from e2b import (
     SandboxPauseRefusedException,
     ServiceBusyException,
     TimeoutException,
+    UnexpectedResponseException,
 )
 from e2b_cli.errors import (
     MEANINGS,
@@ -222,3 +223,36 @@ def test_snapshot_not_found_has_one_wording() -> None:
     assert error.message == "snapshot 'team/ready:default' not found"
     assert error.hint == "Run `e2b sandbox snapshot list` to see your team's snapshots."
     assert error.to_json() == {"error": {"status": 404, "error_code": None, "message": error.message}}
+
+
+BUSY = ServiceBusyException("busy", status_code=503)
+
+
+@pytest.mark.parametrize(
+    ("error", "retried", "hint"),
+    [
+        (ServiceBusyException("busy", status_code=503), 0, "Try again in a minute."),
+        (BUSY, 1, "The request was retried once already: try again in a minute."),
+        (BUSY, 3, "The request was retried 3 times already: try again in a minute."),
+        (RateLimitException("slow down", status_code=429), 0, "Wait a little, then try again."),
+        (
+            RateLimitException("slow down", status_code=429),
+            2,
+            "The request was retried 2 times already: wait a little, then try again.",
+        ),
+    ],
+)
+def test_a_busy_answer_is_called_retried_only_when_it_was(error: SandboxException, retried: int, hint: str) -> None:
+    converted = to_cli_error(error, api_url=URL, request_timeout=30.0, retried=retried)
+    assert (converted.message, converted.hint) == (error.message, hint)
+
+
+def test_an_answer_that_is_not_the_api_s_is_a_failure_not_an_unexpected_error() -> None:
+    error = UnexpectedResponseException("the answer is not the API's: RecursionError: ...", status_code=200)
+    converted = convert(error)
+    assert (converted.exit_code, converted.message, converted.hint) == (
+        ExitStatus.FAILED,
+        "the answer is not the API's: RecursionError: ...",
+        None,
+    )
+    assert converted.status == 200

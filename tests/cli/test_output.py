@@ -11,6 +11,7 @@ import httpx
 import pytest
 from e2b import SandboxInfo, SandboxMetrics, SandboxState, SnapshotInfo
 from e2b_cli import output
+from rich.cells import cell_len
 
 from tests.cli.conftest import SANDBOX_ID, Invoke, MockApi, error, sandbox_json
 
@@ -168,3 +169,27 @@ def test_metrics_and_snapshots_are_json_ready() -> None:
         "snapshot_id": "snap_1",
         "names": ["team/a:default"],
     }
+
+
+def test_a_listing_cell_is_cut_at_its_width_in_columns() -> None:
+    assert output.cell("x" * output.CELL_WIDTH).plain == "x" * output.CELL_WIDTH
+    assert output.cell("x" * 1000).plain == "x" * (output.CELL_WIDTH - 1) + "…"
+    wide = output.cell("表" * 100).plain  # two columns each
+    assert wide.endswith("…") and cell_len(wide) == output.CELL_WIDTH and len(wide) < output.CELL_WIDTH
+    assert len(output.cell("y" * 1000, output.LIST_CELL_WIDTH).plain) == output.LIST_CELL_WIDTH
+
+
+def test_many_labels_are_cut_as_one_cell_each_label_as_a_value(capsys: pytest.CaptureFixture[str]) -> None:
+    labels = {f"k{n}": "v" * 100 for n in range(100)}
+    output.sandbox_table([dataclasses.replace(_info(), metadata=labels)])
+    row = capsys.readouterr().out.splitlines()[2].rstrip()
+    metadata = row[row.index("k0=") :]
+    assert len(metadata) == output.LIST_CELL_WIDTH and metadata.endswith("…")
+    assert metadata.startswith("k0=" + "v" * 59 + "…, k1=")
+
+
+def test_info_shows_every_value_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    output.sandbox_detail(dataclasses.replace(_info(), metadata={"big": "v" * 100_000}))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["Sandbox", "ID", SANDBOX_ID]
+    assert lines[-1] == "Metadata         big=" + "v" * 100_000

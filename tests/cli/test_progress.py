@@ -44,3 +44,25 @@ def test_the_handler_leaves_with_the_command(api: MockApi, run: Invoke) -> None:
     _busy_twice(api)
     assert run("sandbox", "info", SANDBOX_ID).exit_code == ExitStatus.OK
     assert (logger.handlers, logger.level) == (handlers, level)
+
+
+def test_a_busy_answer_sent_once_is_not_called_retried(api: MockApi, run: Invoke) -> None:
+    # Above the SDK's maximum Retry-After (60 s): the answer is returned after one request.
+    once = httpx.Response(503, json={"code": 503, "message": "node busy"}, headers={"Retry-After": "120"})
+    api.on("GET", INFO, once)
+    result = run("sandbox", "info", SANDBOX_ID)
+    assert len(api.requests) == 1
+    assert result.exit_code == ExitStatus.FAILED
+    assert result.stderr.splitlines() == ["Error: node busy", "Try again in a minute."]
+
+
+def test_a_busy_answer_retried_says_how_often_quiet_or_not(api: MockApi, run: Invoke) -> None:
+    for flags in ([], ["--quiet"]):
+        api.requests.clear()
+        api.on("GET", INFO, error(503, "node busy"))
+        result = run(*flags, "sandbox", "info", SANDBOX_ID)
+        assert len(api.requests) == 4  # the first request and the SDK's 3 retries
+        assert result.stderr.splitlines()[-2:] == [
+            "Error: node busy",
+            "The request was retried 3 times already: try again in a minute.",
+        ]

@@ -752,5 +752,44 @@ def test_a_web_page_instead_of_json_names_status_and_content_type(
     result = run(*args)
     assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
     assert result.stderr == (
-        "Error: the API answered 200 with text/html, not JSON: is the API URL right, or is a proxy answering?\n"
+        "Error: the answer is not the API's: the API answered 200 with text/html, not JSON: "
+        "is the API URL right, or is a proxy answering?\n"
     )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 100_000 + b"]" * 100_000, b'"\xff\xfe"', b"9" * 5000, b'"a string"'],
+    ids=["deep", "not-utf-8", "huge-integer", "wrong-kind"],
+)
+@pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
+def test_a_success_that_is_not_the_api_s_is_a_failure_not_a_crash(
+    api: MockApi, run: Invoke, args: list[str], method: str, path: str, body: bytes
+) -> None:
+    status = {"POST": 201, "GET": 200, "DELETE": 204}[method]
+    if path in (CONNECT, PAUSE):
+        status = 200
+    if status == 204:
+        pytest.skip("a 204's body is never parsed")
+    api.on(method, path, httpx.Response(status, content=body, headers={"content-type": "application/json"}))
+    result = run(*args)
+    assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
+    assert result.stderr.startswith("Error: the answer is not the API's: "), result.stderr
+    assert "unexpected error" not in result.stderr and "report it" not in result.stderr
+
+
+def test_a_huge_metadata_value_is_cut_in_the_table_and_whole_elsewhere(api: MockApi, run: Invoke) -> None:
+    huge = "v" * 100_000
+    listed = [sandbox_json(metadata={"big": huge}), sandbox_json("b", metadata={"team": "qa"})]
+    api.on("GET", LIST, httpx.Response(200, json=listed))
+    api.on("GET", INFO, httpx.Response(200, json=sandbox_json(metadata={"big": huge})))
+    table = run("sandbox", "list")
+    assert table.exit_code == ExitStatus.OK
+    lines = table.stdout.splitlines()
+    assert len(lines) == 4 and max(map(len, lines)) < 300  # not 100,000 columns on every row
+    assert lines[2].rstrip().endswith("big=" + "v" * 59 + "…")  # the value cut at 60 columns
+    assert lines[3].rstrip().endswith("team=qa")
+    whole = json.loads(run("sandbox", "list", "--json").stdout)
+    assert whole[0]["metadata"] == {"big": huge}
+    assert huge in run("sandbox", "info", SANDBOX_ID).stdout
+    assert json.loads(run("sandbox", "info", SANDBOX_ID, "--json").stdout)["metadata"] == {"big": huge}

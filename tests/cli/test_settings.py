@@ -74,6 +74,8 @@ def test_api_params_require_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_request_timeout_is_validated(run: Invoke) -> None:
     assert run("--request-timeout", "-1", "sandbox", "list").exit_code == ExitStatus.USAGE
+    for value in ("inf", "1e308", "31536001"):  # more than a year: a wait no clock below can take
+        assert run("--request-timeout", value, "sandbox", "list").exit_code == ExitStatus.USAGE
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ timeout of 1 s so that a slow client is cut off within the test's few seconds.
 
 from __future__ import annotations
 
+import json
 import select
 import socket
 import time
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from e2b_local_api import DEV_API_KEY, create_app
-from e2b_local_api.http_protocol import MAX_HEADER_BYTES, server_config
+from e2b_local_api.http_protocol import AMBIGUOUS_FRAMING, MAX_HEADER_BYTES, server_config
 
 from .conftest import serving
 from .raw_http import connect, host, read_response, request
@@ -129,3 +130,44 @@ def test_a_ten_thousand_character_id_is_a_404(url: str) -> None:
     assert response.json()["error_code"] == "sandbox_not_found"
     response = httpx.post(f"{url}/sandboxes/{long_id}/pause", headers=headers, timeout=5)
     assert response.status_code == 404
+
+
+def _until_eof(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+        b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
+        b"content-length: 0\r\nTRANSFER-ENCODING: chunked\r\n",
+    ],
+    ids=["length-first", "encoding-first", "any-case"],
+)
+def test_both_content_length_and_transfer_encoding_get_one_400_and_the_connection_closed(
+    url: str, framing: bytes
+) -> None:
+    """Request smuggling: what the chunked framing leaves after the first request must never be answered."""
+    first = b"POST /_local/health HTTP/1.1\r\n" + host(url).encode() + framing + b"\r\n0\r\n\r\n"
+    smuggled = f"GET /_local/health HTTP/1.1\r\n{host(url)}\r\n".encode()
+    with connect(url) as sock:
+        sock.sendall(first + smuggled)
+        sock.shutdown(socket.SHUT_WR)  # all the client sends: the server's lingering close ends at this EOF
+        answer = _until_eof(sock)
+    assert answer.count(b"HTTP/1.1 ") == 1, answer
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and b"connection: close" in head.lower()
+    assert json.loads(body) == {"code": 400, "message": AMBIGUOUS_FRAMING}
+    _others_are_served(url)
+
+
+def test_one_framing_header_alone_is_served_as_before(url: str) -> None:
+    chunked = b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    for framing in (b"Content-Length: 0\r\n\r\n", chunked):
+        with connect(url) as sock:
+            sock.sendall(b"GET /_local/health HTTP/1.1\r\n" + host(url).encode() + framing)
+            assert read_response(sock).status == 200

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from e2b import ConnectionConfig
+from e2b import ConnectionConfig, InvalidArgumentException
+from e2b._config import MAX_REQUEST_TIMEOUT
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
@@ -46,6 +47,14 @@ def test_debug_means_a_local_api(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_zero_timeout_means_no_limit() -> None:
     assert ConnectionConfig(request_timeout=0).request_timeout is None
     assert ConnectionConfig(request_timeout=5).request_timeout == 5
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 1e308, 10**400, MAX_REQUEST_TIMEOUT + 1, -1])
+def test_a_timeout_no_clock_can_wait_is_refused(value: float) -> None:
+    """Waits that long overflow pyqwest's durations and a lock's timeout: refused before any request."""
+    with pytest.raises(InvalidArgumentException, match="request_timeout must be a number of seconds from 0"):
+        ConnectionConfig(request_timeout=value)
+    assert ConnectionConfig(request_timeout=MAX_REQUEST_TIMEOUT).request_timeout == MAX_REQUEST_TIMEOUT
 
 
 def test_merged_overrides_only_what_is_given() -> None:

@@ -17,7 +17,14 @@ from e2b import (
     SandboxPauseRefusedException,
     ServiceBusyException,
 )
-from e2b._exceptions import api_exception_from_code, handle_api_exception, is_json_media_type
+from e2b._exceptions import (
+    MAX_DETAIL,
+    api_exception_from_code,
+    brief,
+    handle_api_exception,
+    is_json_media_type,
+    not_the_api,
+)
 
 
 def body(message: str = "why", **fields: object) -> bytes:
@@ -135,3 +142,26 @@ def test_a_non_json_error_answer_names_its_content_type(content_type: str | None
 )
 def test_is_json_media_type(content_type: str | None, is_json: bool) -> None:
     assert is_json_media_type(content_type) is is_json
+
+
+def test_an_answer_that_is_not_the_api_s_is_one_exception_with_a_bounded_message() -> None:
+    error = not_the_api("x" * 10_000, status_code=200)
+    assert isinstance(error, e2b.UnexpectedResponseException) and isinstance(error, SandboxException)
+    assert str(error).startswith("the answer is not the API's: xxx") and str(error).endswith("...")
+    assert len(str(error)) == len("the answer is not the API's: ") + MAX_DETAIL
+    assert (error.status_code, error.error_code) == (200, None)
+    assert str(not_the_api("short")) == "the answer is not the API's: short"
+
+
+def test_brief_bounds_any_value_from_an_answer() -> None:
+    class Hostile:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert brief(deep) == "[[[[...]]]]"  # repr() itself would overflow the stack
+    assert brief(Hostile()).startswith("<Hostile")  # a repr that fails says nothing more
+    assert len(brief("x" * 1_000_000)) < 200
+    assert len(brief({str(n): n for n in range(1000)})) < 200

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from e2b import InvalidArgumentException, SandboxException, SandboxPauseResult
+from e2b import InvalidArgumentException, SandboxException, SandboxPauseResult, UnexpectedResponseException
 from e2b._config import ConnectionConfig
 from e2b._sandbox_logic import (
     PageCursor,
@@ -15,7 +16,9 @@ from e2b._sandbox_logic import (
     pause_body,
     pause_result,
     snapshot_id,
+    snapshot_info,
     wire,
+    wire_list,
 )
 from e2b.api.client.models import SandboxPauseResult as WirePauseResult
 
@@ -100,8 +103,26 @@ def test_a_snapshot_id_must_be_text() -> None:
 
 
 def test_an_answer_without_a_model_is_an_sdk_exception() -> None:
-    with pytest.raises(SandboxException, match="not the API's"):
+    with pytest.raises(UnexpectedResponseException, match=r"^the answer is not the API's: None is not an answer"):
         wire(None)
+
+
+def test_a_model_whose_to_dict_fails_is_not_the_api_s() -> None:
+    class Broken:
+        def to_dict(self) -> dict[str, object]:
+            raise RecursionError("maximum recursion depth exceeded")
+
+    with pytest.raises(UnexpectedResponseException, match="RecursionError"):
+        wire(Broken())
+    deep = re.escape("not the API's: {'deep': [[[...]]]} is not a list")
+    with pytest.raises(UnexpectedResponseException, match=deep + "$"):
+        wire_list({"deep": [[[[[[1]]]]]]})
+
+
+def test_snapshot_names_that_are_not_strings_are_shown_briefly() -> None:
+    info = snapshot_info({"snapshotID": "s", "names": ["a", 10**5000, [[[["deep"]]]], 10**100]})
+    # str() of the first would raise (over 4,300 digits), of the second recurse for a deep enough one.
+    assert info.names == ["a", "<int>", "[[[[...]]]]", "100000000000000000...0000000000000000000"]
 
 
 def test_cursor_stops_when_the_header_is_absent() -> None:

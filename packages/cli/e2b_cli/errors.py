@@ -194,6 +194,19 @@ def _api_error(error: SandboxException, message: str, hint: str | None = None) -
     return CliError(message, hint, status=error.status_code, error_code=error.error_code)
 
 
+def _busy_hint(retried: int, advice: str) -> str:
+    """What to do about a busy answer; "retried" only when the SDK re-sent a request of this command.
+
+    Not every busy answer is retried: `retries=0`, a `Retry-After` beyond the
+    SDK's maximum, a `Should-Retry: false`, or no time left before the deadline
+    each end the call after one request.
+    """
+    if retried <= 0:
+        return f"{advice[0].upper()}{advice[1:]}."
+    times = "once" if retried == 1 else f"{retried} times"
+    return f"The request was retried {times} already: {advice}."
+
+
 def to_cli_error(
     error: BaseException,
     *,
@@ -201,11 +214,14 @@ def to_cli_error(
     request_timeout: float | None,
     elapsed: float | None = None,
     sandbox_ids: Sequence[str] = (),
+    retried: int = 0,
 ) -> CliError:
     """The `CliError` for whatever a command raised; the single place exit statuses are chosen.
 
     `sandbox_ids` are the ids the command was given, so that "not found" reads
-    the same from every command; `elapsed` is how long the command had run.
+    the same from every command; `elapsed` is how long the command had run;
+    `retried` how many times the SDK re-sent one of its requests (the
+    `e2b.retries` records counted by `e2b_cli.progress`).
     """
     if isinstance(error, CliError):
         return error
@@ -227,9 +243,9 @@ def to_cli_error(
             return not_found(sandbox_ids, error.status_code, error.error_code)
         return _api_error(error, error.message, LIST_HINT)
     if isinstance(error, RateLimitException):
-        return _api_error(error, error.message, "It was retried already: wait a little, then try again.")
+        return _api_error(error, error.message, _busy_hint(retried, "wait a little, then try again"))
     if isinstance(error, ServiceBusyException):
-        return _api_error(error, error.message, "It was retried already: try again in a minute.")
+        return _api_error(error, error.message, _busy_hint(retried, "try again in a minute"))
     if isinstance(error, InvalidArgumentException):
         return _api_error(error, f"the API refused the request as invalid: {error.message}", "Check the arguments.")
     # httpx is what the SDK runs on; when no command loaded it, no error can be one of its.

@@ -16,7 +16,7 @@ import click
 
 from e2b_cli import __version__
 from e2b_cli.errors import CliError, CliUsageError, ClosedPipe, ExitStatus, exit_status_help, to_cli_error
-from e2b_cli.progress import quiet_option
+from e2b_cli.progress import quiet_option, retried
 from e2b_cli.sandbox import sandbox
 from e2b_cli.settings import CliState, connection_options
 
@@ -71,6 +71,7 @@ class E2BGroup(click.Group):
                 request_timeout=request_timeout,
                 elapsed=time.monotonic() - state.started,
                 sandbox_ids=state.sandbox_ids,
+                retried=retried(ctx),
             )
             converted.as_json = state.as_json
             raise converted from error

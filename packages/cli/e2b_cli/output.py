@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 __all__ = [
+    "CELL_WIDTH",
+    "LIST_CELL_WIDTH",
+    "cell",
     "console",
     "info_dict",
     "metrics_dict",
@@ -46,6 +49,12 @@ __all__ = [
 
 # Off a terminal: wide enough that no line of ours is ever wrapped.
 _PIPE_WIDTH = 10_000
+# The widest value in a listing's table, in terminal columns: a longer one (an id, a 100 KB
+# metadata label) is cut and ends in an ellipsis, so that one row cannot pad every row of
+# the table to its width. A cell that lists several values (metadata, a snapshot's names)
+# is cut at LIST_CELL_WIDTH. `info` and `--json` show every value whole.
+CELL_WIDTH = 60
+LIST_CELL_WIDTH = 4 * CELL_WIDTH
 
 
 def color_disabled() -> bool:
@@ -150,7 +159,27 @@ def _state(state: str) -> Text:
     return Text(printable(state), style="green" if state == "running" else "yellow")
 
 
-def _metadata(metadata: Mapping[str, str]) -> str:
+def cell(value: str | Text, width: int = CELL_WIDTH) -> Text:
+    """A table cell of a listing, at most `width` columns: a longer value is cut and ends in "…".
+
+    `value` is already printable (`e2b_cli.printable`); the width counts terminal
+    columns, so a wide character counts two.
+    """
+    from rich.text import Text
+
+    text = value if isinstance(value, Text) else Text(value)
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _clip(value: str) -> str:
+    """One printable value, cut as a listing's cell is."""
+    return cell(value).plain
+
+
+def _metadata(metadata: Mapping[str, str], *, clip: bool = False) -> str:
+    if clip:
+        return ", ".join(f"{_clip(printable(k))}={_clip(printable(v))}" for k, v in metadata.items())
     return ", ".join(f"{printable(k)}={printable(v)}" for k, v in metadata.items())
 
 
@@ -191,7 +220,7 @@ def sandbox_table(sandboxes: Sequence[SandboxInfo]) -> None:
         justify: JustifyMethod = "right" if name in ("CPU", "MEMORY MB") else "left"
         table.add_column(name, justify=justify, no_wrap=name == "SANDBOX ID")
     for s in sandboxes:
-        table.add_row(
+        row: tuple[str | Text, ...] = (
             printable(s.sandbox_id),
             printable(s.template_id),
             printable(s.name or ""),
@@ -200,17 +229,19 @@ def sandbox_table(sandboxes: Sequence[SandboxInfo]) -> None:
             _when(s.end_at),
             str(s.cpu_count),
             str(s.memory_mb),
-            _metadata(s.metadata),
         )
+        table.add_row(*(cell(value) for value in row), cell(_metadata(s.metadata, clip=True), LIST_CELL_WIDTH))
     console().print(table)
 
 
 def sandbox_detail(info: SandboxInfo) -> None:
-    from rich.table import Table
+    """One line per field, each value whole however long (`CELL_WIDTH` is for listings only).
 
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
+    Not a rich table: off a terminal it would cut a value wider than the page,
+    on one fold it into the column; here a long line is the terminal's to wrap.
+    """
+    from rich.text import Text
+
     rows: list[tuple[str, str | Text]] = [
         ("Sandbox ID", printable(info.sandbox_id)),
         ("Template", printable(info.template_id)),
@@ -228,9 +259,10 @@ def sandbox_detail(info: SandboxInfo) -> None:
         ("Volumes", _volumes(info.volume_mounts) or "-"),
         ("Metadata", _metadata(info.metadata) or "-"),
     ]
+    width = max(len(name) for name, _ in rows)
+    con = console()
     for name, value in rows:
-        table.add_row(name, value)
-    console().print(table)
+        con.print(Text.assemble((name.ljust(width), "bold"), "  ", value), soft_wrap=True)
 
 
 def metrics_table(samples: Sequence[SandboxMetrics]) -> None:
@@ -260,5 +292,6 @@ def snapshot_table(snapshots: Sequence[SnapshotInfo]) -> None:
     table.add_column("SNAPSHOT ID", no_wrap=True)
     table.add_column("NAMES")
     for snapshot in snapshots:
-        table.add_row(printable(snapshot.snapshot_id), ", ".join(printable(name) for name in snapshot.names))
+        names = ", ".join(_clip(printable(name)) for name in snapshot.names)
+        table.add_row(cell(printable(snapshot.snapshot_id)), cell(names, LIST_CELL_WIDTH))
     console().print(table)

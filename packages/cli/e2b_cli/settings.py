@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from e2b import ApiParams, ConnectionConfig
-from e2b._config import DEFAULT_REQUEST_TIMEOUT
+from e2b._config import DEFAULT_REQUEST_TIMEOUT, MAX_REQUEST_TIMEOUT
 
 from e2b_cli.errors import CliUsageError, missing_api_key
 
@@ -160,7 +160,7 @@ def connection_options(f: F) -> F:
         click.option(
             "--request-timeout",
             metavar="SECONDS",
-            type=click.FloatRange(min=0),
+            type=click.FloatRange(min=0, max=MAX_REQUEST_TIMEOUT),
             expose_value=False,
             callback=_setter("request_timeout"),
             help=(

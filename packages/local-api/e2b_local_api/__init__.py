@@ -1,7 +1,38 @@
-"""A local, in-memory E2B sandbox API for end-to-end tests and offline use."""
+"""A local, in-memory E2B sandbox API for end-to-end tests and offline use.
 
-from e2b_local_api.app import create_app
-from e2b_local_api.auth import DEV_API_KEY, AuthConfig
-from e2b_local_api.store import SandboxStore
+Its names are imported on first use (PEP 562): `e2b_local_api.launcher`, the
+console script, must run before fastapi, pydantic and uvicorn are imported,
+and importing it imports this package first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from e2b_local_api.app import create_app
+    from e2b_local_api.auth import DEV_API_KEY, AuthConfig
+    from e2b_local_api.store import SandboxStore
 
 __all__ = ["DEV_API_KEY", "AuthConfig", "SandboxStore", "create_app"]
+
+_LAZY = {
+    "DEV_API_KEY": "e2b_local_api.auth",
+    "AuthConfig": "e2b_local_api.auth",
+    "SandboxStore": "e2b_local_api.store",
+    "create_app": "e2b_local_api.app",
+}
+
+
+def __getattr__(name: str) -> object:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'e2b_local_api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,3 +1,5 @@
-from e2b_local_api.cli import main
+"""`python -m e2b_local_api`: the same as the `e2b-local-api` console script."""
 
-main()
+from e2b_local_api.launcher import run
+
+run()

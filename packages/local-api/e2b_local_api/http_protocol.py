@@ -11,6 +11,13 @@
   40 KiB head arriving in one read was parsed whole. Here every head is
   measured, however it arrives, and one over `MAX_HEADER_BYTES` gets a `431`
   `Error` (a malformed request a `400` `Error`, instead of uvicorn's text).
+- Ambiguous framing. A request with both `Content-Length` and
+  `Transfer-Encoding` has two ends: h11 goes by `Transfer-Encoding`, while a
+  proxy in front may go by `Content-Length` and forward the rest as a second
+  request of its own (request smuggling). RFC 9112 section 6.3 lets a server
+  refuse it, and then it must close the connection: such a request gets a
+  `400` `Error` and the connection is closed, so nothing after it on that
+  connection is ever answered.
 - Idle keep-alive connections are closed after `keep_alive_timeout` seconds
   (uvicorn's timer). A pooling client must drop an idle connection before the
   server closes it, or it may write a request into a connection the server
@@ -38,6 +45,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from e2b_local_api.wire.models import Error
 
 __all__ = [
+    "AMBIGUOUS_FRAMING",
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_KEEP_ALIVE_TIMEOUT",
     "LINGER_MAX_BYTES",
@@ -58,6 +66,7 @@ LINGER_TIMEOUT = 5.0
 LINGER_MAX_BYTES = 64 * 1024 * 1024
 
 _REASONS = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"}
+AMBIGUOUS_FRAMING = "a request may not have both Content-Length and Transfer-Encoding"
 
 
 def _raw_error(status: int, message: str) -> bytes:
@@ -88,8 +97,12 @@ class _HeadCappedConnection(h11.Connection):
             # parsed Request took off the buffer is the head's exact size.
             buffered = len(self.trailing_data[0])
             event = super().next_event()
-            if isinstance(event, h11.Request) and buffered - len(self.trailing_data[0]) > self.max_head_bytes:
-                raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+            if isinstance(event, h11.Request):
+                if buffered - len(self.trailing_data[0]) > self.max_head_bytes:
+                    raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+                names = {name for name, _ in event.headers}
+                if b"content-length" in names and b"transfer-encoding" in names:
+                    raise h11.RemoteProtocolError(AMBIGUOUS_FRAMING, error_status_hint=400)
             return event
         except h11.RemoteProtocolError as exc:
             self.refusal = exc
@@ -232,6 +245,8 @@ class HardenedH11Protocol(H11Protocol):
         refusal = self._capped.refusal
         if refusal is not None and refusal.error_status_hint == 431:
             answer = _raw_error(431, f"request headers exceed {MAX_HEADER_BYTES} bytes")
+        elif refusal is not None and str(refusal) == AMBIGUOUS_FRAMING:
+            answer = _raw_error(400, AMBIGUOUS_FRAMING)
         else:
             answer = _raw_error(400, "malformed HTTP request")
         self.transport.write(answer)

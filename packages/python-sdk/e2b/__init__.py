@@ -26,6 +26,7 @@ from e2b._exceptions import (
     SandboxPauseRefusedException,
     ServiceBusyException,
     TimeoutException,
+    UnexpectedResponseException,
 )
 from e2b._options import (
     SandboxEgressProxyOpts,
@@ -54,8 +55,8 @@ from e2b._results import (
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
 if _typing.TYPE_CHECKING:
-    from e2b.api.sandbox_async import AsyncSandbox, AsyncSandboxPaginator, AsyncSnapshotPaginator
     from e2b._transport import default_async_transport, default_transport
+    from e2b.api.sandbox_async import AsyncSandbox, AsyncSandboxPaginator, AsyncSnapshotPaginator
     from e2b.api.sandbox_sync import Sandbox, SandboxPaginator, SnapshotPaginator
 
 __all__ = [
@@ -98,6 +99,7 @@ __all__ = [
     "SnapshotMode",
     "SnapshotPaginator",
     "TimeoutException",
+    "UnexpectedResponseException",
     "default_async_transport",
     "default_transport",
 ]

@@ -18,6 +18,9 @@ __all__ = ["ApiParams", "ConnectionConfig"]
 
 DEFAULT_DOMAIN = "e2b.app"
 DEFAULT_REQUEST_TIMEOUT = 30.0
+# The longest request_timeout: a year. More is a wait no clock below can take (pyqwest's
+# durations, a lock's timeout); 0 is the way to ask for no limit.
+MAX_REQUEST_TIMEOUT = 365 * 24 * 3600.0
 # What `Sandbox.create()` (and `e2b sandbox create`) starts when not told otherwise.
 DEFAULT_TEMPLATE = "base"
 DEFAULT_SANDBOX_TIMEOUT = 300
@@ -115,8 +118,15 @@ class ConnectionConfig:
         # 0 is the E2B convention for "no limit"; httpx spells that None.
         if value is None:
             return DEFAULT_REQUEST_TIMEOUT
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise InvalidArgumentException(f"request_timeout must be a number of seconds >= 0 (got {value!r})")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 <= value <= MAX_REQUEST_TIMEOUT  # NaN fails it too
+        ):
+            raise InvalidArgumentException(
+                f"request_timeout must be a number of seconds from 0 (no limit) to {MAX_REQUEST_TIMEOUT:.0f} (a year) "
+                f"(got {value!r})"
+            )
         return value or None
 
     def merged(self, **opts: Unpack[ApiParams]) -> ConnectionConfig:

@@ -13,6 +13,7 @@ body's `error_code` when the API sent one::
     ├── RateLimitException               429
     ├── TimeoutException                 no answer within request_timeout
     ├── ConnectionException              no answer at all: the API URL or the network
+    ├── UnexpectedResponseException      an answer that is not the API's: a 2xx of the wrong shape, too big
     └── ServiceBusyException             503
         └── SandboxPauseRefusedException 503 with error_code "sandbox_pause_refused"
 
@@ -25,6 +26,7 @@ documents it, pause, turns it into a result at its call site.
 from __future__ import annotations
 
 import json
+import reprlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,10 +51,13 @@ __all__ = [
     "SandboxPauseRefusedException",
     "ServiceBusyException",
     "TimeoutException",
+    "UnexpectedResponseException",
     "api_exception_from_code",
+    "brief",
     "handle_api_exception",
     "is_json_media_type",
     "not_json_message",
+    "not_the_api",
 ]
 
 
@@ -106,6 +111,19 @@ class ConnectionException(SandboxException):
     """
 
 
+class UnexpectedResponseException(SandboxException):
+    """An answer that is not the API's, whatever its status said: nothing of it is believed.
+
+    A 2xx body of another shape than the spec's (a missing or mistyped field,
+    an unknown enum value, JSON nested too deeply to parse, bytes that are not
+    UTF-8, a number out of range), an expected status with a body that is not
+    JSON at all (a proxy's page), or a body larger than the SDK reads
+    (`e2b._http.MAX_ANSWER_BYTES`, 16 MiB). Its message starts with "the
+    answer is not the API's: " and names what was wrong, cut to a few hundred
+    characters. `status_code` is the answer's status when it is known.
+    """
+
+
 class RateLimitException(SandboxException):
     """Too many requests from this team (429), even after the SDK's retries."""
 
@@ -144,6 +162,42 @@ class SandboxPauseRefusedException(ServiceBusyException):
 
     def __init__(self, message: str, *, status_code: int | None = 503) -> None:
         super().__init__(message, status_code=status_code, error_code=SANDBOX_PAUSE_REFUSED_ERROR_CODE)
+
+
+NOT_THE_API = "the answer is not the API's: "
+# What reading an answer of another shape than the spec's raises, in the generated parser or
+# the SDK's own mapping: a missing key or index, a wrong type, a bad value (JSON that does not
+# parse, bytes that are not UTF-8, an unknown enum value, a 5,000-digit integer), a missing
+# attribute, a number out of range (a timestamp of 1e300), nesting too deep for the parser.
+SHAPE_ERRORS: tuple[type[Exception], ...] = (
+    LookupError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+)
+# How much of what was wrong a message repeats: the value came from the answer, whatever its size.
+MAX_DETAIL = 400
+_brief = reprlib.Repr()
+_brief.maxlevel = 3
+_brief.maxstring = _brief.maxother = 120
+_brief.maxdict = _brief.maxlist = 6
+
+
+def brief(value: object) -> str:
+    """A short repr of a value from an answer: bounded in length and depth, whatever the value is."""
+    try:
+        return _brief.repr(value)
+    except Exception:  # a value whose repr fails says nothing more
+        return f"<{type(value).__name__}>"
+
+
+def not_the_api(detail: str, *, status_code: int | None = None) -> UnexpectedResponseException:
+    """The exception for an answer that is not the API's; `detail` says why (it is cut to `MAX_DETAIL`)."""
+    if len(detail) > MAX_DETAIL:
+        detail = detail[: MAX_DETAIL - 3] + "..."
+    return UnexpectedResponseException(NOT_THE_API + detail, status_code=status_code)
 
 
 _BY_STATUS: dict[int, type[SandboxException]] = {

@@ -9,7 +9,10 @@ since its owner may reuse it.
 expect is raised as the SDK's exception before the generated parser sees the
 body (that parser fails on a malformed error body), a timeout is raised as
 `e2b.TimeoutException` and any other transport failure as
-`e2b.ConnectionException`, so no httpx exception reaches the caller.
+`e2b.ConnectionException`, so no httpx exception reaches the caller. An
+answer is read into memory only up to `MAX_ANSWER_BYTES`, and one the
+generated parser cannot read as the spec's shape raises
+`e2b.UnexpectedResponseException`.
 """
 
 from __future__ import annotations
@@ -24,18 +27,24 @@ import httpx
 
 from e2b._config import ConnectionConfig
 from e2b._exceptions import (
+    SHAPE_ERRORS,
     AuthenticationException,
     ConnectionException,
     InvalidArgumentException,
     SandboxException,
     TimeoutException,
+    UnexpectedResponseException,
     handle_api_exception,
     is_json_media_type,
+    not_json_message,
+    not_the_api,
 )
 from e2b._transport import AsyncRetryableTransport, RetryableTransport, RetryPolicy
+from e2b._transport._peek import declared_length
 from e2b.api.client.client import AuthenticatedClient
 
 __all__ = [
+    "MAX_ANSWER_BYTES",
     "async_api_client",
     "async_call",
     "async_retry_sleep",
@@ -44,6 +53,14 @@ __all__ = [
     "sync_api_client",
     "sync_call",
 ]
+
+
+# The most of one answer's body the SDK reads into memory, decoded (gzip undone): the API's
+# largest answers, a page of 100 sandboxes with their metadata, are a few hundred KiB. A
+# larger body raises UnexpectedResponseException: refused on its Content-Length before any
+# of it is read, or once that much of a body without one (chunked) has arrived.
+# Documented in docs/users/sdk.md ("Answers that are not the API's").
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 
 def retry_sleep(seconds: float) -> None:
@@ -169,7 +186,7 @@ def sync_api_client(
     def on_response(response: httpx.Response) -> None:
         _log_response(config, response)
         if expected is not None:
-            response.read()  # hooks run before httpx reads the body
+            _read_bounded(response)  # hooks run before httpx reads the body
             checked(response, expected)
 
     return _generated_client(config).set_httpx_client(
@@ -197,7 +214,7 @@ def async_api_client(
     async def on_response(response: httpx.Response) -> None:
         _log_response(config, response)
         if expected is not None:
-            await response.aread()
+            await _aread_bounded(response)
             checked(response, expected)
 
     return _generated_client(config).set_async_httpx_client(
@@ -211,18 +228,80 @@ def async_api_client(
     )
 
 
+def _too_large(response: httpx.Response, declared: int | None) -> UnexpectedResponseException:
+    size = f"declares {declared} bytes" if declared is not None else "goes on past that"
+    return not_the_api(
+        f"its body {size}, over the {MAX_ANSWER_BYTES} bytes the SDK reads (e2b._http.MAX_ANSWER_BYTES)",
+        status_code=response.status_code,
+    )
+
+
+def _refuse_declared(response: httpx.Response) -> None:
+    declared = declared_length(response.headers.get("content-length"))
+    if declared is not None and declared > MAX_ANSWER_BYTES:
+        raise _too_large(response, declared)
+
+
+def _read_bounded(response: httpx.Response) -> None:
+    """`response.read()`, but never more than `MAX_ANSWER_BYTES` of decoded body.
+
+    A body over the cap raises before it is read (its Content-Length) or as
+    soon as the cap is passed (a chunked one); httpx closes the response on the
+    way out of the hook, and the connection with it.
+    """
+    _refuse_declared(response)
+    chunks: list[bytes] = []
+    size = 0
+    body = response.iter_bytes()
+    try:
+        for chunk in body:
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise _too_large(response, None)
+            chunks.append(chunk)
+    finally:
+        body.close()  # type: ignore[attr-defined]  # a generator: ends the raw read it holds
+    # What read() would have stored: the body is the response's from now on (`content`, `json()`).
+    response._content = b"".join(chunks)
+
+
+async def _aread_bounded(response: httpx.Response) -> None:
+    """`response.aread()`, bounded as `_read_bounded` is."""
+    _refuse_declared(response)
+    chunks: list[bytes] = []
+    size = 0
+    body = response.aiter_bytes()
+    try:
+        async for chunk in body:
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise _too_large(response, None)
+            chunks.append(chunk)
+    finally:
+        await body.aclose()  # type: ignore[attr-defined]
+    response._content = b"".join(chunks)
+
+
 def checked(response: httpx.Response, expected: Collection[int]) -> httpx.Response:
     """The response if its status is one the call site handles, else its exception.
 
     The generated parser assumes every documented error body is a well-formed
     `Error` and fails on anything else, so it only ever sees these statuses.
+    A success (2xx) that is not JSON, or whose status the call does not
+    expect, is not the API's answer: `UnexpectedResponseException`.
     """
-    # An expected status with a body that is not JSON is a proxy, captive
-    # portal or wrong URL answering with a web page: say so, instead of
-    # letting the JSON parser fail on it.
-    if response.status_code not in expected or (
-        response.content and not is_json_media_type(response.headers.get("content-type"))
-    ):
+    status = response.status_code
+    content_type = response.headers.get("content-type")
+    not_json = bool(response.content) and not is_json_media_type(content_type)
+    if 200 <= status < 300:
+        if not_json:
+            # A proxy, captive portal or wrong URL answering with a web page: say so,
+            # instead of letting the JSON parser fail on it.
+            raise not_the_api(not_json_message(status, content_type), status_code=status)
+        if status not in expected:
+            wanted = " or ".join(map(str, sorted(expected)))
+            raise not_the_api(f"the API answered {status} where this call expects {wanted}", status_code=status)
+    if status not in expected or not_json:
         raise handle_api_exception(response)
     return response
 
@@ -237,13 +316,8 @@ def _transport_exception(error: httpx.TransportError, config: ConnectionConfig) 
     )
 
 
-# What the generated parser raises on a 2xx body that is not the shape the spec promises
-# (a missing field, an unknown enum value): the block of a call holds only that call.
-_PARSER_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
-
-
 def _not_the_api(error: Exception) -> SandboxException:
-    return SandboxException(f"the answer is not the API's: {type(error).__name__}: {error}"[:500])
+    return not_the_api(f"{type(error).__name__}: {error}")
 
 
 @contextmanager
@@ -256,7 +330,8 @@ def sync_call(
             yield client
     except httpx.TransportError as error:
         raise _transport_exception(error, config) from error
-    except _PARSER_ERRORS as error:
+    # The generated parser's, on a 2xx body of another shape: the block holds only the call.
+    except SHAPE_ERRORS as error:
         raise _not_the_api(error) from error
 
 
@@ -270,5 +345,6 @@ async def async_call(
             yield client
     except httpx.TransportError as error:
         raise _transport_exception(error, config) from error
-    except _PARSER_ERRORS as error:
+    # The generated parser's, on a 2xx body of another shape: the block holds only the call.
+    except SHAPE_ERRORS as error:
         raise _not_the_api(error) from error

@@ -19,7 +19,10 @@ __all__ = [
 
 
 class SandboxState(enum.StrEnum):
-    """A sandbox's state as the API reports it; each member equals its wire string: `SandboxState.RUNNING == "running"`."""
+    """A sandbox's state as the API reports it.
+
+    Each member equals its wire string: `SandboxState.RUNNING == "running"`.
+    """
 
     RUNNING = "running"
     PAUSED = "paused"

@@ -18,7 +18,14 @@ from urllib.parse import urlencode
 
 from e2b import _options as options
 from e2b._config import ConnectionConfig
-from e2b._exceptions import InvalidArgumentException, SandboxException, api_exception_from_code
+from e2b._exceptions import (
+    SHAPE_ERRORS,
+    InvalidArgumentException,
+    SandboxException,
+    api_exception_from_code,
+    brief,
+    not_the_api,
+)
 from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, SandboxState, SnapshotInfo
 
 # Only the enums every spec shape names alike; bodies and answers are wire data.
@@ -181,20 +188,27 @@ def snapshot_id(value: object) -> str:
 # --- answers -----------------------------------------------------------------
 
 
+# Every answer that is not the API's raises `UnexpectedResponseException` ("the answer is
+# not the API's: ..."), whichever step finds it: the generated parser (`e2b._http`) or these.
+
+
 def wire(parsed: object) -> dict[str, Any]:
     """The generated parser's model as the API's JSON."""
     to_dict = getattr(parsed, "to_dict", None)
     if to_dict is None:
-        raise SandboxException(f"the answer is not the API's: {parsed!r}")
-    data = to_dict()
+        raise not_the_api(f"{brief(parsed)} is not an answer of the spec's")
+    try:
+        data = to_dict()
+    except SHAPE_ERRORS as error:
+        raise not_the_api(f"{type(error).__name__}: {error}") from error
     if not isinstance(data, dict):
-        raise SandboxException(f"the answer is not the API's: {parsed!r}")
+        raise not_the_api(f"{brief(parsed)} is not an object")
     return data
 
 
 def wire_list(parsed: object) -> list[dict[str, Any]]:
     if not isinstance(parsed, list):
-        raise SandboxException(f"the answer is not the API's: {parsed!r}")
+        raise not_the_api(f"{brief(parsed)} is not a list")
     return [wire(item) for item in parsed]
 
 
@@ -206,7 +220,7 @@ def _when(value: object) -> datetime.datetime:
             return datetime.datetime.fromisoformat(value)
         except ValueError:
             pass
-    raise SandboxException(f"the answer is not the API's: {value!r} is not a date-time")
+    raise not_the_api(f"{brief(value)} is not a date-time")
 
 
 def _optional(data: Mapping[str, Any], key: str, kind: type) -> Any:
@@ -242,22 +256,45 @@ def _lifecycle_info(data: object) -> Any:
     return {"on_timeout": data["onTimeout"], "auto_resume": data.get("autoResume") is True}
 
 
+def _required(data: Mapping[str, Any], key: str, kind: type) -> Any:
+    value = data[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{key} is {brief(value)}, not {'a string' if kind is str else 'an integer'}")
+    return value
+
+
+def _number(data: Mapping[str, Any], key: str) -> int | float:
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{key} is {brief(value)}, not a number")
+    return value
+
+
+def _labels(value: object) -> dict[str, str]:
+    """A `SandboxMetadata`: string keys, string values (what the CLI prints as such)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise TypeError(f"metadata {brief(value)} is not a map of strings")
+    return dict(value)
+
+
 def sandbox_info(data: Mapping[str, Any], *, detail: bool = False) -> SandboxInfo:
     """A `SandboxDetail` (`detail`) or `ListedSandbox` as wire data."""
     try:
         state = SandboxState(data["state"])
         mounts = data.get("volumeMounts") or []
         return SandboxInfo(
-            sandbox_id=data["sandboxID"],
+            sandbox_id=_required(data, "sandboxID", str),
             sandbox_domain=_optional(data, "domain", str) if detail else None,
-            template_id=data["templateID"],
+            template_id=_required(data, "templateID", str),
             name=_optional(data, "alias", str),
-            metadata=dict(data.get("metadata") or {}),
+            metadata=_labels(data.get("metadata")),
             started_at=_when(data["startedAt"]),
             end_at=_when(data["endAt"]),
             state=state,
-            cpu_count=data["cpuCount"],
-            memory_mb=data["memoryMB"],
+            cpu_count=_required(data, "cpuCount", int),
+            memory_mb=_required(data, "memoryMB", int),
             envd_version=_optional(data, "envdVersion", str) or "",
             allow_internet_access=_optional(data, "allowInternetAccess", bool),
             network=_network_info(data.get("network")),
@@ -266,8 +303,8 @@ def sandbox_info(data: Mapping[str, Any], *, detail: bool = False) -> SandboxInf
             envd_unresponsive_at_pause=True if data.get("envdUnresponsiveAtPause") is True else None,
             disk_size_mb=_optional(data, "diskSizeMB", int),
         )
-    except (KeyError, TypeError, ValueError) as error:
-        raise SandboxException(f"the answer is not the API's: {error!r} in a sandbox record") from error
+    except SHAPE_ERRORS as error:
+        raise not_the_api(f"{type(error).__name__}: {error} in a sandbox record") from error
 
 
 @dataclass(frozen=True)
@@ -285,7 +322,7 @@ class Created:
 def created(data: Mapping[str, Any]) -> Created:
     sandbox_id = data.get("sandboxID")
     if not isinstance(sandbox_id, str):
-        raise SandboxException(f"the answer is not the API's: no sandboxID in {dict(data)!r}")
+        raise not_the_api(f"no sandboxID in {brief(dict(data))}")
     return Created(
         sandbox_id=sandbox_id,
         template_id=_optional(data, "templateID", str),
@@ -311,31 +348,35 @@ def fork_results(entries: list[dict[str, Any]]) -> list[Created | SandboxExcepti
     return results
 
 
+# OSError too: some platforms' fromtimestamp raise it for a timestamp out of their range.
+_SAMPLE_ERRORS: tuple[type[Exception], ...] = (*SHAPE_ERRORS, OSError)
+
+
 def metrics(entries: list[dict[str, Any]]) -> list[SandboxMetrics]:
     try:
         return [
             SandboxMetrics(
-                cpu_count=entry["cpuCount"],
-                cpu_used_pct=float(entry["cpuUsedPct"]),
-                disk_total=entry["diskTotal"],
-                disk_used=entry["diskUsed"],
-                mem_total=entry["memTotal"],
-                mem_used=entry["memUsed"],
-                mem_cache=entry["memCache"],
-                timestamp=datetime.datetime.fromtimestamp(entry["timestampUnix"], datetime.UTC),
+                cpu_count=_required(entry, "cpuCount", int),
+                cpu_used_pct=float(_number(entry, "cpuUsedPct")),
+                disk_total=_required(entry, "diskTotal", int),
+                disk_used=_required(entry, "diskUsed", int),
+                mem_total=_required(entry, "memTotal", int),
+                mem_used=_required(entry, "memUsed", int),
+                mem_cache=_required(entry, "memCache", int),
+                timestamp=datetime.datetime.fromtimestamp(_number(entry, "timestampUnix"), datetime.UTC),
             )
             for entry in entries
         ]
-    except (KeyError, TypeError, ValueError) as error:
-        raise SandboxException(f"the answer is not the API's: {error!r} in a metric sample") from error
+    except _SAMPLE_ERRORS as error:
+        raise not_the_api(f"{type(error).__name__}: {error} in a metric sample") from error
 
 
 def snapshot_info(data: Mapping[str, Any]) -> SnapshotInfo:
     snapshot = data.get("snapshotID")
     names = data.get("names") or []
     if not isinstance(snapshot, str) or not isinstance(names, list):
-        raise SandboxException(f"the answer is not the API's: {dict(data)!r} is not a snapshot")
-    return SnapshotInfo(snapshot_id=snapshot, names=[str(name) for name in names])
+        raise not_the_api(f"{brief(dict(data))} is not a snapshot")
+    return SnapshotInfo(snapshot_id=snapshot, names=[name if isinstance(name, str) else brief(name) for name in names])
 
 
 # --- listings ----------------------------------------------------------------

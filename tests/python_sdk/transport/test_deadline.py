@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from e2b._transport import _deadline
 
@@ -78,3 +80,25 @@ def test_peek_read_bound(
 )
 def test_retry_fits(now: float, delay: float, deadline: float | None, expected: bool) -> None:
     assert _deadline.retry_fits(now, delay, deadline) is expected
+
+
+def test_no_bound_is_longer_than_a_lock_can_wait() -> None:
+    """A bound over `threading.TIMEOUT_MAX` raises OverflowError in `Future.result()` (Retry-After: 1e308)."""
+    assert _deadline.LONGEST_WAIT == threading.TIMEOUT_MAX
+    assert _deadline.read_bound(1e308, 0.0, None) == _deadline.LONGEST_WAIT
+    assert _deadline.read_bound(None, 0.0, 1e308) == _deadline.LONGEST_WAIT
+    assert _deadline.peek_read_bound(None, 0.0, None, 1e308) == (_deadline.LONGEST_WAIT, True)
+    assert _deadline.peek_read_bound(1e308, 0.0, 1e308, 1e308)[0] == _deadline.LONGEST_WAIT
+    lock = threading.Lock()
+    assert lock.acquire(timeout=_deadline.LONGEST_WAIT)  # free: answers at once, the bound accepted
+    with pytest.raises(OverflowError):
+        threading.Lock().acquire(timeout=1e308)  # what the unclamped bound met
+
+
+def test_a_timeout_of_infinity_reaches_no_clock_as_such() -> None:
+    """pyqwest panics on a duration it cannot hold: `httpx.Timeout(float("inf"))` on `default_transport`."""
+    endless = {"timeout": {"connect": float("inf"), "read": 1e308, "write": 1e308, "pool": float("inf")}}
+    longest = _deadline.LONGEST_WAIT
+    assert _deadline.overall_timeout(endless) == longest
+    assert _deadline.operation_timeout(endless) == {"connect": longest, "read": longest, "write": 0.0, "pool": longest}
+    assert _deadline.clamp_timeout(endless["timeout"], float("inf")) == dict.fromkeys(endless["timeout"], longest)

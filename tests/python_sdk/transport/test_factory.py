@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import time
 from collections.abc import Callable, Iterator
 
@@ -134,10 +135,24 @@ def test_an_async_transport_lets_pyqwest_threads_finish_before_the_interpreter_e
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     registered: list[object] = []
-    monkeypatch.setattr(_factory.atexit, "register", registered.append)
+    monkeypatch.setattr(atexit, "register", registered.append)  # the module _factory registers with
     monkeypatch.setattr(_factory, "_exit_grace_registered", False)
     default_transport().close()  # the sync transport reports on the calling thread: nothing to wait for
     assert registered == []
     for _ in range(2):
         asyncio.run(default_async_transport().aclose())
     assert registered == [_factory._let_pyqwest_threads_finish]  # once per process
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("timeout", [float("inf"), 1e308])
+async def test_a_client_timeout_no_duration_holds_does_not_panic_pyqwest(timeout: float) -> None:
+    """pyqwest panicked ("cannot convert float seconds to Duration") on the timeout it was handed."""
+    server = TestServer()
+    try:
+        with httpx.Client(transport=default_transport(retries=0), timeout=timeout) as client:
+            assert client.get(server.url + "/ok").text == "ok"
+        async with httpx.AsyncClient(transport=default_async_transport(retries=0), timeout=timeout) as aclient:
+            assert (await aclient.get(server.url + "/ok")).text == "ok"
+    finally:
+        server.close()

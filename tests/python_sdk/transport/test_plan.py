@@ -97,6 +97,24 @@ def test_plan_none_for_success_and_no_retry_for_streams() -> None:
     assert ctx.decide(plan, None, httpx.Response(429)).action is Action.RETURN
 
 
+def test_a_retry_after_of_1e308_without_a_deadline_returns_with_finite_waits() -> None:
+    """`Retry-After: 1e308` with `request_timeout=0`: no retry, and no wait that overflows a clock."""
+    now = [0.0]
+    ctx = _ctx(httpx.Request("GET", "http://x/"), now)  # no timeout at all: no deadline
+    assert ctx.deadline is None
+    busy = httpx.Response(503, headers={"content-type": "application/json", "retry-after": "1e308"})
+    plan = ctx.plan(busy, 0)
+    assert plan is not None and not plan.may_retry and plan.peek
+    assert plan.delay == RetryPolicy().max_retry_after
+    state = ctx.new_peek(plan)
+    assert state.budget_end == plan.delay  # the peek's budget is bounded by the clamped delay
+    bound, by_budget = ctx.peek_read_bound(state.budget_end)
+    assert (bound, by_budget) == (plan.delay, True)
+    state.add(b'{"error_code": "busy"}')
+    state.eof()
+    assert ctx.decide(plan, state, busy).action is Action.COMPLETE
+
+
 @pytest.mark.parametrize(
     ("status", "sleep", "attempt", "message"),
     [

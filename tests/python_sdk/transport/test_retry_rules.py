@@ -78,3 +78,19 @@ def test_retry_after_replaces_backoff() -> None:
 def test_policy_validation(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         RetryPolicy(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_retry_after_above_the_maximum_is_clamped_to_it() -> None:
+    policy = RetryPolicy()
+    # Parsed as it is (a finite float), so that the plan sees it is over the maximum and returns.
+    assert _retry_rules.parse_retry_after("1e308") == 1e308
+    assert _retry_rules.retry_delay(policy, 0, 1e308, 0.0) == policy.max_retry_after
+    assert _retry_rules.retry_delay(policy, 0, 61.0, 0.0) == 60.0
+    assert _retry_rules.retry_delay(policy, 0, 59.5, 0.0) == 59.5
+
+
+@pytest.mark.parametrize("name", ["backoff_base", "backoff_cap", "max_retry_after", "min_peek_budget", "close_timeout"])
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 1e308, -1.0])
+def test_every_wait_of_the_policy_is_one_a_clock_can_take(name: str, value: float) -> None:
+    with pytest.raises(ValueError, match=name.split("_")[0]):  # "backoff must be >= 0" for a negative one
+        RetryPolicy(**{name: value})  # type: ignore[arg-type]

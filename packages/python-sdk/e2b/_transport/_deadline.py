@@ -7,7 +7,14 @@ arithmetic on the timeout mapping and clock readings passed in.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+
+# The longest any wait of the transports may be: what a lock's or a future's timeout
+# takes on this platform (about 292 years on Linux, 49 days on Windows). A longer one
+# raises OverflowError there, so every bound handed to a wait is cut to it, whatever
+# the timeout or the answer's headers said.
+LONGEST_WAIT = float(threading.TIMEOUT_MAX)
 
 
 def overall_timeout(extensions: Mapping[str, object]) -> float | None:
@@ -30,7 +37,12 @@ def overall_timeout(extensions: Mapping[str, object]) -> float | None:
             exchange = True
         if isinstance(value, (int, float)) and value > total:
             total = float(value)
-    return total if exchange else None
+    return min(total, LONGEST_WAIT) if exchange else None
+
+
+def _bounded(value: object) -> float | None:
+    """A timeout phase within LONGEST_WAIT; anything but a number is httpx's None, "no limit"."""
+    return min(float(value), LONGEST_WAIT) if isinstance(value, (int, float)) else None
 
 
 def clamp_timeout(timeout: object, left: float) -> dict[str, float | None] | None:
@@ -44,7 +56,7 @@ def clamp_timeout(timeout: object, left: float) -> dict[str, float | None] | Non
     out: dict[str, float | None] = {}
     for phase in ("connect", "read", "write", "pool"):
         value = timeout.get(phase)
-        out[phase] = None if not isinstance(value, (int, float)) else min(float(value), left)
+        out[phase] = None if not isinstance(value, (int, float)) else min(float(value), left, LONGEST_WAIT)
     return out
 
 
@@ -58,7 +70,9 @@ def operation_timeout(extensions: Mapping[str, object]) -> dict[str, float | Non
     timeout = extensions.get("timeout")
     if not isinstance(timeout, Mapping):
         return None
-    return {**timeout, "read": overall_timeout(extensions), "write": 0.0}
+    # Every phase within LONGEST_WAIT: pyqwest panics on a duration it cannot hold (inf, 1e308).
+    phases = {str(phase): _bounded(value) for phase, value in timeout.items()}
+    return {**phases, "read": overall_timeout(extensions), "write": 0.0}
 
 
 def read_timeout(extensions: Mapping[str, object]) -> float | None:
@@ -76,7 +90,7 @@ def read_bound(read_timeout_s: float | None, now: float, deadline: float | None)
     bounds = [b for b in (read_timeout_s, None if deadline is None else deadline - now) if b is not None]
     if not bounds:
         return None
-    return max(min(bounds), 0.0)
+    return min(max(min(bounds), 0.0), LONGEST_WAIT)
 
 
 def peek_read_bound(
@@ -88,7 +102,7 @@ def peek_read_bound(
     body must cost the peek's budget, never a whole read timeout.
     """
     bound = read_bound(read_timeout_s, now, deadline)
-    left = max(budget_end - now, 0.0)
+    left = min(max(budget_end - now, 0.0), LONGEST_WAIT)
     if bound is None or left < bound:
         return left, True
     return bound, False

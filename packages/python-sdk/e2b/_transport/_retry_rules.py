@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from e2b._transport._deadline import LONGEST_WAIT
+
 RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
 PEEK_CAP = 8 * 1024
 
@@ -49,6 +51,11 @@ class RetryPolicy:
             raise ValueError("backoff must be >= 0")
         if self.peek_cap < 0 or self.decoded_cap < 0:
             raise ValueError("caps must be >= 0")
+        # Every wait the transports make comes from these: each must be one a clock can wait.
+        for name in ("backoff_base", "backoff_cap", "max_retry_after", "min_peek_budget", "close_timeout"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= LONGEST_WAIT:
+                raise ValueError(f"{name} must be within [0, {LONGEST_WAIT:g}] seconds")
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -98,8 +105,14 @@ def backoff_delay(policy: RetryPolicy, attempt: int, draw: float) -> float:
 
 
 def retry_delay(policy: RetryPolicy, attempt: int, retry_after: float | None, draw: float) -> float:
+    """The wait before the next re-send: the ``Retry-After``, else the backoff.
+
+    A ``Retry-After`` above ``max_retry_after`` ends the retries (``RequestContext.plan``);
+    the delay is clamped to it all the same, since the peek's budget is derived from it:
+    ``Retry-After: 1e308`` must not become a wait no clock can take.
+    """
     if retry_after is not None:
-        return retry_after
+        return min(retry_after, policy.max_retry_after)
     return backoff_delay(policy, attempt, draw)
 
 
