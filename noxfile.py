@@ -158,7 +158,10 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def stress(session: nox.Session) -> None:
-    """Signal- and timing-sensitive tests, SIGINT ignored, every core busy (`-- --rounds N [PYTEST ARGS]`)."""
+    """Signal- and timing-sensitive tests, SIGINT ignored, every core busy; then random SIGTERMs during generate.
+
+    `-- --rounds N --sigterm-runs N [PYTEST ARGS]` (tests/stress.py).
+    """
     _install_dev(session)
     session.run("python", "-m", "tests.stress", *session.posargs)
 

@@ -7,6 +7,9 @@ decides how to show them and which exit status they mean.  Exit statuses:
 - 1: drift found (the check) or the stage's own verdict was "no"
 - 2: the job could not run (bad configuration, bad input, unreachable source
   without a verified fallback, a contract miss, a generator failure)
+- 3: bump only: it moved the pin and wrote the regenerated tree and the
+  fragment, but the regenerated client breaks this repository's hand-written
+  code (the report's "Hand-written code to update" section says where)
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from codegen.printable import printable
 EXIT_OK = 0
 EXIT_DRIFT = 1
 EXIT_CANNOT_RUN = 2
+EXIT_HANDWRITTEN = 3
 
 
 @dataclass(frozen=True)
@@ -48,3 +52,25 @@ class CodegenError(Exception):
         self.problems = problems
         self.exit_code = exit_code
         super().__init__("\n".join(p.render() for p in problems))
+
+
+def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM that `error` comes from, if any: the interrupt itself, or one it was raised from.
+
+    The signal handler raises wherever the main thread is, and a few places turn
+    what they catch into another exception: `type()` wraps an exception from
+    `__set_name__` in a RuntimeError, a library's `except BaseException` may
+    re-raise its own.  The interrupt is then still the cause (`__cause__`) or
+    what was being handled (`__context__`), and it is what the run must report.
+    """
+    pending: list[BaseException] = [error]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+    return None

@@ -21,6 +21,7 @@ from release.fragments import parse_name
 from release.packages import Package, load_packages
 from release.plan import Plan
 from release.python_api import ApiDiff, base_tree, diff_package, render
+from release.runtime_api import with_runtime_breaks
 from release.versions import LEVEL_RANK
 
 Say = Callable[[str], None]
@@ -47,15 +48,20 @@ def adds_breaking_fragment(package: Package, changed: dict[str, str]) -> bool:
     return False
 
 
+def api_diff(package: Package, old_dir: Path, new_dir: Path) -> ApiDiff:
+    """griffe's view of the change, and what only importing both sides shows (release.runtime_api)."""
+    return with_runtime_breaks(diff_package(package, old_dir, new_dir), package, old_dir, new_dir)
+
+
 def api_verdicts(root: Path, base_commit: str, packages: list[Package], changed: dict[str, str]) -> list[Verdict]:
     """One verdict per package with a changed file: its API at `base_commit` against the working tree."""
     touched = [p for p in packages if any(path.startswith(p.path + "/") for path in changed)]
     if not touched:
         return []
-    with base_tree(root, base_commit, touched) as old:
+    # Every package of the base: a touched one is imported beside the in-repo packages it requires.
+    with base_tree(root, base_commit, packages) as old:
         return [
-            Verdict(p, diff_package(p, old / p.path, root / p.path), adds_breaking_fragment(p, changed))
-            for p in touched
+            Verdict(p, api_diff(p, old / p.path, root / p.path), adds_breaking_fragment(p, changed)) for p in touched
         ]
 
 
@@ -108,6 +114,7 @@ def last_release_commit(root: Path, package: Package) -> tuple[str, str] | None:
 def check_release_levels(root: Path, plan: Plan, say: Say) -> None:
     """Refuse a plan that releases a Python API break as less than a major release (against the last tag)."""
     problems: list[Problem] = []
+    packages = load_packages(root)
     for release in plan.releases:
         package = release.package
         last = last_release_commit(root, package)
@@ -115,8 +122,8 @@ def check_release_levels(root: Path, plan: Plan, say: Say) -> None:
             say(f"{package.name}: no tag {package.tag_prefix}{package.version}: its Python API is not compared")
             continue
         tag, commit = last
-        with base_tree(root, commit, [package]) as old:
-            diff = diff_package(package, old / package.path, root / package.path)
+        with base_tree(root, commit, packages) as old:
+            diff = api_diff(package, old / package.path, root / package.path)
         say(f"{package.name}: Python API against {tag}: {diff.level}")
         if diff.breaks and LEVEL_RANK[release.level] < LEVEL_RANK["major"]:
             shown = "\n    ".join(diff.breaks)

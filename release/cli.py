@@ -1,9 +1,14 @@
 """`python -m release <verb>`: the command line over the release tools.
 
 One top-level handler turns problems into messages and exit statuses
-(release.errors); tracebacks only with --debug.  Every line printed passes
-through `codegen.printable.printable`: file names, fragments and changelogs are
-data from the tree, and none of their bytes may reach the terminal as a control.
+(release.errors); tracebacks only with --debug.  SIGTERM (what a CI runner
+sends on cancel) is Ctrl-C's twin: every step's clean-up runs, and the run
+ends with one `release: interrupted: ...` line, exit 143 (130 for Ctrl-C),
+whichever step it stopped, also when a step turned the signal into an error
+of its own (the generated-files check answers 143: an interrupt, not drift).
+Every line printed passes through `codegen.printable.printable`: file names,
+fragments and changelogs are data from the tree, and none of their bytes may
+reach the terminal as a control.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import argparse
 import datetime
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
-from codegen.errors import EXIT_CANNOT_RUN, CodegenError
+from codegen.errors import EXIT_CANNOT_RUN, CodegenError, interrupt_behind
 from codegen.printable import printable_lines
 from release.errors import ReleaseError
 
@@ -83,11 +90,37 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every step's clean-up runs (codegen.cli has its twin)."""
+
+    signum = signal.SIGTERM
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()  # nothing imported here: the signal may land in the middle of an import
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     root = args.root.resolve()
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        return int(args.run(root, args))
+        return _run(args, root)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace, root: Path) -> int:
+    try:
+        try:
+            return int(args.run(root, args))
+        except Exception as exc:  # a signal some step turned into an error of its own is still the interrupt
+            interrupt = interrupt_behind(exc)
+            if interrupt is None or args.debug:
+                raise
+            raise interrupt from None
     except CodegenError as exc:  # a ReleaseError, or codegen's own (e.g. a journal it cannot recover)
         for problem in exc.problems:
             print(printable_lines(f"error: {problem.render()}"), file=sys.stderr)
@@ -95,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return exc.exit_code
     except KeyboardInterrupt as exc:  # an InterruptedWrite says what the tree holds: the write finished first
-        print(f"interrupted: {printable_lines(str(exc)) or 'nothing was written'}", file=sys.stderr)
+        print(f"release: interrupted: {printable_lines(str(exc)) or 'nothing was written'}", file=sys.stderr)
         return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except OSError as exc:
         if args.debug:

@@ -39,7 +39,6 @@ from release.packages import Package, load_packages
 # Distribution -> modules whose every public name and public submodule is API.
 PUBLIC_TREES: dict[str, tuple[str, ...]] = {"e2b": ("e2b.api.client",)}
 _PUBLIC_DUNDERS = frozenset({"__init__", "__call__"})
-_VARIADIC = (griffe.ParameterKind.var_positional, griffe.ParameterKind.var_keyword)
 _MAX_DEPTH = 12  # nested classes and submodules; far beyond any real package
 
 
@@ -93,29 +92,45 @@ def load_api(package: Package, package_dir: Path) -> dict[str, griffe.Object | g
     api = _Api()
     trees = PUBLIC_TREES.get(package.name, ())
     for name in import_packages(package_dir):
-        try:
-            module = griffe.load(
-                name,
-                search_paths=[str(package_dir)],
-                allow_inspection=False,
-                resolve_aliases=True,
-                resolve_external=False,
-                store_source=False,
-            )
-        except (griffe.GriffeError, ImportError, OSError, SyntaxError) as exc:
-            raise ReleaseError(
-                Problem(
-                    f"cannot read the Python API of {package.name} ({name}) in {package_dir}: {printable(str(exc))}",
-                    remedy="fix the package's source so that it parses",
+        with _too_deep_is_one_line(f"{package.name} ({name}) in {package_dir}"):
+            try:
+                module = griffe.load(
+                    name,
+                    search_paths=[str(package_dir)],
+                    allow_inspection=False,
+                    resolve_aliases=True,
+                    resolve_external=False,
+                    store_source=False,
                 )
-            ) from None
-        _walk_exports(api, module, name)
-        for tree in trees:
-            if tree.startswith(name + "."):
-                sub = _member(module, tree.removeprefix(name + "."))
-                if sub is not None:
-                    _walk_tree(api, sub, tree, 0)
+            except (griffe.GriffeError, ImportError, OSError, SyntaxError) as exc:
+                raise ReleaseError(
+                    Problem(
+                        f"cannot read the Python API of {package.name} ({name}) in {package_dir}: "
+                        f"{printable(str(exc))}",
+                        remedy="fix the package's source so that it parses",
+                    )
+                ) from None
+            _walk_exports(api, module, name)
+            for tree in trees:
+                if tree.startswith(name + "."):
+                    sub = _member(module, tree.removeprefix(name + "."))
+                    if sub is not None:
+                        _walk_tree(api, sub, tree, 0)
     return api.objects
+
+
+@contextmanager
+def _too_deep_is_one_line(what: str) -> Iterator[None]:
+    """griffe recurses on the source's nesting (a 200,000-term expression): said in one line, exit 2."""
+    try:
+        yield
+    except (RecursionError, MemoryError) as exc:
+        raise ReleaseError(
+            Problem(
+                f"cannot read the Python API of {what}: {type(exc).__name__}: {printable(str(exc))} "
+                "(source nested too deeply or too large to analyse; simplify that expression)"
+            )
+        ) from None
 
 
 def _member(obj: griffe.Object | griffe.Alias, dotted: str) -> griffe.Object | griffe.Alias | None:
@@ -218,45 +233,66 @@ def _breaks(path: str, old: griffe.Object | griffe.Alias, new: griffe.Object | g
             yield f"{path}: base class removed ({_value(', '.join(map(str, old.bases)))} -> " + (
                 f"{_value(', '.join(map(str, new.bases)))})"
             )
-    elif old.kind in (griffe.Kind.FUNCTION, griffe.Kind.ATTRIBUTE):
-        found = [f"{path}{_explain(breakage)}" for breakage in griffe.find_breaking_changes(old, new)]
-        yield from found
-        if isinstance(old, griffe.Function) and isinstance(new, griffe.Function):
-            # griffe lets `**kwargs` absorb a removed keyword parameter; here a named parameter
-            # is API (`pause(force=True)` was documented), so its removal breaks callers.
-            kept = {param.name for param in new.parameters}
-            for param in old.parameters:
-                removed = f"{path}({param.name}): parameter removed"
-                if param.kind not in _VARIADIC and param.name not in kept and removed not in found:
-                    yield removed
+    elif isinstance(old, griffe.Function) and isinstance(new, griffe.Function):
+        yield from signature_breaks(path, _signature(old), _signature(new))
 
 
-def _explain(breakage: griffe.Breakage) -> str:
-    kind, old, new = breakage.kind, breakage.old_value, breakage.new_value
-    param = getattr(old, "name", None) or getattr(new, "name", None)
-    text = {
-        griffe.BreakageKind.PARAMETER_REMOVED: f"({param}): parameter removed",
-        griffe.BreakageKind.PARAMETER_ADDED_REQUIRED: f"({param}): required parameter added",
-        griffe.BreakageKind.PARAMETER_CHANGED_REQUIRED: f"({param}): parameter made required",
-        griffe.BreakageKind.PARAMETER_MOVED: f"({param}): positional parameter moved",
-        griffe.BreakageKind.PARAMETER_CHANGED_KIND: (
-            f"({param}): parameter kind changed from {_value(getattr(old, 'kind', old))} "
-            f"to {_value(getattr(new, 'kind', new))}"
-        ),
-        griffe.BreakageKind.PARAMETER_CHANGED_DEFAULT: (
-            f"({param}): default changed from {_value(getattr(old, 'default', old))} "
-            f"to {_value(getattr(new, 'default', new))}"
-        ),
-        griffe.BreakageKind.RETURN_CHANGED_TYPE: f": return type changed from {_value(old)} to {_value(new)}",
-        griffe.BreakageKind.ATTRIBUTE_CHANGED_TYPE: f": attribute type changed from {_value(old)} to {_value(new)}",
-        griffe.BreakageKind.ATTRIBUTE_CHANGED_VALUE: f": value changed from {_value(old)} to {_value(new)}",
-    }.get(kind)
-    return text if text is not None else f": {kind.value.lower()}"
+# One parameter as both views see it (griffe's and the interpreter's, release.runtime_api):
+# name, kind (a griffe.ParameterKind value), the default's text or None.
+Parameter = tuple[str, str, str | None]
+_POSITIONAL = frozenset({"positional-only", "positional or keyword"})
+_VARIADIC = frozenset({"variadic positional", "variadic keyword"})
+# Kind changes that break a caller, griffe's rules: (old kind, new kind).
+_KIND_BREAKS = frozenset(
+    {
+        ("positional-only", "keyword-only"),
+        ("keyword-only", "positional-only"),
+        ("positional or keyword", "positional-only"),
+        ("positional or keyword", "keyword-only"),
+    }
+)
+
+
+def _signature(function: griffe.Function) -> list[Parameter]:
+    return [
+        (p.name, p.kind.value if p.kind else "positional or keyword", None if p.default is None else str(p.default))
+        for p in function.parameters
+    ]
+
+
+def signature_breaks(path: str, old: list[Parameter], new: list[Parameter]) -> Iterator[str]:
+    """What breaks a call of `old` made to `new`: griffe's rules for a function's parameters.
+
+    Unlike griffe, a named parameter removed is a break even where `**kwargs`
+    would swallow it: `pause(force=True)` was documented, and would now mean nothing.
+    """
+    now = {name: (i, kind, default) for i, (name, kind, default) in reversed(list(enumerate(new)))}
+    new_kinds = {kind for _, kind, _ in new}
+    for i, (name, kind, default) in enumerate(old):
+        if name not in now:
+            yield f"{path}({name}): parameter removed"
+            continue
+        j, new_kind, new_default = now[name]
+        plain = kind not in _VARIADIC and new_kind not in _VARIADIC
+        if plain and default is not None and new_default is None:
+            yield f"{path}({name}): parameter made required"
+        if kind in _POSITIONAL and new_kind in _POSITIONAL and i != j:
+            yield f"{path}({name}): positional parameter moved"
+        into_variadic = (
+            new_kind == "variadic keyword" and kind != "keyword-only" and "variadic positional" not in new_kinds
+        ) or (new_kind == "variadic positional" and kind != "positional-only" and "variadic keyword" not in new_kinds)
+        if (kind, new_kind) in _KIND_BREAKS or (kind != new_kind and into_variadic):
+            yield f"{path}({name}): parameter kind changed from {kind} to {new_kind}"
+        if plain and default is not None and new_default is not None and default != new_default:
+            yield f"{path}({name}): default changed from {_value(default)} to {_value(new_default)}"
+    known = {name for name, _, _ in old}
+    for name, kind, default in new:
+        if name not in known and default is None and kind not in _VARIADIC:
+            yield f"{path}({name}): required parameter added"
 
 
 def _value(value: object) -> str:
-    text = value.value if isinstance(value, griffe.ParameterKind) else str(value)
-    text = printable(text)
+    text = printable(str(value))
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -304,7 +340,8 @@ def diff_package(package: Package, old_dir: Path, new_dir: Path) -> ApiDiff:
     new = load_api(package, new_dir) if new_dir.is_dir() else {}
     if not old:
         return ApiDiff(package.name, (), ())
-    return compare(package.name, old, new)
+    with _too_deep_is_one_line(f"{package.name} ({old_dir} against {new_dir})"):
+        return compare(package.name, old, new)
 
 
 def render(diff: ApiDiff, *, limit: int = 40) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import codegen
 from codegen.config import SPEC, Project, load_source
-from codegen.errors import EXIT_OK
+from codegen.errors import EXIT_OK, interrupt_behind
 from codegen.generation.generators import filtered_json, open_generators
 from codegen.messages import Messages
 
@@ -19,6 +19,18 @@ LISTED = 50  # changed paths named one by one; the rest are counted
 
 
 def run_generate(project: Project, messages: Messages, *, use_cache: bool = True) -> int:
+    try:
+        return _run_generate(project, messages, use_cache=use_cache)
+    except Exception as failed:
+        # The signal handler raises wherever the main thread is, and a few places turn that into an
+        # error of their own (`type()` wraps one from `__set_name__`, mid-import): it is an interrupt.
+        interrupt = interrupt_behind(failed)
+        if interrupt is None:
+            raise
+        raise interrupt from None
+
+
+def _run_generate(project: Project, messages: Messages, *, use_cache: bool) -> int:
     # The generators start first (a cache folder inside the project is refused there): they import
     # themselves while this process prepares their spec, so even its own imports wait until then.
     with open_generators(project, use_cache=use_cache) as generators:

@@ -212,29 +212,38 @@ class Generators:
             process.stdin = None  # written and closed: communicate() has nothing more to send
             running = _Running(tool, process, self._done)
             self._running[tool] = running
-            running.waiter.start()
+            start_helper(running.waiter)
 
     def first_done(self) -> str:
         """The name of the generator that finished first, as soon as one has (every call: the same)."""
-        if self._first is None:
-            self._first = self._done.get()
+        while self._first is None:
+            try:
+                self._first = self._done.get(timeout=SIGNAL_POLL)  # in slices: see `join_helper`
+            except queue.Empty:
+                pass
         return self._first
 
     def wait(self, tool: str) -> None:
         """Until `tool` has finished; its failure said as it said it."""
         running = self._running[tool]
-        running.waiter.join()
+        join_helper(running.waiter)
         if running.problem is not None:
             raise CodegenError(running.problem)
 
     def close(self) -> None:
-        """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started."""
+        """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started.
+
+        Killed, a generator's output ends at once and so does the thread that reads it; that wait is
+        bounded all the same (a process that left the group could keep the pipe open): the threads are
+        daemons, and an interrupted run ends with `os._exit` once its clean-up is done (codegen/__main__.py).
+        """
         for process in self._started.values():
             _kill_group(process)
             process.communicate()
+        deadline = time.monotonic() + CLOSE_TIMEOUT
         for running in self._running.values():
             _kill_group(running.process)
-            running.waiter.join()
+            join_helper(running.waiter, timeout=max(0.0, deadline - time.monotonic()))
         self._started.clear()
         self._running.clear()
 
@@ -257,7 +266,6 @@ class _Running:
         self.waiter = threading.Thread(target=self._wait, args=(done,), name=f"codegen-{tool}", daemon=True)
 
     def _wait(self, done: queue.SimpleQueue[str]) -> None:
-        leave_signals_to_the_main_thread()
         try:
             _finish(self.tool, self.process)
             self.problem = None
@@ -271,16 +279,44 @@ class _Running:
             done.put(self.tool)
 
 
-def leave_signals_to_the_main_thread() -> None:
-    """Block Ctrl-C and SIGTERM in the calling (helper) thread.
+# Helper threads and signals.  A process's signal goes to any thread that does not block it, and
+# Python runs its handler in the main thread only, when that thread next runs Python code: a signal
+# a helper took does not wake the main thread from a wait without a timeout, and then nothing does.
+# So helpers block SIGINT and SIGTERM from their first instruction (`start_helper`), and the main thread
+# waits for them in slices (`join_helper`): Ctrl-C and SIGTERM are handled within one, however the
+# helpers stand (reading a pipe, waiting on the import lock, stuck).
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+SIGNAL_POLL = 0.05  # seconds: the longest a wait in the main thread defers a signal
+CLOSE_TIMEOUT = 1.0  # seconds for the generators' threads to end once the generators are killed
 
-    A process's signal goes to any thread that does not block it; one taken by a helper thread
-    does not wake the main thread from its wait for that helper, so Ctrl-C would be noticed
-    only when the helper is done.  Blocked here, the signal always finds the main thread.
-    A process started from such a thread would inherit the mask: start none from them.
+
+def start_helper(thread: threading.Thread) -> None:
+    """Start `thread` with Ctrl-C and SIGTERM blocked, so that it never takes them from the main thread.
+
+    A thread starts with its creator's signal mask: the main thread blocks both around the start,
+    so that there is no moment when the helper could take one; a signal that arrives meanwhile
+    waits and is the main thread's as soon as it unblocks them.  A process started from a helper
+    would inherit the mask: start none from them.
     """
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def join_helper(thread: threading.Thread, timeout: float | None = None) -> bool:
+    """Wait for `thread` (at most `timeout` seconds), in slices so that a signal's handler runs within one.
+
+    True when the thread has ended.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while thread.is_alive():
+        left = SIGNAL_POLL if deadline is None else min(SIGNAL_POLL, deadline - time.monotonic())
+        if left <= 0:
+            return False
+        thread.join(left)
+    return True
 
 
 @contextmanager

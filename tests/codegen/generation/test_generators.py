@@ -36,10 +36,12 @@ from codegen.generation.generators import (
     format_python,
     formatting,
     generate,
+    join_helper,
     open_generators,
     private_scratch,
     ruff_binary,
     ruff_passes,
+    start_helper,
     tool_env,
     tool_failure,
     write_filtered_spec,
@@ -351,6 +353,28 @@ def test_the_thread_that_waits_for_a_generator_leaves_ctrl_c_to_the_main_thread(
         assert not _blocked(Path(f"/proc/self/task/{threading.get_native_id()}/status"), signal.SIGINT)
     finally:
         generators.close()
+
+
+def test_a_helper_thread_has_the_signals_blocked_from_its_first_instruction() -> None:
+    """Blocked by the thread itself, there was a moment when it could take one: the main thread never saw it."""
+    masks: list[set[int | signal.Signals]] = []
+    helper = threading.Thread(target=lambda: masks.append(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    start_helper(helper)
+    assert join_helper(helper, timeout=60)
+    assert {signal.SIGINT, signal.SIGTERM} <= masks[0]
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before  # the main thread's own, as it was
+
+
+def test_join_helper_gives_up_at_its_timeout_on_a_thread_that_never_ends() -> None:
+    never = threading.Event()
+    helper = threading.Thread(target=never.wait, daemon=True)
+    start_helper(helper)
+    try:
+        assert join_helper(helper, timeout=0.1) is False and helper.is_alive()
+    finally:
+        never.set()
+    assert join_helper(helper)
 
 
 def _blocked(status: Path, signum: int) -> bool:
