@@ -63,7 +63,9 @@ def test_build_runs_every_step_in_order_and_writes_nothing(
     assert result.fetched.origin == "upstream"
     assert result.fetched.data == (project / "spec/openapi.yml").read_bytes()
     assert "/sandboxes/{sandboxID}/pause" in result.filtered["paths"]
-    assert not any(p.startswith(("/templates", "/access-tokens", "/admin")) for p in result.filtered["paths"])
+    # The SDK's tags (sandboxes, snapshots, templates) stay; the others' operations go.
+    assert "/templates/{templateID}" in result.filtered["paths"]
+    assert not any(p.startswith(("/access-tokens", "/admin")) for p in result.filtered["paths"])
     staged = result.staged
     assert GENERATED_FILE in staged.generated
     assert all(
@@ -137,7 +139,7 @@ def test_older_v1_0_0_via_env_ref_is_refused_by_the_contract(
 
 def drop_info_version(text: str) -> str:
     """An info object without its required version: only the validator says so."""
-    return replace_once(text, "  version: 1.1.0\n", "")
+    return replace_once(text, "  version: 2.0.0\n", "")
 
 
 def test_an_invalid_spec_is_refused_by_the_validator_before_anything_is_stamped(

@@ -18,8 +18,9 @@ from codegen.errors import CodegenError
 from codegen.generation.overlays import render_overlays
 from codegen.generation.python_source import UnescapedText, identifier_filter, py_literal, python_source_environment
 from codegen.openapi.document import load_spec
+from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
-from tests.codegen.conftest import ROOT, Result, Upstream, replace_once
+from tests.codegen.conftest import ROOT, Result, Upstream, replace_once, unchanged
 from tests.fuzz_budget import examples
 
 OVERLAYS = ROOT / "templates" / "overlays"
@@ -100,7 +101,9 @@ def test_a_name_filter_refuses_what_is_not_a_name(tmp_path: Path, text: str) -> 
 
 def _sdk_spec() -> dict[str, Any]:
     document = load_spec((ROOT / "spec" / "openapi.yml").read_bytes())
-    return filter_spec(document.data, tags=("sandboxes",))
+    # As the pipeline filters it: the SDK's tags, its operations named by the operation map.
+    operations = load_operation_map(ROOT / "spec" / "operations.yml")
+    return filter_spec(document.data, tags=("sandboxes", "snapshots", "templates"), operations=operations)
 
 
 def _hostile(value: Any, key: str | None = None) -> Any:
@@ -187,4 +190,64 @@ def test_the_issue_payload_generates_a_docstring_and_runs_nothing(
     assert [type(n).__name__ for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)] == ["ImportFrom"]
     assert payload in _strings(source)
     exec(compile(tree, "error_codes.py", "exec"), {})
+    assert not marker.exists()
+
+
+# --- templates run no code of their own (issue 31, point 2) ---------------------------------------------
+
+SANDBOX_ESCAPES = [
+    '{{ cycler.__init__.__globals__.os.system("touch MARKER") }}',
+    '{{ joiner.__init__.__globals__.os.popen("touch MARKER").read() }}',
+    '{{ lipsum.__globals__["os"].system("touch MARKER") }}',
+    '{{ namespace.__init__.__globals__["os"].system("touch MARKER") }}',
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ helper.__globals__ }}",
+    '{{ (helper | attr("__globals__")) }}',
+    "{% set ops = ['a'] %}{{ ops.append('b') }}",
+    "{{ data.update({'a': 1}) }}",
+    '{{ "{0.__class__}".format(1) }}',
+]
+
+
+@pytest.mark.parametrize("payload", SANDBOX_ESCAPES)
+def test_a_template_cannot_reach_past_what_it_is_given(tmp_path: Path, payload: str) -> None:
+    """jinja's immutable sandbox: no `_` attribute, no mutation, whatever the template writes."""
+    from jinja2.exceptions import SecurityError
+
+    marker = tmp_path / "pwned"
+    with pytest.raises(SecurityError):
+        _render(tmp_path, payload.replace("MARKER", str(marker)), helper=lambda: None, data={"a": 0})
+    assert not marker.exists()
+
+
+def test_the_sandboxes_refusal_names_the_template_line(tmp_path: Path) -> None:
+    folder = tmp_path / "overlays"
+    folder.mkdir()
+    (folder / "t.py.jinja").write_text('X = 1\n{{ cycler.__init__.__globals__.os.system("true") }}\n')
+    (folder / "overlays.toml").write_text(
+        '[[overlay]]\ntemplate = "t.py.jinja"\noutput = "packages/python-sdk/e2b/api/t.py"\n'
+    )
+    with pytest.raises(CodegenError) as caught:
+        render_overlays(folder, {"openapi": "3.0.3", "paths": {}})
+    [problem] = caught.value.problems
+    assert problem.where == "templates/overlays/t.py.jinja:2"
+    assert problem.message == "cannot render: access to attribute '__init__' of 'type' object is unsafe."
+
+
+@pytest.mark.parametrize("verb", [("generate",), ("check", "--no-cache")])
+def test_the_issue_template_payload_is_a_clear_error_and_runs_nothing(
+    project: Path, run: Callable[..., Result], tmp_path: Path, verb: tuple[str, ...]
+) -> None:
+    marker = tmp_path / "x"
+    template = project / "templates" / "overlays" / "error_codes.py.jinja"
+    text = template.read_text()
+    template.write_text(text + f'{{{{ cycler.__init__.__globals__.os.system("id > {marker}") }}}}\n')
+    line = text.count("\n") + 1
+    with unchanged(project):
+        result = run(project, *verb)
+    assert result.code == 2, result.text
+    assert (
+        f"codegen: error: templates/overlays/error_codes.py.jinja:{line}: cannot render: "
+        "access to attribute '__init__' of 'type' object is unsafe." in result.err
+    ), result.text
     assert not marker.exists()

@@ -45,7 +45,7 @@ def load(data: bytes) -> Any:
 def test_two_builds_give_identical_commit_ids(runtime: Runtime, tmp_path: Path) -> None:
     _, first = runtime
     assert build_runtime_repo(tmp_path / "again") == first
-    assert len(first) == 2
+    assert len(first) == 3
 
 
 def test_final_commit_is_the_tracked_spec_and_pin(runtime: Runtime) -> None:
@@ -88,7 +88,7 @@ def test_non_empty_destination_is_refused(tmp_path: Path) -> None:
 
 
 def test_empty_destination_is_accepted(tmp_path: Path) -> None:
-    assert len(build_runtime_repo(tmp_path)) == 2
+    assert len(build_runtime_repo(tmp_path)) == 3
 
 
 # --- history.toml is data a pull request can change: confined, one-line failures ---------
