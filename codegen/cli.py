@@ -58,7 +58,8 @@ tree is what the pinned spec produces, and move the pin.  Usually run through
 nox, which installs what it needs: `nox -s codegen`, `nox -s generated-files`,
 `nox -s bump -- <ref>`.
 
-Exit statuses: 0 success (check: clean), 1 drift (check only), 2 could not run.
+Exit statuses: 0 success (check: clean), 1 drift (check only), 2 could not run,
+3 bump wrote the new pin but the regenerated client breaks hand-written code.
 """
 EPILOG = """\
 example:

@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from codegen.errors import CodegenError, Problem
 
@@ -264,19 +265,19 @@ def load_settings(project: Project) -> Settings:
 
 
 def refuse_inside_tree(url: str, project: Project, *, origin: str) -> str:
-    """A local runtime repository must lie outside the working tree and its git directory.
+    """A local runtime repository must lie outside the working tree and every checkout of its repository.
 
-    A relative path is tried against the project's root and the current
-    folder (git resolves it against the latter): either inside is refused.
+    The path is the one git would use (`local_path`).  A relative path is tried
+    against the project's root and the current folder (git resolves it against
+    the latter): either inside is refused.  So is the repository's git
+    directory, and, for a linked worktree, the main checkout and the other
+    worktrees: each holds the same commits, which the change under review can add.
     """
-    if url.startswith("file://"):
-        path = url.removeprefix("file://")
-    elif "://" in url or _SCP_LIKE.fullmatch(url):
+    path = local_path(url)
+    if path is None:
         return url
-    else:
-        path = url
     root = project.root.resolve()
-    guarded = [root, *_git_dirs(root)]
+    guarded = [root, *_same_repository(root)]
     candidates = {(base / Path(path).expanduser()).resolve() for base in (root, Path.cwd())}
     for candidate in candidates:
         if any(candidate.is_relative_to(folder) for folder in guarded):
@@ -292,21 +293,65 @@ def refuse_inside_tree(url: str, project: Project, *, origin: str) -> str:
     return url
 
 
-def _git_dirs(root: Path) -> list[Path]:
-    """A worktree's git directories, which a `.git` file names, may lie outside the tree."""
+def local_path(url: str) -> str | None:
+    """The local folder git reads for `url`, or None for a remote URL.
+
+    As git reads a `file://` URL: the host part dropped (`file://localhost/x`
+    is `/x`) and percent-escapes decoded (`file:///%2Fwork` is `//work`).
+    Leading slashes are folded into one: POSIX may keep `//work` apart from
+    `/work`, so `Path` does, but Linux reads both as `/work`.
+    """
+    if url.startswith("file://"):
+        rest = url.removeprefix("file://")
+        path = unquote(rest[rest.index("/") :]) if "/" in rest else ""
+    elif "://" in url or _SCP_LIKE.fullmatch(url):
+        return None
+    else:
+        path = url
+    return "/" + path.lstrip("/") if path.startswith("/") else path
+
+
+def _same_repository(root: Path) -> list[Path]:
+    """The folders holding the repository of the checkout at `root`, or another checkout of it.
+
+    Its git directory (a linked worktree's `.git` file names one outside the
+    tree), the common directory it shares with the main checkout, the main
+    checkout itself and every linked worktree the common directory lists.
+    """
+    found: list[Path] = []
     dot_git = root / ".git"
-    if dot_git.is_symlink() or not dot_git.is_file():
-        return []
     try:
-        named = dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
-        git_dir = (root / named).resolve()
-        found = [git_dir]
-        common = git_dir / "commondir"
-        if common.is_file() and not common.is_symlink():
-            found.append((git_dir / common.read_text(encoding="utf-8").strip()).resolve())
-    except (OSError, UnicodeDecodeError, ValueError):
-        return []
+        named = _small_text(dot_git)
+        if named is not None:
+            git_dir = (root / named.removeprefix("gitdir:").strip()).resolve()
+        elif dot_git.is_dir() and not dot_git.is_symlink():
+            git_dir = dot_git.resolve()
+        else:
+            return found
+        found.append(git_dir)
+        common_text = _small_text(git_dir / "commondir")
+        common = (git_dir / common_text).resolve() if common_text else git_dir
+        found.append(common)
+        if common.name == ".git":
+            found.append(common.parent)  # the main checkout
+        worktrees = common / "worktrees"
+        for worktree in sorted(worktrees.iterdir()) if worktrees.is_dir() else ():
+            dot_git_file = _small_text(worktree / "gitdir")  # the path of that worktree's `.git` file
+            if dot_git_file:
+                found.append(Path(dot_git_file).resolve().parent)
+    except (OSError, RuntimeError, ValueError):
+        pass  # what was found so far is still guarded
     return found
+
+
+def _small_text(path: Path) -> str | None:
+    """A regular file's text, stripped (a `.git` file, `commondir`, `gitdir`); None when it is not one."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def load_source(project: Project, *, commit: str | None = None, base: Settings | None = None) -> Source:

@@ -3,6 +3,10 @@
 A miss is never fixed here or in spec/openapi.yml: the spec is a copy of the
 runtime's, so the contract has to land upstream first.  The vocabulary is
 documented at the top of spec/contract.yml; `_CHECKS` below is its meaning.
+
+The `credential` entries name the security schemes the SDK sends: besides
+gating generation, they tell the API change report (`credential_schemes`)
+which security changes reach SDK users.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from codegen.openapi.document import SpecDocument
 from codegen.openapi.error_codes import CODE, codes_in_schema
 from codegen.openapi.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
 from codegen.openapi.plain_yaml import YamlTree, load_yaml, load_yaml_file
+from codegen.printable import printable
 
 REMEDY = (
     "the contract lands upstream first: bump spec/runtime-ref to a runtime commit "
@@ -24,6 +29,10 @@ REMEDY = (
 )
 _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
 _JSON_CONTENT = ("content", "application/json", "schema")
+_SCHEMES = ("components", "securitySchemes")
+# What a credential says about its scheme: the keys that decide what a caller sends, and where.
+_CREDENTIAL_KEYS = ("type", "in", "name", "scheme")
+_CREDENTIAL_TYPES = frozenset({"apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"})
 # error: the miss stops generation; warning: it is reported and generation proceeds.
 LEVELS = ("error", "warning")
 
@@ -75,6 +84,12 @@ def _entries(tree: YamlTree) -> list[ContractEntry]:
     if problems:
         raise CodegenError(*problems)
     return entries
+
+
+def credential_schemes(entries: Sequence[ContractEntry]) -> frozenset[str] | None:
+    """The security schemes the SDK sends, all of them on every call; None when the contract names none."""
+    names = frozenset(entry.segments[-1] for entry in entries if any(name == "credential" for name, _ in entry.checks))
+    return names or None
 
 
 def check_contract(doc: SpecDocument, contract: Path | Sequence[ContractEntry]) -> ContractMisses:
@@ -164,6 +179,22 @@ def _check_ref(spec: Any, segments: Segments, node: Any, expected: Any) -> str |
     return f"does not refer to {expected} (neither as $ref nor as its application/json schema)"
 
 
+def _check_credential(spec: Any, segments: Segments, node: Any, expected: Any) -> str | None:
+    """The scheme asks for what the SDK sends: same type and place; a header's name and an auth scheme in any case."""
+    if not isinstance(node, dict):
+        return "is not a security scheme"
+    for key in _CREDENTIAL_KEYS:
+        if key not in expected:
+            continue
+        want, got = str(expected[key]), node.get(key)
+        caseless = key == "scheme" or (key == "name" and expected.get("in") == "header")
+        if not isinstance(got, str) or (got.lower() != want.lower() if caseless else got != want):
+            asked = " ".join(f"{k}={printable(str(node[k]))}" for k in _CREDENTIAL_KEYS if k in node) or "nothing"
+            sent = " ".join(f"{k}={expected[k]}" for k in _CREDENTIAL_KEYS if k in expected)
+            return f"asks for {asked}, where the SDK sends {sent}"
+    return None
+
+
 def _check_documents(spec: Any, segments: Segments, node: Any, expected: Any) -> str | None:
     if isinstance(node, dict) and expected in codes_in_schema(node):
         return None
@@ -177,6 +208,7 @@ _CHECKS: Mapping[str, Check] = {
     "required": _check_required,
     "ref": _check_ref,
     "documents": _check_documents,
+    "credential": _check_credential,
 }
 
 
@@ -237,7 +269,27 @@ def _check_value_problems(name: str, value: Any, segments: Segments | None) -> l
         return [f"documents must be a snake_case error code ([a-z][a-z0-9_]*), not {_yaml_text(value)}"]
     if name == "ref" and not (isinstance(value, str) and value.startswith("#/")):
         return [f"ref must be a local '#/components/...' reference, not {_yaml_text(value)}"]
+    if name == "credential":
+        return _credential_problems(value, segments)
     return []
+
+
+def _credential_problems(value: Any, segments: Segments | None) -> list[str]:
+    problems = []
+    if segments is not None and (len(segments) != 3 or tuple(segments[:2]) != _SCHEMES):
+        problems.append("credential needs a pointer to a security scheme: /components/securitySchemes/NAME")
+    if not isinstance(value, dict) or set(value) - set(_CREDENTIAL_KEYS):
+        problems.append(f"credential must be a mapping of {', '.join(_CREDENTIAL_KEYS)}")
+        return problems
+    if value.get("type") not in _CREDENTIAL_TYPES:
+        problems.append(f"credential type must be one of {', '.join(sorted(_CREDENTIAL_TYPES))}")
+    if value.get("type") == "apiKey" and not (value.get("in") in ("header", "query", "cookie") and value.get("name")):
+        problems.append("an apiKey credential needs `in` (header, query or cookie) and `name`")
+    if value.get("type") == "http" and not value.get("scheme"):
+        problems.append("an http credential needs its `scheme` (bearer, basic, ...)")
+    if any(not isinstance(v, str) for v in value.values()):
+        problems.append("credential values must be strings")
+    return problems
 
 
 def _yaml_text(value: Any) -> str:

@@ -23,14 +23,14 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 import codegen
 from codegen.config import CONTRACT, OPERATIONS, SPEC, Project, Source
-from codegen.errors import CodegenError, Problem
+from codegen.errors import CodegenError, Problem, interrupt_behind
 from codegen.generation.cache import (
     Prepared,
     generation_key,
@@ -44,8 +44,9 @@ from codegen.generation.cache import (
 from codegen.generation.generators import (
     Generators,
     filtered_json,
-    leave_signals_to_the_main_thread,
+    join_helper,
     open_generators,
+    start_helper,
 )
 from codegen.generation.inputs import GenerationInputs, read_inputs
 from codegen.generation.stage import Staged, generate_tree, stamp
@@ -108,7 +109,6 @@ def validated_alongside(
     timing: list[float] = []
 
     def validate() -> None:
-        leave_signals_to_the_main_thread()
         started = time.perf_counter()
         try:
             verdict.extend(validation_problems(document))
@@ -116,16 +116,21 @@ def validated_alongside(
             verdict.append(Problem(f"the validator failed: {type(error).__name__}: {error}"))
         timing.append(time.perf_counter() - started)
 
+    # A daemon that never takes a signal: an interrupted run never waits for it (it may be waiting on the
+    # import lock an interrupted import left held), and ends with os._exit (codegen/__main__.py).
     worker = threading.Thread(target=validate, name="codegen-validate", daemon=True)
-    worker.start()
+    start_helper(worker)
     try:
         yield
-    except Exception:
-        worker.join()
+    except Exception as failed:
+        interrupt = interrupt_behind(failed)
+        if interrupt is not None:  # a signal the block turned into an error of its own: the run's, at once
+            raise interrupt from None
+        join_helper(worker)
         if verdict:
             raise CodegenError(*verdict) from None
         raise
-    worker.join()
+    join_helper(worker)
     if verdict:
         raise CodegenError(*verdict)
     on_pass()
@@ -203,7 +208,7 @@ def build(
                 generators = stack.enter_context(open_generators(project))
                 fetched = fetched_other.fetched
         if fetched is None:
-            fetched = fetch_spec(project, source, messages)
+            fetched = fetch_spec(project, source, messages, fresh=not use_cache)
         return _build(project, source, messages, inputs, fetched, document, use_cache, generators)
 
 
@@ -217,10 +222,14 @@ def _build(
     use_cache: bool,
     generators: Generators,
 ) -> Build:
-    validation: AbstractContextManager[None] = nullcontext()  # a document handed in is validated
+    validation: AbstractContextManager[None]
     if document is None:
         parsed = document = parse_spec(source, fetched, messages, validate=False)
         validation = _validation(project, inputs, fetched, lambda: parsed, messages, use_cache=use_cache)
+    else:
+        # A document handed in is validated (bump's, by load_spec): its verdict is recorded like one
+        # taken here, or the next warm run would validate the spec again.
+        validation = _recorded_valid(project, inputs, fetched)
     with validation:
         from codegen.openapi.sdk_filter import filter_spec
 
@@ -264,6 +273,37 @@ def _validation(
     return validated_alongside(document(), messages, on_pass=lambda: record_valid(project, validated), beside=beside)
 
 
+@contextmanager
+def _recorded_valid(project: Project, inputs: GenerationInputs, fetched: FetchedSpec) -> Iterator[None]:
+    """For a document validated before the block: record the pass once the block succeeded."""
+    yield
+    record_valid(project, validation_key(inputs, fetched.data))
+
+
+def _as_prepared(
+    inputs: GenerationInputs, source: Source, fetched: FetchedSpec, prepared: Prepared
+) -> SpecDocument | None:
+    """The fetched spec, read, when the spec, contract and filter steps make of it exactly the prepared spec.
+
+    A prepared entry is data in the cache folder, which whoever can write the folder may have
+    edited, and the generators read its filtered spec: so that spec is derived again from the
+    fetched bytes and compared, never trusted (tens of milliseconds, on the core the first
+    finished generator freed).  None: it is not, and the run starts over from the fetched spec.
+    """
+    from codegen.openapi.document import read_spec
+    from codegen.openapi.sdk_filter import filter_spec
+
+    if not prepared.is_for(fetched.data):
+        return None
+    try:
+        document = read_spec(fetched.data, display_path=spec_display(source, fetched))
+        operations, warnings = check_requirements(inputs, source, document, Messages(err=lambda _: None))
+        derived = json.loads(filtered_json(filter_spec(document.data, tags=source.sdk_tags, operations=operations)))
+    except CodegenError:
+        return None  # the full run says why
+    return document if derived == prepared.filtered and warnings == prepared.warnings else None
+
+
 class _Confirmation:
     """The fetch that confirms a prepared spec, and the validator's verdict on it: once, while ruff formats.
 
@@ -280,7 +320,8 @@ class _Confirmation:
     def __call__(self) -> FetchedSpec:
         if self.fetched is None:
             fetched = fetch_spec(self.project, self.source, self.messages)
-            if not self.prepared.is_for(fetched.data):
+            document = _as_prepared(self.inputs, self.source, fetched, self.prepared)
+            if document is None:
                 raise NotAsPrepared(fetched)
             display = spec_display(self.source, fetched)
             paths = len(self.prepared.filtered.get("paths", {}))
@@ -292,16 +333,19 @@ class _Confirmation:
             )
             for warning in self.prepared.warnings:
                 self.messages.warning(warning)
-            from codegen.openapi.document import read_spec  # when a validator changed since it was prepared
-
+            # Said only when the validator runs: why it has no verdict on a spec prepared before.
+            if self.prepared.validation == validation_key(self.inputs, fetched.data):
+                why = "its verdict on it was not kept on this machine"
+            else:
+                why = "the validator has changed since"
             with _validation(
                 self.project,
                 self.inputs,
                 fetched,
-                lambda: read_spec(fetched.data, display_path=display),
+                lambda: document,
                 self.messages,
                 use_cache=True,
-                beside="after the fetch: the spec was prepared before, the validator has changed since",
+                beside=f"after the fetch: the spec was prepared before, {why}",
             ):
                 pass
             self.fetched = fetched
@@ -375,7 +419,10 @@ def _stamp(
     else:
         record(project, generation_key(inputs, source, fetched.data), staged.files(), warnings)
         if filtered is not None:
-            record_prepared(project, prepared_key(inputs, source), fetched.data, filtered, warnings)
+            validation = validation_key(inputs, fetched.data)
+            record_prepared(
+                project, prepared_key(inputs, source), fetched.data, filtered, warnings, validation=validation
+            )
     return staged
 
 

@@ -10,13 +10,20 @@ where the data flows: parameters and request bodies are "request", response
 bodies "response", and operations and error codes have none. `why` is said
 when the level is not what the spec suggests. The classification table
 of docs/maintainers/bump.md is `rules_markdown()` (tests/test_docs.py keeps them equal).
+
+Two facts about this SDK decide levels besides the specs: the credential it
+sends (the security schemes spec/contract.yml names with `credential`), since a
+security change matters to SDK users only when it changes whether an SDK
+operation accepts that credential; and whether the generated client surfaces
+documented response headers (`client_surfaces_response_headers`), since one it
+does not surface changes no generated code.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -35,26 +42,31 @@ from codegen.openapi.error_codes import documented_error_codes
 from codegen.openapi.json_pointer import PointerSyntaxError, resolve_pointer
 from codegen.openapi.operation_map import UPSTREAM_OPERATION_ID
 from codegen.openapi.operations import HTTP_METHODS
+from codegen.openapi.schema_places import Budget
 
 __all__ = [
     "LEVELS",
     "RULES",
     "WHY_ERROR_CODE_REMOVED",
     "WHY_ERROR_RESPONSE_REMOVED",
+    "WHY_HEADER_NOT_SURFACED",
     "WHY_MODEL_REMOVED",
     "WHY_MODEL_RENAMED",
     "WHY_OPERATION_MOVED",
     "WHY_OPERATION_RENAMED",
+    "WHY_OTHER_CREDENTIAL",
     "WHY_RESPONSE_ENUM_VALUE_ADDED",
     "WHY_RESPONSE_ENUM_VALUE_REMOVED",
     "WHY_RESPONSE_MADE_NULLABLE",
     "WHY_RESPONSE_MADE_OPTIONAL",
+    "WHY_SDK_CREDENTIAL_REFUSED",
     "WHY_SECURITY",
     "ApiChange",
     "ApiChangeReport",
     "ChangeKind",
     "Level",
     "Variant",
+    "client_surfaces_response_headers",
     "compare_specs",
     "render_report",
     "rules_markdown",
@@ -98,6 +110,18 @@ WHY_MODEL_RENAMED = (
 )
 WHY_MODEL_REMOVED = "the generated client no longer has this class or its module: code that imports it breaks"
 WHY_SECURITY = "callers who authenticate the old way are refused"
+WHY_SDK_CREDENTIAL_REFUSED = (
+    "the SDK sends only its own credential (spec/contract.yml): this operation no longer accepts it, "
+    "so every SDK call to it is refused"
+)
+WHY_OTHER_CREDENTIAL = (
+    "not an SDK change: every SDK operation still accepts the credential the SDK sends (spec/contract.yml), "
+    "and the generated code does not name security schemes"
+)
+WHY_HEADER_NOT_SURFACED = (
+    "the generated client does not surface documented response headers (openapi-python-client hands back "
+    "the raw `Response.headers`), so no generated code changes; hand-written code that reads one names it itself"
+)
 
 Side = Literal["request", "response"] | None
 Rule = tuple[Level, str | None]
@@ -153,12 +177,22 @@ RULES: Mapping[tuple[ChangeKind, Variant, Side], Rule] = MappingProxyType(
         ("response body added", None, "response"): ("minor", None),
         ("response body removed", "2xx", "response"): ("major", None),
         ("response body removed", "other", "response"): ("minor", WHY_ERROR_RESPONSE_REMOVED),
-        ("response header added", None, "response"): ("minor", None),
-        ("response header removed", None, "response"): ("major", None),
+        ("response header added", "surfaced", "response"): ("minor", None),
+        ("response header added", "not surfaced", "response"): ("patch", WHY_HEADER_NOT_SURFACED),
+        ("response header removed", "surfaced", "response"): ("major", None),
+        ("response header removed", "not surfaced", "response"): ("patch", WHY_HEADER_NOT_SURFACED),
         ("security scheme removed", None, "request"): ("major", WHY_SECURITY),
+        ("security scheme removed", "the SDK's credential", "request"): ("major", WHY_SDK_CREDENTIAL_REFUSED),
+        ("security scheme removed", "another credential", "request"): ("none", WHY_OTHER_CREDENTIAL),
         ("security requirement added", None, "request"): ("major", WHY_SECURITY),
+        ("security requirement added", "the SDK's credential", "request"): ("major", WHY_SDK_CREDENTIAL_REFUSED),
+        ("security requirement added", "another credential", "request"): ("none", WHY_OTHER_CREDENTIAL),
         ("security scheme changed", None, "request"): ("major", WHY_SECURITY),
+        ("security scheme changed", "the SDK's credential", "request"): ("major", WHY_SDK_CREDENTIAL_REFUSED),
+        ("security scheme changed", "another credential", "request"): ("none", WHY_OTHER_CREDENTIAL),
         ("security alternative added", None, "request"): ("minor", None),
+        ("security alternative added", "the SDK's credential", "request"): ("minor", None),
+        ("security alternative added", "another credential", "request"): ("none", WHY_OTHER_CREDENTIAL),
         ("security made optional", None, "request"): ("minor", None),
         ("error code added", None, None): ("minor", None),
         ("error code removed", None, None): ("major", WHY_ERROR_CODE_REMOVED),
@@ -175,13 +209,28 @@ def rules_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare_specs(old: dict[str, Any], new: dict[str, Any]) -> ApiChangeReport:
-    """Compare two filtered specs; operations are matched by (METHOD, path)."""
-    comparer = _Comparer(old, new)
+def compare_specs(
+    old: dict[str, Any],
+    new: dict[str, Any],
+    *,
+    credentials: Collection[str] | None = None,
+    surfaced_headers: bool | None = None,
+) -> ApiChangeReport:
+    """Compare two filtered specs; operations are matched by (METHOD, path).
+
+    `credentials`: the security schemes the SDK sends, all at once (spec/contract.yml's `credential`
+    entries); None when the contract names none: then every way a caller authenticated counts.
+    `surfaced_headers`: whether the generated client surfaces documented response headers (default:
+    what `client_surfaces_response_headers` finds in the generator).
+    """
+    if surfaced_headers is None:
+        surfaced_headers = client_surfaces_response_headers()
+    comparer = _Comparer(old, new, credentials=credentials, surfaced_headers=surfaced_headers)
     comparer.operations()
     comparer.removed_models()
     comparer.error_codes()
-    descriptions = _count_text_changes(old, new) + comparer.error_code_texts
+    comparer.security_notes()
+    descriptions = _count_text_changes(old, new) + comparer.error_code_texts + comparer.header_texts
     return ApiChangeReport(
         changes=tuple(sorted(set(comparer.changes), key=sort_key)),
         description_changes=descriptions,
@@ -316,15 +365,40 @@ def _join(base: str, path: str) -> str:
 # --- the comparison ----------------------------------------------------------
 
 
+def client_surfaces_response_headers() -> bool:
+    """Whether the generated client surfaces a response's documented headers: its generator's parser reads them.
+
+    openapi-python-client's `Response` (0.29.1: status, property, source and the raw data) has no
+    field for headers, and its functions hand back the raw `Response.headers`, documented or not.
+    """
+    import attrs
+    from openapi_python_client.parser.responses import Response
+
+    return any("header" in field.name for field in attrs.fields(Response))
+
+
 class _Comparer:
-    def __init__(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        *,
+        credentials: Collection[str] | None = None,
+        surfaced_headers: bool = True,
+    ) -> None:
         self.old = old
         self.new = new
         self.changes: list[ApiChange] = []
         self.error_code_texts = 0
+        self.credentials = frozenset(credentials) if credentials is not None else None
+        self.surfaced_headers = surfaced_headers
+        self.header_texts = 0  # changes to headers the client does not surface: documentation
+        # Security changes no SDK caller sees, gathered over the operations: (kind, variant, subject, detail) -> ops.
+        self.unseen_security: dict[tuple[ChangeKind, Variant, str, str], set[str]] = {}
         self.old_names = generated_names(old, _path_key)
         self.new_names = generated_names(new, _path_key)
         self.renamed_classes: set[str] = set()
+        self.budget = Budget()  # the walk below the operations visits paths: bounded like reading the spec
         # The operation being compared: its (METHOD, path key), and the name its locations start with.
         self.current: tuple[tuple[str, str], str] = (("", ""), "")
 
@@ -484,6 +558,7 @@ class _Comparer:
         side: Side,
         stack: frozenset[tuple[int, int]],
     ) -> None:
+        self.budget.spend(base)
         old, old_name, old_key = _flatten(self.old, old_node)
         new, new_name, new_key = _flatten(self.new, new_node)
         # A $ref cycle revisits the same pair of spec nodes; stop there, every
@@ -571,44 +646,129 @@ class _Comparer:
         # Header names are case-insensitive (RFC 9110): X-Next-Token and x-next-token are one header.
         old_by_name = {str(name).lower(): (name, value) for name, value in old.items()}
         new_by_name = {str(name).lower(): (name, value) for name, value in new.items()}
+        # A header the generated client does not surface is documentation: no generated code reads it.
+        variant: Variant = "surfaced" if self.surfaced_headers else "not surfaced"
         for key in sorted(old_by_name.keys() | new_by_name.keys()):
             shown = (new_by_name.get(key) or old_by_name[key])[0]
             at = f"{where} header {shown}"
             if key not in new_by_name:
-                self.add("response header removed", "response", at)
+                self.add("response header removed", "response", at, variant=variant)
             elif key not in old_by_name:
-                self.add("response header added", "response", at)
+                self.add("response header added", "response", at, variant=variant)
             else:
                 old_header, _ = _resolve(self.old, old_by_name[key][1])
                 new_header, _ = _resolve(self.new, new_by_name[key][1])
                 old_schema = old_header.get("schema", _media_schema(old_header.get("content"))[1])
                 new_schema = new_header.get("schema", _media_schema(new_header.get("content"))[1])
-                self.schema(old_schema, new_schema, at, "", "response", frozenset())
+                if self.surfaced_headers:
+                    self.schema(old_schema, new_schema, at, "", "response", frozenset())
+                elif _without_text(_resolve(self.old, old_schema)[0]) != _without_text(
+                    _resolve(self.new, new_schema)[0]
+                ):
+                    self.header_texts += 1
 
     def security(self, op: str, old_op: Mapping[str, Any], new_op: Mapping[str, Any]) -> None:
-        """Compare the ways a caller may authenticate: each alternative is a set of schemes, all required."""
+        """Compare the ways a caller may authenticate: each alternative is a set of schemes, all required.
+
+        A way is lost when no new alternative is part of it with each of its schemes sent as before
+        (type, place, and name: a header's case-insensitively, as HTTP reads it). With the SDK's
+        credential known, what counts is whether the SDK still gets in; without it, every caller.
+        """
         where = f"{op} security"
         old, new = _security_alternatives(self.old, old_op), _security_alternatives(self.new, new_op)
+        old_schemes = _map(_map(self.old.get("components")).get("securitySchemes"))
+        new_schemes = _map(_map(self.new.get("components")).get("securitySchemes"))
         offered: set[str] = set().union(*new)
-        # Callers who used an old alternative that no new one is part of can no longer call.
+        changed = {
+            scheme
+            for scheme in set().union(*old) & offered
+            if _scheme_key(old_schemes.get(scheme)) != _scheme_key(new_schemes.get(scheme))
+        }
+
+        def identity(scheme: str) -> str:
+            return (
+                f"{scheme}: {_scheme_identity(old_schemes.get(scheme))} -> {_scheme_identity(new_schemes.get(scheme))}"
+            )
+
+        if self.credentials is None:
+            self._any_caller_security(where, old, new, changed, identity)
+            return
+        sdk = self.credentials
+        refused = any(way <= sdk for way in old) and not any(way <= sdk and not way & changed for way in new)
+        lost = [way for way in sorted(old, key=sorted) if not any(now <= way and not now & changed for now in new)]
+        said: set[str] = set()
+        for way in lost:
+            variant: Variant = "the SDK's credential" if refused and way <= sdk else "another credential"
+            removed = sorted(way - offered)
+            for scheme in removed:
+                self.security_change("security scheme removed", variant, where, scheme, _now_text(new, refused))
+            for scheme in sorted(way & changed):
+                self.security_change("security scheme changed", variant, where, scheme, identity(scheme))
+            if not removed and not way & changed:
+                text = " + ".join(sorted(way)) or "no credentials"
+                self.security_change("security requirement added", variant, where, text, _alternatives_text(way, new))
+            said |= way
+        for scheme in sorted(set().union(*old) - offered - said):
+            self.security_change("security scheme removed", "another credential", where, scheme, "")
+        for scheme in sorted(changed - said):
+            self.security_change("security scheme changed", "another credential", where, scheme, identity(scheme))
+        for way in sorted(new - old, key=sorted):
+            if not way:
+                self.add("security made optional", "request", where, "an alternative with no credentials")
+                continue
+            usable = way <= sdk and not way & changed
+            if not usable and refused:
+                continue  # the SDK's refusal above says what the operation accepts now
+            variant = "the SDK's credential" if usable else "another credential"
+            self.security_change("security alternative added", variant, where, " + ".join(sorted(way)), "")
+
+    def _any_caller_security(
+        self,
+        where: str,
+        old: frozenset[frozenset[str]],
+        new: frozenset[frozenset[str]],
+        changed: set[str],
+        identity: Callable[[str], str],
+    ) -> None:
+        """Without the SDK's credential: callers whose old alternative no new one fits into are stranded."""
+        offered: set[str] = set().union(*new)
         stranded = [old_way for old_way in sorted(old - new, key=sorted) if not any(way <= old_way for way in new)]
         for old_way in stranded:
             for scheme in sorted(old_way - offered):
-                self.add("security scheme removed", "request", where, scheme)
+                self.add("security scheme removed", "request", f"{where} {scheme}", scheme)
             if old_way <= offered:
-                self.add("security requirement added", "request", where, _alternatives_text(old_way, new))
+                text = " + ".join(sorted(old_way)) or "no credentials"
+                self.add("security requirement added", "request", f"{where} {text}", _alternatives_text(old_way, new))
         for new_way in sorted(new - old, key=sorted):
             if not new_way:
                 self.add("security made optional", "request", where, "an alternative with no credentials")
             elif not stranded:
                 # Next to a breaking change the new alternative is its replacement, said there.
-                self.add("security alternative added", "request", where, " + ".join(sorted(new_way)))
-        old_schemes = _map(_map(self.old.get("components")).get("securitySchemes"))
-        new_schemes = _map(_map(self.new.get("components")).get("securitySchemes"))
-        for scheme in sorted(set().union(*old) & offered):
-            before, after = _scheme_identity(old_schemes.get(scheme)), _scheme_identity(new_schemes.get(scheme))
-            if before != after:
-                self.add("security scheme changed", "request", where, f"{scheme}: {before} -> {after}")
+                text = " + ".join(sorted(new_way))
+                self.add("security alternative added", "request", f"{where} {text}", text)
+        for scheme in sorted(changed):
+            self.add("security scheme changed", "request", f"{where} {scheme}", identity(scheme))
+
+    def security_change(self, kind: ChangeKind, variant: Variant, where: str, subject: str, detail: str) -> None:
+        """One security change at `where`; one no SDK caller sees is gathered with the same change elsewhere."""
+        if RULES[(kind, variant, "request")][0] == "none":
+            self.unseen_security.setdefault((kind, variant, subject, detail), set()).add(
+                where.removesuffix(" security")
+            )
+        else:
+            self.add(kind, "request", f"{where} {subject}", detail, variant=variant)
+
+    def security_notes(self) -> None:
+        """The security changes no SDK caller sees: one line each, naming the operations."""
+        for (kind, variant, subject, detail), ops in sorted(
+            self.unseen_security.items(), key=lambda item: item[0][:1] + item[0][2:]
+        ):
+            names = sorted(ops)
+            shown = ", ".join(names[:_OPERATIONS_SHOWN])
+            if len(names) > _OPERATIONS_SHOWN:
+                shown += f" and {len(names) - _OPERATIONS_SHOWN} more"
+            where = f"in {len(names)} operation{'s' if len(names) != 1 else ''} ({shown})"
+            self.add(kind, "request", subject, f"{detail}; {where}" if detail else where, variant=variant)
 
     def error_codes(self) -> None:
         old, new = documented_error_codes(self.old), documented_error_codes(self.new)
@@ -635,15 +795,50 @@ def _security_alternatives(doc: Mapping[str, Any], op: Mapping[str, Any]) -> fro
     return alternatives or frozenset({frozenset()})
 
 
+def _now_text(new: frozenset[frozenset[str]], refused: bool) -> str:
+    """What an operation that refuses the SDK accepts instead."""
+    if not refused:
+        return ""
+    return "now one of: " + ", ".join(" + ".join(sorted(way)) or "(none)" for way in sorted(new, key=sorted))
+
+
 def _alternatives_text(old: frozenset[str], new: frozenset[frozenset[str]]) -> str:
     shown = [" + ".join(sorted(alternative)) or "(none)" for alternative in sorted(new, key=sorted)]
     return f"{' + '.join(sorted(old)) or 'no credentials'} no longer suffices; now one of: {', '.join(shown)}"
 
 
+_SCHEME_KEYS = ("type", "in", "name", "scheme")
+_OPERATIONS_SHOWN = 3
+
+
 def _scheme_identity(scheme: object) -> str:
-    """What a caller must send for a scheme: its type and where it goes (descriptions aside)."""
+    """What a caller must send for a scheme: its type and where it goes (descriptions aside), as the spec writes it."""
     node = _map(scheme)
-    return " ".join(f"{key}={node[key]}" for key in ("type", "in", "name", "scheme") if key in node) or "(undefined)"
+    return " ".join(f"{key}={node[key]}" for key in _SCHEME_KEYS if key in node) or "(undefined)"
+
+
+def _scheme_key(scheme: object) -> tuple[tuple[str, str], ...] | None:
+    """A scheme's identity as HTTP compares it: a header's name and an auth scheme (`bearer`) in any case."""
+    node = _map(scheme)
+    if not node:
+        return None
+    key = []
+    for name in _SCHEME_KEYS:
+        if name in node:
+            value = str(node[name])
+            if name == "scheme" or (name == "name" and node.get("in") == "header"):
+                value = value.lower()  # RFC 9110: field names (5.1) and authentication schemes (11.1)
+            key.append((name, value))
+    return tuple(key)
+
+
+def _without_text(node: object) -> object:
+    """`node` without its description and summary texts, for comparing what a schema says about data."""
+    if isinstance(node, Mapping):
+        return {k: _without_text(v) for k, v in node.items() if k not in _TEXT_KEYS and k != "example"}
+    if isinstance(node, list):
+        return [_without_text(v) for v in node]
+    return node
 
 
 # --- description-only changes ------------------------------------------------

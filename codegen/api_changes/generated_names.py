@@ -9,7 +9,9 @@ module, so the API change report compares these names too.
 
 The names come from the generator's own parser, run in memory on the filtered
 spec with the pipeline's configuration: nothing here re-derives its naming
-rules.
+rules.  The walk below the operations visits every path through the models,
+which shared models make exponential in their depth: it keeps a budget of
+places (codegen/openapi/schema_places.py), as reading the spec did.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from openapi_python_client.parser.properties.list_property import ListProperty
 from openapi_python_client.parser.properties.union import UnionProperty
 
 from codegen.generation.generators import CLIENT_CONFIG
+from codegen.openapi.schema_places import Budget
 
 # (METHOD, path with its parameters blanked, place inside the operation):
 # ("POST", "/sandboxes/{}/connect", "request body .metadata").
@@ -58,11 +61,17 @@ def generated_names(spec: dict[str, Any], path_key: Callable[[str], str]) -> Gen
         return GeneratedNames(frozenset(), {})
     classes = frozenset(str(prop.class_info.name) for prop in (*data.models, *data.enums))
     at: dict[Place, str] = {}
+    budget = Budget()
+    walked: set[tuple[str, str]] = set()
     for collection in data.endpoint_collections_by_tag.values():
         for endpoint in collection.endpoints:
             operation = (str(endpoint.method).upper(), path_key(_text(endpoint.path)))
+            if operation in walked:
+                continue  # an operation with several tags is in several collections
+            walked.add(operation)
+            below = f"{operation[0]} {_text(endpoint.path)}"
             for base, prop in _places(endpoint):
-                for place, name in _classes_below(prop, base, "", frozenset()):
+                for place, name in _classes_below(prop, base, "", frozenset(), partial(budget.spend, below)):
                     at.setdefault((*operation, place), name)
     return GeneratedNames(classes, at)
 
@@ -79,25 +88,28 @@ def _places(endpoint: Any) -> Iterator[tuple[str, Any]]:
             yield f"{where} parameter {_text(param.name)}", param
 
 
-def _classes_below(prop: Any, base: str, path: str, busy: frozenset[int]) -> Iterator[tuple[str, str]]:
-    """(place, class name) for `prop` and every property under it."""
+def _classes_below(
+    prop: Any, base: str, path: str, busy: frozenset[int], spend: Callable[[], None]
+) -> Iterator[tuple[str, str]]:
+    """(place, class name) for `prop` and every property under it; `spend` is called at each place."""
+    spend()
     place = f"{base} {path}" if path else base
     if isinstance(prop, UnionProperty):
         # `allOf: [$ref]` + nullable, or `X | None`: the class of its one non-None member.
         members = [inner for inner in prop.inner_properties if type(inner).__name__ != "NoneProperty"]
         if len(members) == 1:
-            yield from _classes_below(members[0], base, path, busy)
+            yield from _classes_below(members[0], base, path, busy, spend)
     elif isinstance(prop, ListProperty):
-        yield from _classes_below(prop.inner_property, base, path + "[]", busy)
+        yield from _classes_below(prop.inner_property, base, path + "[]", busy, spend)
     elif isinstance(prop, EnumProperty | LiteralEnumProperty):
         yield place, str(prop.class_info.name)
     elif isinstance(prop, ModelProperty) and id(prop) not in busy:
         yield place, str(prop.class_info.name)
         busy = busy | {id(prop)}
         for child in (*(prop.required_properties or ()), *(prop.optional_properties or ())):
-            yield from _classes_below(child, base, f"{path}.{_text(child.name)}", busy)
+            yield from _classes_below(child, base, f"{path}.{_text(child.name)}", busy, spend)
         if isinstance(prop.additional_properties, Property):
-            yield from _classes_below(prop.additional_properties, base, path + "{*}", busy)
+            yield from _classes_below(prop.additional_properties, base, path + "{*}", busy, spend)
 
 
 def _text(value: Any) -> str:

@@ -6,6 +6,7 @@ module stays readable.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,8 +57,22 @@ ChangeKind = Literal[
     "error code added",
     "error code removed",
 ]
-# What picks between two rules of one kind: required or optional, a 2xx status or another.
-Variant = Literal["required", "optional", "2xx", "other"] | None
+# What picks between two rules of one kind: required or optional, a 2xx status or another; a
+# response header the generated client surfaces or not; a security change to the SDK's own
+# credential (spec/contract.yml) or to another one.
+Variant = (
+    Literal[
+        "required",
+        "optional",
+        "2xx",
+        "other",
+        "surfaced",
+        "not surfaced",
+        "the SDK's credential",
+        "another credential",
+    ]
+    | None
+)
 _RANK: dict[str, int] = {level: rank for rank, level in enumerate(LEVELS)}
 
 
@@ -109,15 +124,51 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def code_span(text: str) -> str:
+    """`text` as a Markdown code span, whose content Markdown shows exactly as it is (CommonMark 6.1).
+
+    Its delimiter is a backtick run longer than any run inside, so no backtick of the text can end
+    the span; a space pads text that starts or ends with a backtick (or with a space at each end,
+    one of which Markdown strips).  Inside, nothing is HTML, a link or a mention.
+    """
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    padded = text.startswith("`") or text.endswith("`") or (text[:1] == text[-1:] == " " and text.strip(" "))
+    pad = " " if padded else ""
+    return f"{fence}{pad}{text or ' '}{pad}{fence}"
+
+
+# Text Markdown shows as it is, between words: letters, digits and punctuation that starts nothing
+# (no `<` HTML or autolink, no `[`/`!` link or image, no `@` mention or e-mail, no `:` in a URL,
+# no emphasis, code or escape).  An `_` only inside a word, where it never emphasizes.
+_PLAIN = re.compile(r"[A-Za-z0-9 .,;'\"(){}/+=?>%-]*")
+_LONE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# A backslash before a letter or digit escapes nothing in Markdown: `printable`'s `\x1b`, `\u202e`.
+_LETTER_ESCAPE = re.compile(r"\\(?=[A-Za-z0-9])")
+
+
+def markdown_text(text: str) -> str:
+    """Spec text for the report: as it is when Markdown cannot read anything into it, else a code span."""
+    shown = printable(text)
+    words = _LETTER_ESCAPE.sub("", shown)
+    if _PLAIN.fullmatch(words.replace("_", "")) and not _LONE_UNDERSCORE.search(words) and "www." not in words.lower():
+        return shown
+    return code_span(shown)
+
+
 def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str:
     """Markdown for the terminal and the changelog fragment; same input, same text.
 
     Names and details come from the spec: escaped (`printable`), so neither the
-    terminal nor the committed fragment carries a control or bidi character.
+    terminal nor the committed fragment carries a control or bidi character;
+    and for Markdown, since the fragment reaches CHANGELOG.md and the release
+    pull request: a location is always a code span (`code_span`), a detail
+    one unless it is plain words (`markdown_text`), so that no spec name
+    becomes HTML, a link, an image or a mention.
     """
     changes = sorted(report.changes, key=sort_key)
     forcing = sorted(report.forcing, key=sort_key)
-    reasons = [f"{c.kind} `{printable(c.location)}`" for c in forcing[:_FORCING_SHOWN]]
+    reasons = [f"{c.kind} {code_span(printable(c.location))}" for c in forcing[:_FORCING_SHOWN]]
     if len(forcing) > _FORCING_SHOWN:
         reasons.append(f"and {len(forcing) - _FORCING_SHOWN} more")
     if report.level == "patch" and report.description_changes:
@@ -143,9 +194,9 @@ def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str
 
 
 def _render_change(change: ApiChange, notes: list[str]) -> str:
-    line = f"- {change.kind}: `{printable(change.location)}`"
+    line = f"- {change.kind}: {code_span(printable(change.location))}"
     if change.detail:
-        line += f" ({printable(change.detail)})"
+        line += f" ({markdown_text(change.detail)})"
     if change.why:
         if change.why not in notes:
             notes.append(change.why)

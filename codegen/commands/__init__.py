@@ -5,6 +5,10 @@ Modules other parts of codegen may import (the rest are this folder's own):
 - `generate`: `generate`: write the result over the tree, all or nothing
 - `check`: `check`: compare with the tree, write nothing
 - `bump`: `bump <ref>`: move the pin, regenerate, report the API change
+
+Internal:
+
+- `handwritten`: bump's import and type check of this repository's own code against the regenerated client
 """
 
 __all__ = ["bump", "check", "generate"]

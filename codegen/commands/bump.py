@@ -5,9 +5,14 @@ pattern first and only ever passed after `--end-of-options`, peeled with
 `^{commit}` so that a tree or a blob is refused.  The new pin, spec, lock,
 generated files and changelog fragment are written in one all-or-nothing step,
 after everything (fetch, validation, contract, generation) has succeeded.
-The report has two parts: the HTTP API (codegen.api_changes.compare, spec to spec) and
-the Python API (release.python_api, griffe on the tree before and after the
-regeneration); the fragment's type is the higher of their levels.
+The report has two parts: the HTTP API (codegen.api_changes.compare, spec to spec,
+judged by the SDK's credential that spec/contract.yml names) and the Python API
+(release.python_api, griffe on the tree before and after the regeneration); the
+fragment's type is the higher of their levels.  Then this repository's own code
+is imported and type-checked against the regenerated client
+(codegen/commands/handwritten.py): what it breaks is the report's "Hand-written
+code to update" section, printed (not filed: the fragment is for the SDK's
+users), and bump exits EXIT_HANDWRITTEN with the tree and the fragment written.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import git
 
 from codegen.api_changes.compare import compare_specs
 from codegen.api_changes.report import ApiChangeReport, render_report
+from codegen.commands.handwritten import SECTION_TITLE, generated_unchanged, handwritten_check
 from codegen.config import (
     FULL_COMMIT,
     GENERATED_ROOTS,
@@ -31,7 +38,8 @@ from codegen.config import (
     read_pin,
 )
 from codegen.contract import REMEDY as CONTRACT_REMEDY
-from codegen.errors import EXIT_OK, CodegenError, Problem
+from codegen.contract import credential_schemes, load_contract
+from codegen.errors import EXIT_HANDWRITTEN, EXIT_OK, CodegenError, Problem
 from codegen.messages import Messages, Say
 from codegen.openapi.document import load_spec
 from codegen.openapi.operation_map import REMEDY as OPERATION_MAP_REMEDY
@@ -43,6 +51,9 @@ from codegen.tree.write import fragment_path, recover_tree, refuse_symlinks, wri
 from codegen.upstream.fetch import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
 from codegen.upstream.spec_lock import git_blob_id, read_lock
 from release.fragments import BUMP_TYPES
+
+if TYPE_CHECKING:
+    from release.python_api import ApiDiff
 
 # The report is a towncrier fragment whose type is the release's semver level
 # (types: release/fragments.py); "+" keeps the name out of the changelog.
@@ -178,7 +189,9 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
         old_spec = load_spec(old_bytes, display_path=f"runtime@{current.short_commit}:{current.spec_path}")
         old = filter_spec(old_spec.data, tags=current.sdk_tags, operations=operations)
         new = filter_spec(document.data, tags=target.sdk_tags, operations=operations)
-        changes = compare_specs(old, new)
+        # The contract is checked on the new spec by the pipeline below; here it names the SDK's credential.
+        credentials = credential_schemes(load_contract(project.contract))
+        changes = compare_specs(old, new, credentials=credentials)
         used(f"runtime@{current.short_commit} -> runtime@{target.short_commit}: {changes.level}")
     report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
     messages.show(report)
@@ -186,12 +199,27 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
         result = build(project, target, messages, fetched=fetched, document=document)
     except CodegenError as exc:
         raise CodegenError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
-    with messages.step("python api") as used:
-        python_section, python_level = python_api_section(project, result.staged.generated, changes.level)
-        used(f"the regenerated code against the tree (griffe): {python_level}")
+    # This repository's own code against the regenerated client: its processes run beside griffe.
+    with handwritten_check(project, result.staged.generated, messages) as pending:
+        with messages.step("python api") as used:
+            # Unchanged generated files change no package's Python API: griffe has nothing to compare.
+            same = generated_unchanged(project, result.staged.generated)
+            diffs = [] if same else python_api_diffs(project, result.staged.generated)
+            python_section, python_level = render_python_api(diffs, changes.level)
+            used("the generated files are unchanged" if same else "the regenerated code against the tree (griffe)")
+            used(python_level)
+        handwritten = pending.verdict(changes, [verdict for diff in diffs for verdict in diff.breaks])
     messages.show(python_section)
     report += "\n" + python_section
+    if handwritten.broken:
+        messages.show(handwritten.section)
     if dry_run:
+        if handwritten.broken:
+            messages.result(
+                f"--dry-run: nothing written; the bump breaks {len(handwritten.breakages)} place(s) of this "
+                f"repository's code (exit {EXIT_HANDWRITTEN})"
+            )
+            return EXIT_HANDWRITTEN
         messages.result("--dry-run: nothing written")
         return EXIT_OK
     level = max(changes.level, python_level, key=_LEVEL_RANK.__getitem__)
@@ -203,6 +231,14 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
             extra={RUNTIME_REF: f"{commit}\n".encode(), fragment: report.encode()},
         )
         used(f"{len(written)} path(s)")
+    if handwritten.broken:
+        messages.result(
+            f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}\n"
+            f"the regenerated client breaks {len(handwritten.breakages)} place(s) of this repository's code "
+            f"(see {SECTION_TITLE.removeprefix('## ')!r} above, exit {EXIT_HANDWRITTEN}): fix them, then commit "
+            "them with the pin, spec, lock, generated code and the fragment in one pull request"
+        )
+        return EXIT_HANDWRITTEN
     messages.result(
         f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}\n"
         "commit the pin, spec, lock, generated code and the fragment in one pull request"
@@ -216,9 +252,20 @@ def python_api_section(project: Project, generated: Mapping[str, bytes], http_le
     The fragment's type is the higher of the two levels: a renamed model field
     breaks `e2b.api.client` importers even when the HTTP API only gained a name.
     """
-    from release.python_api import diff_generated, render
+    return render_python_api(python_api_diffs(project, generated), http_level)
 
-    diffs = [d for d in diff_generated(project.root, generated, GENERATED_ROOTS) if d.breaks or d.added]
+
+def python_api_diffs(project: Project, generated: Mapping[str, bytes]) -> list[ApiDiff]:
+    """Each package's Python API, the tree against the tree with `generated` in place (griffe); changed ones only."""
+    from release.python_api import diff_generated
+
+    return [d for d in diff_generated(project.root, generated, GENERATED_ROOTS) if d.breaks or d.added]
+
+
+def render_python_api(diffs: list[ApiDiff], http_level: str) -> tuple[str, str]:
+    """The "Python API" section of `diffs`, and its level."""
+    from release.python_api import render
+
     level = max((d.level for d in diffs), key=_LEVEL_RANK.__getitem__, default="none")
     lines = ["## Python API (what importers see)", ""]
     if not diffs:
@@ -264,8 +311,14 @@ def _explained(problem: Problem, changes: ApiChangeReport, target: Source) -> Pr
     pointer = problem.where.rsplit("(", 1)[-1].rstrip(")") if problem.where else ""
     segments = pointer.split("/")
     prop = segments[segments.index("properties") + 1] if "properties" in segments[:-1] else None
+    # The SDK's credential (/components/securitySchemes/NAME): the report names it at the end of a location.
+    scheme = segments[3] if segments[1:3] == ["components", "securitySchemes"] and len(segments) == 4 else None
     for change in changes.changes:
-        if (change.detail and change.detail in problem.message) or (prop and change.location.endswith(f".{prop}")):
+        if (
+            (change.detail and change.detail in problem.message)
+            or (prop and change.location.endswith(f".{prop}"))
+            or (scheme and change.kind.startswith("security") and change.location.endswith(f" {scheme}"))
+        ):
             message = f"{problem.message}; {change.kind} by this commit (see the report: `{change.location}`)"
             return replace(problem, message=message, remedy=remedy)
     return replace(problem, remedy=remedy)

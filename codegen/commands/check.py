@@ -193,7 +193,7 @@ def run_check(
     elif base is None:
         raise CodegenError(NO_BASE)
     source = load_source(project, base=base.settings if base is not None else None)
-    fetched = _fetch(project, source, messages, base)
+    fetched = _fetch(project, source, messages, base, fresh=not use_cache)
     if use_cache and not recovered and not leftovers and _clean_by_cache(project, source, fetched, messages):
         messages.result(_clean(source))
         return EXIT_OK
@@ -212,7 +212,7 @@ def _clean(source: Source) -> str:
     return f"clean: the spec, lock, manifest and every generated file match runtime@{source.short_commit}"
 
 
-def _fetch(project: Project, source: Source, messages: Messages, base: Base | None) -> FetchedSpec:
+def _fetch(project: Project, source: Source, messages: Messages, base: Base | None, *, fresh: bool) -> FetchedSpec:
     from codegen.upstream.fetch import fetch_spec
 
-    return fetch_spec(project, source, messages, base)
+    return fetch_spec(project, source, messages, base, fresh=fresh)  # fresh: `--no-cache` trusts no cached repository

@@ -24,7 +24,10 @@ map, the toolchain lock and codegen's source: what the spec, contract and filter
 it, with the spec's digest and the contract's warnings.  `nox -s codegen`
 hands it to the generators before it fetches (codegen/commands/generate.py);
 the fetch then has the last word: the run goes on with it only when the
-fetched spec's digest is the one recorded, and starts afresh otherwise.
+fetched spec's digest is the one recorded and the spec, contract and filter
+steps make of the fetched spec exactly the recorded filtered spec and warnings
+(codegen/pipeline.py `_as_prepared`), and starts afresh otherwise.  The key
+says which entry to look at; only that comparison says it may be used.
 
 And so is the fact that this Python compiled a set of generated modules
 (`compiled/`, keyed by their bytes and the interpreter's version): the
@@ -32,7 +35,9 @@ client's syntax check (codegen/generation/generators.py) is not repeated on
 the same code.
 
 A corrupt, truncated or foreign entry is ignored.  `--no-cache` skips every
-lookup (the required CI check always passes it).
+lookup (the required CI check always passes it).  Every entry is data that
+whoever can write the cache folder decides: the folder and each entry must be
+this user's alone (codegen/tree/cache_folder.py), or the run stops (exit 2).
 """
 
 from __future__ import annotations
@@ -49,13 +54,13 @@ from typing import Any
 
 from codegen.config import SPEC, TOOLCHAIN, Project, Source
 from codegen.generation.inputs import GenerationInputs
-from codegen.tree.cache_folder import cache_root
+from codegen.tree.cache_folder import cache_root, make_private_folder, require_private
 from codegen.tree.read import read_or_none
 from codegen.tree.write import generated_entries
 
 FORMAT = "e2b-codegen-generation/2"
 VALIDATION_FORMAT = "e2b-codegen-validation/1"
-PREPARED_FORMAT = "e2b-codegen-prepared/1"
+PREPARED_FORMAT = "e2b-codegen-prepared/2"
 COMPILED_FORMAT = "e2b-codegen-compiled/1"
 # openapi-spec-validator and what decides its verdict with it.
 VALIDATOR = (
@@ -199,7 +204,9 @@ def recall_compiled(project: Project, key: str) -> bool:
 
 
 def _read(path: Path) -> object:
-    """The JSON value stored at `path`; None when there is none or it is not JSON."""
+    """The JSON value stored at `path`; None when there is none or it is not JSON; refused when not private."""
+    require_private(path.parent)
+    require_private(path)
     data = read_or_none(path)
     try:
         return json.loads(data) if data is not None else None
@@ -209,18 +216,29 @@ def _read(path: Path) -> object:
 
 @dataclass(frozen=True)
 class Prepared:
-    """The filtered spec the generators read, for the spec whose sha256 is `spec`, and its contract warnings."""
+    """The filtered spec the generators read, for the spec whose sha256 is `spec`, and its contract warnings.
+
+    `validation`: the validator's key (`validation_key`) when it was prepared, so that a later run
+    missing that verdict can tell a changed validator from a verdict that was not kept.
+    """
 
     spec: str
     filtered: dict[str, Any]
     warnings: tuple[str, ...]
+    validation: str = ""
 
     def is_for(self, data: bytes) -> bool:
         return hashlib.sha256(data).hexdigest() == self.spec
 
 
 def record_prepared(
-    project: Project, key: str, spec: bytes, filtered: Mapping[str, Any], warnings: tuple[str, ...]
+    project: Project,
+    key: str,
+    spec: bytes,
+    filtered: Mapping[str, Any],
+    warnings: tuple[str, ...],
+    *,
+    validation: str = "",
 ) -> None:
     """After a run whose spec passed the contract: the filtered spec it generated from."""
     entry = {
@@ -229,6 +247,7 @@ def record_prepared(
         "spec": hashlib.sha256(spec).hexdigest(),
         "filtered": filtered,
         "warnings": list(warnings),
+        "validation": validation,
     }
     _write(_entry_path(project, "prepared", key), entry)
 
@@ -239,17 +258,20 @@ def recall_prepared(project: Project, key: str) -> Prepared | None:
     if not isinstance(entry, dict) or entry.get("format") != PREPARED_FORMAT or entry.get("key") != key:
         return None
     spec, filtered, warnings = entry.get("spec"), entry.get("filtered"), entry.get("warnings")
+    validation = entry.get("validation")
     if not (isinstance(spec, str) and len(spec) == 64 and set(spec) <= _SHA256_HEX and isinstance(filtered, dict)):
         return None
     if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
         return None
-    return Prepared(spec=spec, filtered=filtered, warnings=tuple(warnings))
+    if not isinstance(validation, str):
+        return None
+    return Prepared(spec=spec, filtered=filtered, warnings=tuple(warnings), validation=validation)
 
 
 def _write(path: Path, entry: Mapping[str, object]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-")
+        make_private_folder(path.parent)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-")  # mode 0600
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(entry, handle)
         os.replace(temporary, path)

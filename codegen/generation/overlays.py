@@ -80,6 +80,10 @@ def output_problem(output: object) -> str | None:
     parts = output.split("/")
     if output.startswith("/") or "\\" in output or any(part in ("", ".", "..") for part in parts):
         return "is not a normalized relative path (no leading '/', no '.', '..' or empty parts, no '\\')"
+    # Git's own folder: a file written there is never shown by `git status` and may be a hook. Any
+    # case, and with the trailing dots or spaces some filesystems drop (`.GIT`, `.git.`).
+    if any(part.rstrip(". ").lower() == ".git" for part in parts):
+        return "has a '.git' part, which names git's own folder"
     if not any(output.startswith(root + "/") for root in GENERATED_ROOTS):
         return "lies outside the generated folders"
     return None

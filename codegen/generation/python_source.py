@@ -14,6 +14,13 @@ ways to get some:
 A spec string rendered raw, and anything a filter, `~` or `%` made out of one,
 is plain `str` and refused, naming the template line: a new template cannot
 forget to escape, it fails to render instead.
+
+Templates are data a pull request edits, rendered by the required check: the
+environment is jinja's immutable sandbox, so a template can call only what
+it is given (filters, the overlay helpers) and reach no attribute that starts
+with `_` (`cycler.__init__.__globals__.os` is a `SecurityError`, naming the
+line) nor change any list or dict it is handed.  Whatever a template says, it
+runs no code of its own.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Any
 
 import jinja2
 from jinja2 import nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
 # A filter name no template can spell (it has a space), so that only the
@@ -124,7 +132,7 @@ class _MarkTemplateText(NodeTransformer):
         return node
 
 
-class _PythonSourceEnvironment(jinja2.Environment):
+class _PythonSourceEnvironment(ImmutableSandboxedEnvironment):
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         template = _MarkTemplateText().visit(super()._parse(source, name, filename))
         assert isinstance(template, nodes.Template)

@@ -8,7 +8,19 @@ Modules other parts of codegen may import (the rest are this folder's own):
 - `operation_map`: spec/operations.yml: this repository's names for operations
 - `operations`: one set of HTTP methods, one way to walk operations
 - `plain_yaml`: untrusted YAML -> plain data with line numbers
+- `schema_places`: how far the schemas below the operations unfold, and the budget every walk of them keeps
 - `sdk_filter`: the spec cut down to what the SDK exposes
+
+(`ref_chains`, where chains of `$ref`s lead, is `document`'s own.)
 """
 
-__all__ = ["document", "error_codes", "json_pointer", "operation_map", "operations", "plain_yaml", "sdk_filter"]
+__all__ = [
+    "document",
+    "error_codes",
+    "json_pointer",
+    "operation_map",
+    "operations",
+    "plain_yaml",
+    "schema_places",
+    "sdk_filter",
+]

@@ -2,8 +2,10 @@
 
 The spec comes from another repository, so it is treated as untrusted input:
 every refusal below happens before the expensive or dangerous step it guards
-(size, anchors and depth while reading, in `plain_yaml`; non-local `$ref`s
-before the validator, which would otherwise read files and fetch URLs).
+(size, anchors, depth and object count while reading, in `plain_yaml`;
+non-local `$ref`s before the validator, which would otherwise read files and
+fetch URLs; reference chains and how far the schemas unfold before any walk
+of them).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from codegen.config import SPEC
 from codegen.errors import CodegenError, Problem
 from codegen.openapi.json_pointer import Segments, format_pointer, resolve_pointer
 from codegen.openapi.plain_yaml import MAX_PROBLEMS, YamlTree, load_yaml
+from codegen.openapi.ref_chains import MAX_HOPS, RefChains
+from codegen.openapi.schema_places import first_overflow, too_tangled
 
 # Keys whose string value the validator's resolver dereferences.  `$id`
 # changes the base URI, so even a "#/..." ref under it would resolve remotely.
@@ -48,7 +52,11 @@ def load_spec(data: bytes, *, display_path: str = SPEC) -> SpecDocument:
 
 
 def read_spec(data: bytes, *, display_path: str = SPEC) -> SpecDocument:
-    """`load_spec` up to the validator: plain data, OpenAPI 3, every reference local and present.
+    """`load_spec` up to the validator: plain data, OpenAPI 3, references local, present and short.
+
+    Short: no cycle of aliases, no chain of more than MAX_HOPS (codegen/openapi/ref_chains.py);
+    and the schemas below the operations do not unfold past a budget
+    (codegen/openapi/schema_places.py), so that no later walk of them can hang.
 
     What is left, `validation_problems`, can then run on the document safely,
     and at any time: the pipeline runs it alongside the generators.
@@ -56,6 +64,10 @@ def read_spec(data: bytes, *, display_path: str = SPEC) -> SpecDocument:
     tree = load_yaml(data, display_path=display_path)
     spec = _require_openapi3(tree)
     _raise_if(_reference_problems(tree))
+    tangled = first_overflow(spec)  # before anything walks the schemas below the operations
+    if tangled is not None:
+        _, path, method = tangled
+        _fail(Problem(too_tangled(f"{method.upper()} {path}"), where=tree.where(tangled)))
     return SpecDocument(raw=data, data=spec, display_path=display_path, _tree=tree)
 
 
@@ -171,8 +183,10 @@ def _require_openapi3(tree: YamlTree) -> dict[str, Any]:
 
 
 def _reference_problems(tree: YamlTree) -> list[Problem]:
-    """Every reference must point inside this document, at something that exists."""
+    """Every reference must point inside this document, at something that exists, through a short chain."""
     problems: list[Problem] = []
+    chains = RefChains(tree.data)
+    said: set[object] = set()  # each cycle and each overlong chain once, whichever reference reached it first
     for path, key, value in _iter_ref_values(tree.data, ()):
         where = tree.where((*path, key))
         if key in _BASE_URI_KEYS:
@@ -187,13 +201,25 @@ def _reference_problems(tree: YamlTree) -> list[Problem]:
             )
         elif not _local_target_exists(tree.data, value):
             problems.append(Problem(f"{key} {value!r} points at nothing in this spec", where=where))
-        elif (cycle := _alias_cycle(tree.data, value)) is not None:
-            problems.append(
-                Problem(
-                    f"{key} {value!r} is a cycle of references that never reaches a schema ({' -> '.join(cycle)})",
-                    where=where,
+        else:
+            lead = chains.lead(value)
+            if lead.cycle and lead.cycle not in said:
+                said.add(lead.cycle)
+                problems.append(
+                    Problem(
+                        f"{key} {value!r} is a cycle of references that never reaches a schema ({lead.cycle_text()})",
+                        where=where,
+                    )
                 )
-            )
+            elif lead.hops > MAX_HOPS and lead.end not in said:
+                said.add(lead.end)
+                problems.append(
+                    Problem(
+                        f"{key} {value!r} starts a chain of {lead.hops:,} references to references before "
+                        f"{lead.end!r}, more than the {MAX_HOPS} a spec may chain",
+                        where=where,
+                    )
+                )
     if len(problems) > MAX_PROBLEMS:
         extra = len(problems) - MAX_PROBLEMS
         return [*problems[:MAX_PROBLEMS], Problem(f"and {extra} more reference problems")]
@@ -219,27 +245,6 @@ def _local_target_exists(data: Any, ref: str) -> bool:
     except ValueError:
         return False
     return found
-
-
-def _alias_cycle(data: Any, ref: str) -> list[str] | None:
-    """The chain when `ref` leads to a node that is only another `$ref`, and so on back to itself.
-
-    A schema that refers to itself through a property is fine; one that *is*
-    a reference to itself resolves to nothing and sends the validator into
-    unbounded recursion.
-    """
-    chain = [ref]
-    while True:
-        try:
-            found, node = resolve_pointer(data, unquote(chain[-1][1:]))
-        except ValueError:
-            return None
-        target = node.get("$ref") if found and isinstance(node, dict) else None
-        if not isinstance(target, str) or not target.startswith("#"):
-            return None
-        if target in chain:
-            return [*chain[chain.index(target) :], target]
-        chain.append(target)
 
 
 def _first_line(message: str) -> str:

@@ -45,6 +45,11 @@ MAX_YAML_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 64
 # Past this many, more messages bury the first ones rather than help.
 MAX_PROBLEMS = 20
+# Objects (mappings): the runtime's 4,300-line spec has 1,700.  The 5 MiB cap alone would let
+# 100,000 small schemas through, and the validator takes a fifth of a millisecond on each.
+MAX_MAPPINGS = 10_000
+# No spec needs more digits (int64 has 19), and Python refuses to print an int past 4,300.
+MAX_INT_DIGITS = 1_000
 
 # PyYAML's wheels carry libyaml; the pure-Python parser gives the same events.
 _EventParser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -168,6 +173,7 @@ class _TreeBuilder:
         self.problems: list[Problem] = []
         self._open: list[_Open] = []
         self._documents = 0
+        self._mappings = 0
 
     def take(self, event: Event) -> bool:
         mark = event.start_mark  # the parser marks every event; the stubs allow None
@@ -182,6 +188,14 @@ class _TreeBuilder:
                 if len(self._open) == MAX_DEPTH:
                     # Stop here: the rest of a hostile document is not worth reading.
                     self._problem(f"nests deeper than {MAX_DEPTH} levels", line)
+                    return False
+                self._mappings += isinstance(event, MappingStartEvent)
+                if self._mappings > MAX_MAPPINGS:
+                    self._problem(
+                        f"holds more than {MAX_MAPPINGS:,} objects (mappings): a file this large is not one we "
+                        "expect, and validating it would take minutes",
+                        line,
+                    )
                     return False
                 self._start_collection(event, line)
             else:
@@ -265,13 +279,19 @@ class _TreeBuilder:
 
     def _scalar(self, event: ScalarEvent, line: int) -> Any:
         text = event.value
-        if event.tag in _TEXT_TAGS:
-            # Only a plain, untagged scalar is resolved; quoting or `!` makes it text.
-            return _resolve_plain(text) if event.tag is None and event.implicit[0] else text
-        kind = _TYPED_TAGS.get(event.tag or "")
+        plain = event.tag is None and event.implicit[0]
+        kind = None if plain else _TYPED_TAGS.get(event.tag or "")
+        if not plain and kind is None:
+            # Only a plain, untagged scalar is resolved: quoting or `!` makes it text, and a tag
+            # outside the JSON types is refused already.
+            return text if event.tag in _TEXT_TAGS else None
+        try:
+            value = _resolve_plain(text)
+        except _HugeInteger:
+            self._problem(f"holds an integer of {len(text):,} digits, more than the {MAX_INT_DIGITS:,} allowed", line)
+            return None
         if kind is None:
-            return None  # a tag outside the JSON types: already refused
-        value = _resolve_plain(text)
+            return value
         if kind is float and type(value) is int:
             return float(value)
         if type(value) is not kind:
@@ -299,6 +319,10 @@ class _TreeBuilder:
 _TYPED_START = frozenset("~nNtTfF0123456789+-.")
 
 
+class _HugeInteger(Exception):
+    """A plain scalar that is an integer of more than MAX_INT_DIGITS digits."""
+
+
 def _resolve_plain(text: str) -> Any:
     if text and text[0] not in _TYPED_START:
         return text  # most scalars of a spec: names, types, descriptions
@@ -308,6 +332,8 @@ def _resolve_plain(text: str) -> Any:
         return _BOOL[text]
     for pattern, convert in _INT_BASES:
         if pattern.fullmatch(text):
+            if len(text) > MAX_INT_DIGITS:
+                raise _HugeInteger  # before int(), which refuses 4,300 digits in words about its own limit
             return convert(text)
     if _FLOAT.fullmatch(text):
         return float(text)

@@ -5,6 +5,23 @@ reused across runs, so that a warm run fetches only what the branch gained.
 When the upstream cannot be reached, the tracked copy may stand in for it, but
 only when its git blob id equals the one recorded in the lock: that keeps a
 fresh clone working offline and still catches a hand-edited spec.
+
+The cached repository is data a hostile hand may have written, and git reads
+far more from a repository than its objects: replace refs and grafts (which
+change what a commit id means), hooks (which run), and config (hundreds of
+keys, some of which run commands or redirect the fetch: `core.fsmonitor`,
+`core.sshCommand`, `credential.helper`, `url.<x>.insteadOf`,
+`include.path`...).  So, before git runs in it: the repository and every file
+in it must be this user's alone (codegen/tree/cache_folder.py); its config is
+codegen's own, rewritten byte for byte when it is anything else (a list of
+dangerous keys to override would be one key short some day); a file codegen
+never makes there (alternates, grafts, a shallow file) refuses it; and every
+git call runs with replace objects, grafts and hooks off (`_git_env`).  The
+user's own config (global, system, and `GIT_CONFIG_COUNT` entries such as the
+token bump.yml passes) is not the cache's and still applies: it is where the
+credentials for a private upstream live.  `--no-cache` (the required check) goes further:
+it fetches into a fresh repository, made for the run and removed after it, so
+nothing of the cache reaches the verdict.
 """
 
 from __future__ import annotations
@@ -12,9 +29,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import tempfile
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import git
@@ -22,7 +42,7 @@ import git
 from codegen.config import RUNTIME_REF, RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, Project, Source
 from codegen.errors import CodegenError, Problem
 from codegen.messages import Messages
-from codegen.tree.cache_folder import cache_dir
+from codegen.tree.cache_folder import cache_root, make_private_folder, private_cache_dir, require_private_tree
 from codegen.tree.file_lock import held
 from codegen.tree.read import read_or_none
 from codegen.upstream.base_revision import Base
@@ -35,7 +55,38 @@ _GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_ASKPASS": "true",
     "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=15",
+    # What the cached repository could otherwise change: which object a commit id names.
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_GRAFT_FILE": os.devnull,
 }
+# Command-line config (as `-c`, which outranks every file): no hook or fsmonitor runs, and every
+# file git writes there is this user's alone (0600, folders 0700), whatever the umask.
+_GIT_CONFIG = {
+    "core.hooksPath": os.devnull,
+    "core.fsmonitor": "false",
+    "core.sharedRepository": "0600",
+}
+# The whole config of a cached repository: what `git init --bare` writes, and nothing else.
+_CONFIG = b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+# Files git reads that codegen never makes: objects from elsewhere, rewritten parents, a cut history.
+_FOREIGN = ("objects/info/alternates", "objects/info/http-alternates", "info/grafts", "shallow", "commondir")
+
+
+def _git_env(git_dir: Path) -> dict[str, str]:
+    """The environment of every git call on a repository of the cache (GIT_DIR: no discovery upwards).
+
+    `_GIT_CONFIG` goes after the command-line config the environment already holds (bump.yml's
+    token), which stays; for a key set twice the last wins, so ours do.
+    """
+    try:
+        inherited = max(int(os.environ.get("GIT_CONFIG_COUNT", "0")), 0)
+    except ValueError:
+        inherited = 0
+    env = {**_GIT_ENV, "GIT_DIR": str(git_dir), "GIT_CONFIG_COUNT": str(inherited + len(_GIT_CONFIG))}
+    for index, (key, value) in enumerate(_GIT_CONFIG.items(), inherited):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
 
 
 @dataclass(frozen=True)
@@ -68,7 +119,7 @@ class FetchFailed(CodegenError):
 
 
 def _open_or_init(path: Path) -> git.Repo:
-    """The cached bare repository, opened (no process); `git init` only for a missing or unfinished one.
+    """The cached bare repository, checked and opened (no process); `git init` only for a missing or unfinished one.
 
     `git init` writes HEAD before config: an interrupted first run can leave either alone.
     """
@@ -77,9 +128,22 @@ def _open_or_init(path: Path) -> git.Repo:
             # GitPython runs git in the current folder when its folder is not one: `git init` there would
             # make the caller's folder a bare repository.
             raise NotADirectoryError(f"{path} is not a folder")
-        if (path / "HEAD").is_file() and (path / "config").is_file():
-            return git.Repo(path)
-        return git.Repo.init(path, bare=True, mkdir=True)
+        make_private_folder(path)
+        require_private_tree(path)  # before git, or this process, reads anything in it
+        foreign = [name for name in _FOREIGN if os.path.lexists(path / name)]
+        if foreign:
+            raise FetchFailed(
+                Problem(
+                    f"the cached upstream holds {', '.join(foreign)}, which codegen never writes and git "
+                    "would obey (objects or parents from elsewhere)",
+                    where=str(path),
+                    remedy="delete that cached repository and run again",
+                )
+            )
+        if not (path / "HEAD").is_file():
+            git.Git(str(path)).execute(["git", "init", "--quiet", "--bare", "--template="], env=_git_env(path))
+        _own_config(path)
+        return git.Repo(path)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError, OSError) as error:
         raise FetchFailed(
             Problem(
@@ -90,26 +154,67 @@ def _open_or_init(path: Path) -> git.Repo:
         ) from None
 
 
-class UpstreamRepository:
-    """A bare cache of one upstream repository; every git call goes through here."""
+def _own_config(path: Path) -> None:
+    """The repository's config is `_CONFIG`: whatever else it held is replaced before git reads it."""
+    config = path / "config"
+    if not config.is_symlink() and config.is_file() and config.read_bytes() == _CONFIG:
+        return
+    fd, temporary = tempfile.mkstemp(dir=path, prefix=".config-")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(_CONFIG)
+    os.replace(temporary, config)
 
-    def __init__(self, url: str) -> None:
+
+class UpstreamRepository:
+    """A bare repository of one upstream, cached or (`fresh`) made for this run only; every git call goes through here.
+
+    `cache` is the checked cache folder (`cache_root`); by default the configured one, checked here.
+    """
+
+    def __init__(self, url: str, *, cache: Path | None = None, fresh: bool = False) -> None:
         self.url = git_url(url)
-        key = hashlib.sha256(self.url.encode()).hexdigest()[:16]
-        path = cache_dir() / f"runtime-{key}.git"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        root = cache or private_cache_dir()
+        self._made: Path | None = None
+        if fresh:
+            scratch = root / "scratch"
+            make_private_folder(scratch)
+            self._made = Path(tempfile.mkdtemp(prefix="upstream-", dir=scratch))  # mode 0700
+            path = self._made / "runtime.git"
+        else:
+            key = hashlib.sha256(self.url.encode()).hexdigest()[:16]
+            path = root / f"runtime-{key}.git"
         self.lock_path = path.with_suffix(".lock")
-        with self._locked():
-            self.repo = _open_or_init(path)
+        try:
+            with self._locked():
+                self.repo = _open_or_init(path)
+        except BaseException:
+            self.close()
+            raise
+        self.repo.git.update_environment(**_git_env(path))
+
+    def close(self) -> None:
+        """Stop GitPython's processes; a fresh repository is removed."""
+        repo = getattr(self, "repo", None)
+        if repo is not None:
+            repo.close()
+        if self._made is not None:
+            shutil.rmtree(self._made, ignore_errors=True)
+            self._made = None
+
+    def __enter__(self) -> UpstreamRepository:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
 
     def _locked(self) -> AbstractContextManager[None]:
         """Runs sharing the cache take turns: concurrent fetches fail on git's own ref locks."""
         return held(self.lock_path, f"the cached upstream {self.lock_path.with_suffix('.git')}")
 
     def _git(self) -> git.Git:
-        g = self.repo.git
-        g.update_environment(**_GIT_ENV)
-        return g
+        return self.repo.git  # with `_git_env`, set when the repository was opened
 
     def fetch(self, *refspecs: str) -> None:
         """Fetch refspecs we built ourselves; the URL goes after --end-of-options."""
@@ -262,9 +367,16 @@ def fetch_configured_branch(upstream: UpstreamRepository, source: Source) -> str
         ) from None
 
 
-def fetch_spec_at(source: Source) -> FetchedSpec:
-    """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted)."""
-    upstream = UpstreamRepository(source.url)
+def fetch_spec_at(source: Source, *, cache: Path | None = None, fresh: bool = False) -> FetchedSpec:
+    """runtime@commit:path from the upstream (raises Unreachable when it cannot be contacted).
+
+    Through the cached repository under `cache`, or with `fresh` through one made for this fetch.
+    """
+    with UpstreamRepository(source.url, cache=cache, fresh=fresh) as upstream:
+        return _spec_at(upstream, source)
+
+
+def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
     branch_ref = fetch_configured_branch(upstream, source)
     # The usual case, a pin on the branch just fetched, is one git call; the others say what is wrong.
     reachable = upstream.is_ancestor(source.commit, branch_ref)
@@ -367,16 +479,17 @@ def locked_blob_from_git(project: Project, blob_id: str) -> bytes | None:
     return data if git_blob_id(data) == blob_id else None
 
 
-def obtain_spec(project: Project, source: Source, base: Base | None = None) -> FetchedSpec:
+def obtain_spec(project: Project, source: Source, base: Base | None = None, *, fresh: bool = False) -> FetchedSpec:
     """The spec at the source commit: from the upstream, else the bytes the lock vouches for.
 
     With a base revision (the check), the lock vouches only when the pin, the
     lock and `[tool.codegen]` are the base's (then the lock is the base's): a
     change that touches them needs the upstream.  A spec edited on its own is
-    drift, found against the locked blob.
+    drift, found against the locked blob.  `fresh` (`--no-cache`): fetched into
+    a repository made for the run, never through the cached one.
     """
     try:
-        return fetch_spec_at(source)
+        return fetch_spec_at(source, cache=cache_root(project), fresh=fresh)
     except Unreachable as exc:
         if source.url_from_env:
             # An explicit override that cannot be used is a mistake (a typo, a missing
@@ -416,12 +529,14 @@ def obtain_spec(project: Project, source: Source, base: Base | None = None) -> F
         )
 
 
-def fetch_spec(project: Project, source: Source, messages: Messages, base: Base | None = None) -> FetchedSpec:
-    """The source and fetch steps: what the environment changed, then the spec's bytes."""
+def fetch_spec(
+    project: Project, source: Source, messages: Messages, base: Base | None = None, *, fresh: bool = False
+) -> FetchedSpec:
+    """The source and fetch steps: what the environment changed, then the spec's bytes (`fresh`: `obtain_spec`)."""
     for note in source.notes():
         messages(note)
     with messages.step("fetch") as used:
-        fetched = obtain_spec(project, source, base)
+        fetched = obtain_spec(project, source, base, fresh=fresh)
         used(f"upstream {source.url}" if fetched.origin == "upstream" else f"the tracked {SPEC}, as locked")
         used(f"runtime@{source.short_commit}")
     if fetched.note:

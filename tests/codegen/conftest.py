@@ -62,11 +62,15 @@ def replace_once(text: str, old: str, new: str) -> str:
 
 def add_optional_property(text: str) -> str:
     """NewSandbox gains an optional `note` (minor)."""
-    anchor = "          description: Whether the sandbox may open outbound connections.\n"
-    return replace_once(
-        text,
+    block = text.index("    NewSandbox:\n")
+    head, tail = text[:block], text[block:]
+    anchor = "        allow_internet_access:\n          type: boolean\n"
+    anchor += "          description: False denies all egress, as `denyOut` of `0.0.0.0/0` would.\n"
+    assert anchor in tail, f"expected {anchor!r} in NewSandbox"
+    return head + tail.replace(
         anchor,
         anchor + "        note:\n          type: string\n          description: A free-form note.\n",
+        1,
     )
 
 
@@ -97,8 +101,8 @@ def change_description(text: str) -> str:
     """Description text only (patch)."""
     return replace_once(
         text,
-        "description: Create and start a sandbox from a template.",
-        "description: Create a sandbox from a template and start it.",
+        "Create and start a sandbox from a template or a snapshot.",
+        "Create a sandbox from a template or a snapshot and start it.",
     )
 
 

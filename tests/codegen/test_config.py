@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -165,6 +167,67 @@ def test_a_worktrees_git_directory_counts_as_inside(tmp_path: Path, monkeypatch:
     (root).mkdir()
     (root / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
     project = write_pyproject(root, BASE.replace("https://example.com/r.git", str(common)))
+    with pytest.raises(CodegenError, match="resolves inside this repository"):
+        load_source(project)
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        "file:///%2F{path}",  # git decodes %2F: the path `//<root>`, which Linux reads as `/<root>`
+        "file://{root_escaped}",
+        "file://localhost{root}",  # git drops the host part
+        "file:////{path}",
+        "//{path}",
+        "///{path}/spec/..",
+    ],
+)
+def test_a_runtime_repo_spelled_to_look_outside_the_tree_is_refused(
+    tmp_path: Path, spelled: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As git reads the URL: percent-escapes decoded, a file URL's host dropped, leading slashes folded."""
+    monkeypatch.delenv("E2B_RUNTIME_REPO", raising=False)
+    root = tmp_path / "project"
+    url = spelled.format(
+        path=str(root).lstrip("/"), root=root, root_escaped=str(root).replace("/project", "/%70r%6Fject")
+    )
+    project = write_pyproject(root, BASE.replace("https://example.com/r.git", url))
+    with pytest.raises(CodegenError, match="resolves inside this repository"):
+        load_source(project)
+
+
+def _git(*args: str, cwd: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    env.update(
+        {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    )
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def worktrees(tmp_path: Path) -> dict[str, Path]:
+    """A real repository (main) with two linked worktrees (wt, other)."""
+    main = tmp_path / "main"
+    main.mkdir()
+    _git("init", "-q", "-b", "main", cwd=main)
+    _git("commit", "-q", "--allow-empty", "-m", "x", cwd=main)
+    _git("worktree", "add", "-q", "-b", "wt", str(tmp_path / "wt"), cwd=main)
+    _git("worktree", "add", "-q", "-b", "other", str(tmp_path / "other"), cwd=main)
+    return {"main": main, "wt": tmp_path / "wt", "other": tmp_path / "other"}
+
+
+@pytest.mark.parametrize(
+    ("checkout", "names"),
+    [("wt", "main"), ("wt", "other"), ("main", "wt"), ("wt", "main/.git"), ("other", "wt/.git")],
+)
+def test_every_checkout_of_the_repository_counts_as_inside(
+    worktrees: dict[str, Path], checkout: str, names: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A linked worktree's main checkout (and its siblings) hold the same commits, which the change can add."""
+    monkeypatch.delenv("E2B_RUNTIME_REPO", raising=False)
+    first, _, rest = names.partition("/")
+    target = worktrees[first] / rest if rest else worktrees[first]
+    project = write_pyproject(worktrees[checkout], BASE.replace("https://example.com/r.git", str(target)))
     with pytest.raises(CodegenError, match="resolves inside this repository"):
         load_source(project)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from codegen.contract import REMEDY, check_contract, load_contract
+from codegen.contract import REMEDY, check_contract, credential_schemes, load_contract
 from codegen.errors import CodegenError, Problem
 from codegen.openapi.document import SpecDocument, load_spec
 from tests.codegen.conftest import Result, unchanged
@@ -28,6 +28,8 @@ PAUSE_POINTERS = [
     f"{PAUSE}/responses/503",
     "/components/schemas/Error/properties/error_code",
 ]
+# The SDK's credential (compared by bump's report; here: the gate).
+CREDENTIAL = "/components/securitySchemes/ApiKeyAuth"
 # The one entry at level warning: the transport recognises a refusal by its body.
 WARNING_POINTERS = [f"{PAUSE}/responses/503"]
 ERROR_POINTERS = [p for p in PAUSE_POINTERS if p not in WARNING_POINTERS]
@@ -59,6 +61,8 @@ paths:
         "503":
           $ref: "#/components/responses/503"
 components:
+  securitySchemes:
+    ApiKeyAuth: {type: apiKey, in: header, name: X-API-Key}
   responses:
     "400":
       description: bad request
@@ -126,8 +130,60 @@ def test_the_good_spec_honours_the_contract() -> None:
     assert result.errors == [] and result.warnings == []
 
 
-def test_the_contract_covers_the_pause_elements() -> None:
-    assert [entry.pointer for entry in load_contract(CONTRACT)] == PAUSE_POINTERS
+def test_the_contract_covers_the_credential_and_the_pause_elements() -> None:
+    entries = load_contract(CONTRACT)
+    assert [entry.pointer for entry in entries] == [CREDENTIAL, *PAUSE_POINTERS]
+    assert credential_schemes(entries) == {"ApiKeyAuth"}
+    assert credential_schemes([e for e in entries if e.pointer != CREDENTIAL]) is None
+
+
+# --- the credential -------------------------------------------------------------------
+
+
+def security_schemes(data: Any) -> Any:
+    return data["components"]["securitySchemes"]
+
+
+def test_a_credential_the_spec_lacks_is_a_miss_with_its_pointer_and_remedy() -> None:
+    def renamed(data: Any) -> None:
+        security_schemes(data)["KeyAuth"] = security_schemes(data).pop("ApiKeyAuth")
+
+    doc = spec_with(renamed)
+    level, miss = the_one_miss(doc)
+    assert level == "error"
+    assert miss.message.startswith(f"contract miss: {CREDENTIAL} is missing; needed because the SDK sends its API key")
+    assert miss.where == f"spec/openapi.yml:{doc.line_of(CREDENTIAL)} ({CREDENTIAL})"
+    assert text_at(doc, doc.line_of(CREDENTIAL)) == "securitySchemes:"  # the nearest line there is
+    assert miss.remedy == REMEDY
+
+
+@pytest.mark.parametrize("name", ["X-API-Key", "x-api-key", "X-Api-Key"])
+def test_a_credential_header_matches_in_any_case(name: str) -> None:
+    result = check_contract(spec_with(lambda data: security_schemes(data)["ApiKeyAuth"].update(name=name)), CONTRACT)
+    assert result.errors == []
+
+
+@pytest.mark.parametrize(
+    ("change", "complaint"),
+    [
+        ({"name": "Authorization"}, "asks for type=apiKey in=header name=Authorization, where the SDK sends"),
+        ({"in": "query"}, "asks for type=apiKey in=query name=X-API-Key, where the SDK sends"),
+        (
+            {"type": "http", "scheme": "bearer"},
+            "asks for type=http scheme=bearer, where the SDK sends type=apiKey in=header name=X-API-Key",
+        ),
+    ],
+)
+def test_a_credential_asked_for_otherwise_is_a_miss(change: dict[str, str], complaint: str) -> None:
+    def edit(data: Any) -> None:
+        scheme = security_schemes(data)["ApiKeyAuth"]
+        if change.get("type") == "http":
+            scheme.clear()
+        scheme.update(change)
+
+    level, miss = the_one_miss(spec_with(edit))
+    assert level == "error"
+    assert f"{CREDENTIAL} {complaint}" in miss.message
 
 
 def drop_force(data: Any) -> None:
@@ -377,6 +433,19 @@ def test_unknown_check_and_bad_pointer_are_all_named(tmp_path: Path) -> None:
             "unknown level 'fatal'; use one of error, warning",
         ),
         ("- pointer: /a\n  why: w\n  documents: Sandbox-Pause\n", "documents must be a snake_case error code"),
+        (
+            "- pointer: /components/schemas/A\n  why: w\n  credential: {type: apiKey, in: header, name: X}\n",
+            "credential needs a pointer to a security scheme",
+        ),
+        ("- pointer: /components/securitySchemes/A\n  why: w\n  credential: X-API-Key\n", "must be a mapping"),
+        (
+            "- pointer: /components/securitySchemes/A\n  why: w\n  credential: {type: apiKey, in: header}\n",
+            "an apiKey credential needs `in` (header, query or cookie) and `name`",
+        ),
+        (
+            "- pointer: /components/securitySchemes/A\n  why: w\n  credential: {type: key, name: X}\n",
+            "credential type must be one of",
+        ),
         ("- just a string\n", "an entry must be a mapping"),
         ("pointer: /a\n", "must be a list of entries"),
     ],

@@ -14,16 +14,20 @@ from codegen.api_changes.compare import (
     RULES,
     WHY_ERROR_CODE_REMOVED,
     WHY_ERROR_RESPONSE_REMOVED,
+    WHY_HEADER_NOT_SURFACED,
     WHY_MODEL_REMOVED,
     WHY_MODEL_RENAMED,
     WHY_RESPONSE_ENUM_VALUE_ADDED,
     WHY_RESPONSE_ENUM_VALUE_REMOVED,
     WHY_RESPONSE_MADE_NULLABLE,
     WHY_RESPONSE_MADE_OPTIONAL,
+    WHY_OTHER_CREDENTIAL,
+    WHY_SDK_CREDENTIAL_REFUSED,
     WHY_SECURITY,
     WHY_UPSTREAM_RENAME,
     ApiChange,
     ApiChangeReport,
+    client_surfaces_response_headers,
     compare_specs,
     render_report,
 )
@@ -752,14 +756,19 @@ def with_header(spec: dict[str, Any], name: str = "X-Next-Token", schema: Any = 
     return spec
 
 
-def test_a_documented_response_header_added_is_minor_and_removed_is_major() -> None:
-    added = only(compare_specs(make_spec(), with_header(make_spec())))
+def test_the_generated_client_does_not_surface_documented_response_headers() -> None:
+    """openapi-python-client 0.29.1 parses no response header: its functions hand back the raw headers."""
+    assert client_surfaces_response_headers() is False
+
+
+def test_a_response_header_the_client_surfaces_added_is_minor_and_removed_is_major() -> None:
+    added = only(compare_specs(make_spec(), with_header(make_spec()), surfaced_headers=True))
     assert (added.level, added.kind, added.location) == (
         "minor",
         "response header added",
         "getSandbox 200 response header X-Next-Token",
     )
-    removed = only(compare_specs(with_header(make_spec()), make_spec()))
+    removed = only(compare_specs(with_header(make_spec()), make_spec(), surfaced_headers=True))
     assert (removed.level, removed.kind, removed.location) == (
         "major",
         "response header removed",
@@ -767,15 +776,38 @@ def test_a_documented_response_header_added_is_minor_and_removed_is_major() -> N
     )
 
 
-def test_a_retyped_response_header_is_major() -> None:
-    report = compare_specs(with_header(make_spec()), with_header(make_spec(), schema={"type": "integer"}))
-    assert summary(report) == [
+def test_a_response_header_the_client_does_not_surface_is_patch_either_way() -> None:
+    """The SDK gains nothing from a header its client does not read (it reads X-Next-Token by name already)."""
+    for old, new, kind in (
+        (make_spec(), with_header(make_spec()), "response header added"),
+        (with_header(make_spec()), make_spec(), "response header removed"),
+    ):
+        report = compare_specs(old, new)
+        change = only(report)
+        assert (change.level, change.kind, change.location, change.why) == (
+            "patch",
+            kind,
+            "getSandbox 200 response header X-Next-Token",
+            WHY_HEADER_NOT_SURFACED,
+        )
+        assert report.level == "patch"
+
+
+def test_a_retyped_response_header_is_major_when_surfaced_and_a_description_change_when_not() -> None:
+    old, new = with_header(make_spec()), with_header(make_spec(), schema={"type": "integer"})
+    assert summary(compare_specs(old, new, surfaced_headers=True)) == [
         ("major", "type changed", "getSandbox 200 response header X-Next-Token", "string -> integer")
     ]
+    report = compare_specs(old, new)
+    assert (report.changes, report.description_changes, report.level) == ((), 1, "patch")
 
 
 def test_response_header_names_are_case_insensitive() -> None:
-    assert compare_specs(with_header(make_spec()), with_header(make_spec(), "x-next-token")).changes == ()
+    for surfaced in (True, False):
+        report = compare_specs(
+            with_header(make_spec()), with_header(make_spec(), "x-next-token"), surfaced_headers=surfaced
+        )
+        assert (report.changes, report.description_changes) == ((), 0)
 
 
 def test_a_header_through_a_component_ref_is_compared_by_its_target() -> None:
@@ -784,7 +816,9 @@ def test_a_header_through_a_component_ref_is_compared_by_its_target() -> None:
         spec["paths"][SANDBOX]["get"]["responses"]["200"]["headers"] = {"X-Next": {"$ref": "#/components/headers/Next"}}
         return spec
 
-    report = compare_specs(via_component(make_spec(), "string"), via_component(make_spec(), "boolean"))
+    report = compare_specs(
+        via_component(make_spec(), "string"), via_component(make_spec(), "boolean"), surfaced_headers=True
+    )
     assert summary(report) == [("major", "type changed", "getSandbox 200 response header X-Next", "string -> boolean")]
 
 
@@ -796,6 +830,7 @@ def secured(spec: dict[str, Any], *alternatives: dict[str, list[str]], where: st
     spec["components"]["securitySchemes"] = {
         "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
         "TokenAuth": {"type": "http", "scheme": "bearer"},
+        "TeamAuth": {"type": "apiKey", "in": "header", "name": "X-Team-ID"},
     }
     target = spec if where == "doc" else spec["paths"][SANDBOX]["delete"]
     target["security"] = list(alternatives)
@@ -804,36 +839,54 @@ def secured(spec: dict[str, Any], *alternatives: dict[str, list[str]], where: st
 
 API_KEY: dict[str, list[str]] = {"ApiKeyAuth": []}
 TOKEN: dict[str, list[str]] = {"TokenAuth": []}
+TEAM: dict[str, list[str]] = {"TeamAuth": []}
 ANONYMOUS: dict[str, list[str]] = {}
+SDK = frozenset({"ApiKeyAuth"})  # the credential spec/contract.yml names
 
+# Without the SDK's credential (a contract that names none): every caller counts.
 SECURITY_CASES = [
-    # (old alternatives, new alternatives, [(level, kind, detail)])
-    ([API_KEY, TOKEN], [TOKEN], [("major", "security scheme removed", "ApiKeyAuth")]),
+    # (old alternatives, new alternatives, [(level, kind, location suffix, detail)])
+    ([API_KEY, TOKEN], [TOKEN], [("major", "security scheme removed", "ApiKeyAuth", "ApiKeyAuth")]),
     (
         [API_KEY],
         [{**API_KEY, **TOKEN}],
-        [("major", "security requirement added", "ApiKeyAuth no longer suffices; now one of: ApiKeyAuth + TokenAuth")],
+        [
+            (
+                "major",
+                "security requirement added",
+                "ApiKeyAuth",
+                "ApiKeyAuth no longer suffices; now one of: ApiKeyAuth + TokenAuth",
+            )
+        ],
     ),
     (
         [ANONYMOUS, API_KEY],
         [API_KEY],
-        [("major", "security requirement added", "no credentials no longer suffices; now one of: ApiKeyAuth")],
+        [
+            (
+                "major",
+                "security requirement added",
+                "no credentials",
+                "no credentials no longer suffices; now one of: ApiKeyAuth",
+            )
+        ],
     ),
-    ([API_KEY], [API_KEY, TOKEN], [("minor", "security alternative added", "TokenAuth")]),
-    ([API_KEY], [API_KEY, ANONYMOUS], [("minor", "security made optional", "an alternative with no credentials")]),
+    ([API_KEY], [API_KEY, TOKEN], [("minor", "security alternative added", "TokenAuth", "TokenAuth")]),
+    ([API_KEY], [API_KEY, ANONYMOUS], [("minor", "security made optional", "", "an alternative with no credentials")]),
     # A smaller alternative still fits every caller who sent both.
-    ([{**API_KEY, **TOKEN}], [API_KEY], [("minor", "security alternative added", "ApiKeyAuth")]),
+    ([{**API_KEY, **TOKEN}], [API_KEY], [("minor", "security alternative added", "ApiKeyAuth", "ApiKeyAuth")]),
     ([API_KEY, TOKEN], [TOKEN, API_KEY], []),
 ]
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), SECURITY_CASES)
-def test_security_alternatives(
-    old: list[dict[str, list[str]]], new: list[dict[str, list[str]]], expected: list[tuple[str, str, str]]
+def test_security_alternatives_without_the_sdk_credential(
+    old: list[dict[str, list[str]]], new: list[dict[str, list[str]]], expected: list[tuple[str, str, str, str]]
 ) -> None:
     report = compare_specs(secured(make_spec(), *old), secured(make_spec(), *new))
-    assert [(c.level, c.kind, c.detail) for c in report.changes] == expected
-    assert all(c.location == "killSandbox security" for c in report.changes)
+    assert [(c.level, c.kind, c.location, c.detail) for c in report.changes] == [
+        (level, kind, f"killSandbox security {at}".rstrip(), detail) for level, kind, at, detail in expected
+    ]
     assert all(c.why == WHY_SECURITY for c in report.changes if c.level == "major")
 
 
@@ -842,18 +895,232 @@ def test_an_operation_without_its_own_security_inherits_the_documents() -> None:
     new = secured(make_spec(), API_KEY, where="doc")
     new["paths"][SANDBOX]["delete"]["security"] = [TOKEN]
     assert summary(compare_specs(old, new)) == [
-        ("major", "security scheme removed", "killSandbox security", "ApiKeyAuth")
+        ("major", "security scheme removed", "killSandbox security ApiKeyAuth", "ApiKeyAuth")
+    ]
+    assert summary(compare_specs(old, new, credentials=SDK)) == [
+        ("major", "security scheme removed", "killSandbox security ApiKeyAuth", "now one of: TokenAuth")
     ]
 
 
 def test_a_scheme_sent_differently_is_major() -> None:
     new = secured(make_spec(), API_KEY)
     new["components"]["securitySchemes"]["ApiKeyAuth"]["name"] = "Authorization"
-    (change,) = compare_specs(secured(make_spec(), API_KEY), new).changes
-    assert (change.level, change.kind) == ("major", "security scheme changed")
-    assert change.detail == (
-        "ApiKeyAuth: type=apiKey in=header name=X-API-Key -> type=apiKey in=header name=Authorization"
+    for credentials in (None, SDK):
+        (change,) = compare_specs(secured(make_spec(), API_KEY), new, credentials=credentials).changes
+        assert (change.level, change.kind, change.location) == (
+            "major",
+            "security scheme changed",
+            "killSandbox security ApiKeyAuth",
+        )
+        assert change.detail == (
+            "ApiKeyAuth: type=apiKey in=header name=X-API-Key -> type=apiKey in=header name=Authorization"
+        )
+
+
+# With the SDK's credential: what counts is whether every SDK operation still accepts it.
+ONE_OP = "in 1 operation (killSandbox)"
+SDK_SECURITY_CASES = [
+    # (old alternatives, new alternatives, [(level, kind, location, detail, why)])
+    pytest.param(
+        [API_KEY, TOKEN, {**TOKEN, **TEAM}],
+        [API_KEY],
+        [
+            ("none", "security scheme removed", "TeamAuth", ONE_OP, WHY_OTHER_CREDENTIAL),
+            ("none", "security scheme removed", "TokenAuth", ONE_OP, WHY_OTHER_CREDENTIAL),
+        ],
+        id="alternatives the SDK does not use removed",
+    ),
+    pytest.param(
+        [API_KEY],
+        [API_KEY, TOKEN, {**TOKEN, **TEAM}],
+        [
+            ("none", "security alternative added", "TeamAuth + TokenAuth", ONE_OP, WHY_OTHER_CREDENTIAL),
+            ("none", "security alternative added", "TokenAuth", ONE_OP, WHY_OTHER_CREDENTIAL),
+        ],
+        id="alternatives the SDK cannot use added",
+    ),
+    pytest.param(
+        [ANONYMOUS, API_KEY],
+        [API_KEY],
+        [
+            (
+                "none",
+                "security requirement added",
+                "no credentials",
+                f"no credentials no longer suffices; now one of: ApiKeyAuth; {ONE_OP}",
+                WHY_OTHER_CREDENTIAL,
+            )
+        ],
+        id="auth made required: the SDK always sends its key",
+    ),
+    pytest.param(
+        [API_KEY, TOKEN],
+        [TOKEN],
+        [
+            (
+                "major",
+                "security scheme removed",
+                "killSandbox security ApiKeyAuth",
+                "now one of: TokenAuth",
+                WHY_SDK_CREDENTIAL_REFUSED,
+            )
+        ],
+        id="the SDK's scheme removed",
+    ),
+    pytest.param(
+        [API_KEY],
+        [{**API_KEY, **TEAM}],
+        [
+            (
+                "major",
+                "security requirement added",
+                "killSandbox security ApiKeyAuth",
+                "ApiKeyAuth no longer suffices; now one of: ApiKeyAuth + TeamAuth",
+                WHY_SDK_CREDENTIAL_REFUSED,
+            )
+        ],
+        id="the SDK's credential no longer enough",
+    ),
+    pytest.param(
+        [TOKEN],
+        [TOKEN, API_KEY],
+        [("minor", "security alternative added", "killSandbox security ApiKeyAuth", "", None)],
+        id="the SDK's credential newly accepted",
+    ),
+    pytest.param(
+        [API_KEY],
+        [API_KEY, ANONYMOUS],
+        [("minor", "security made optional", "killSandbox security", "an alternative with no credentials", None)],
+        id="auth made optional",
+    ),
+    pytest.param([API_KEY, TOKEN], [TOKEN, API_KEY], [], id="reordered"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), SDK_SECURITY_CASES)
+def test_security_alternatives_with_the_sdk_credential(
+    old: list[dict[str, list[str]]],
+    new: list[dict[str, list[str]]],
+    expected: list[tuple[str, str, str, str, str | None]],
+) -> None:
+    report = compare_specs(secured(make_spec(), *old), secured(make_spec(), *new), credentials=SDK)
+    assert [(c.level, c.kind, c.location, c.detail, c.why) for c in report.changes] == expected
+
+
+def with_header_name(spec: dict[str, Any], scheme: str, name: str) -> dict[str, Any]:
+    spec["components"]["securitySchemes"][scheme]["name"] = name
+    return spec
+
+
+@pytest.mark.parametrize("credentials", [None, SDK])
+@pytest.mark.parametrize(("scheme", "name"), [("TeamAuth", "X-Team-Id"), ("ApiKeyAuth", "x-api-key")])
+def test_a_case_only_rename_of_a_scheme_s_header_is_no_change(
+    credentials: frozenset[str] | None, scheme: str, name: str
+) -> None:
+    """HTTP reads header names in any case (RFC 9110 5.1): X-Team-ID and X-Team-Id are one header."""
+    old = secured(make_spec(), API_KEY, {**TOKEN, **TEAM})
+    new = with_header_name(secured(make_spec(), API_KEY, {**TOKEN, **TEAM}), scheme, name)
+    report = compare_specs(old, new, credentials=credentials)
+    assert (report.changes, report.level) == ((), "none")
+
+
+def test_a_bearer_scheme_s_case_is_no_change_but_a_query_key_s_is() -> None:
+    old = secured(make_spec(), API_KEY, TOKEN)
+    new = secured(make_spec(), API_KEY, TOKEN)
+    new["components"]["securitySchemes"]["TokenAuth"]["scheme"] = "Bearer"
+    assert compare_specs(old, new).changes == ()
+    for spec in (old, new):
+        spec["components"]["securitySchemes"]["ApiKeyAuth"]["in"] = "query"
+    with_header_name(new, "ApiKeyAuth", "x-api-key")
+    assert [c.kind for c in compare_specs(old, new).changes] == ["security scheme changed"]
+
+
+def test_a_scheme_the_sdk_does_not_send_changed_is_a_note() -> None:
+    old = secured(make_spec(), API_KEY, {**TOKEN, **TEAM})
+    new = with_header_name(secured(make_spec(), API_KEY, {**TOKEN, **TEAM}), "TeamAuth", "X-Org-ID")
+    assert summary(compare_specs(old, new, credentials=SDK)) == [
+        (
+            "none",
+            "security scheme changed",
+            "TeamAuth",
+            f"TeamAuth: type=apiKey in=header name=X-Team-ID -> type=apiKey in=header name=X-Org-ID; {ONE_OP}",
+        )
+    ]
+
+
+def test_notes_gather_the_operations_and_stay_out_of_the_level() -> None:
+    """Two schemes the SDK does not send, dropped from every operation: one note each, naming the operations."""
+    old = secured(make_spec(), API_KEY, {**TOKEN, **TEAM}, where="doc")
+    new = secured(make_spec(), API_KEY, where="doc")
+    report = compare_specs(old, new, credentials=SDK)
+    assert report.level == "none" and report.forcing == ()
+    ops = "in 3 operations (getSandbox, killSandbox, pauseSandbox)"
+    assert summary(report) == [
+        ("none", "security scheme removed", "TeamAuth", ops),
+        ("none", "security scheme removed", "TokenAuth", ops),
+    ]
+    text = render_report(report, old_ref="a", new_ref="b")
+    assert "Semver: **none** — no API changes" in text
+    assert f"## Upstream only (no SDK change)\n- security scheme removed: `TeamAuth` ({ops}) [1]" in text
+    assert f"1. {WHY_OTHER_CREDENTIAL}" in text
+
+
+def test_the_forced_by_line_names_each_scheme() -> None:
+    """An SDK that sends two schemes at once, both dropped: two lines, not one line twice."""
+    old = secured(make_spec(), {**API_KEY, **TEAM}, TOKEN)
+    new = secured(make_spec(), TOKEN)
+    report = compare_specs(old, new, credentials={"ApiKeyAuth", "TeamAuth"})
+    text = render_report(report, old_ref="a", new_ref="b")
+    assert (
+        "forced by: security scheme removed `killSandbox security ApiKeyAuth`; "
+        "security scheme removed `killSandbox security TeamAuth`" in text
     )
+
+
+def _security_pair(old: list[dict[str, list[str]]], new: list[dict[str, list[str]]], **edits: str) -> ApiChangeReport:
+    old_spec, new_spec = secured(make_spec(), *old), secured(make_spec(), *new)
+    for scheme, name in edits.items():
+        with_header_name(new_spec, scheme, name)
+    return compare_specs(old_spec, new_spec, credentials=SDK)
+
+
+# One spec pair per rule that a variant of the SDK (its credential, its client's headers) picks.
+VARIANT_PAIRS: dict[tuple[str, str], Any] = {
+    ("response header added", "surfaced"): lambda: compare_specs(
+        make_spec(), with_header(make_spec()), surfaced_headers=True
+    ),
+    ("response header added", "not surfaced"): lambda: compare_specs(make_spec(), with_header(make_spec())),
+    ("response header removed", "surfaced"): lambda: compare_specs(
+        with_header(make_spec()), make_spec(), surfaced_headers=True
+    ),
+    ("response header removed", "not surfaced"): lambda: compare_specs(with_header(make_spec()), make_spec()),
+    ("security scheme removed", "the SDK's credential"): lambda: _security_pair([API_KEY, TOKEN], [TOKEN]),
+    ("security scheme removed", "another credential"): lambda: _security_pair([API_KEY, TOKEN], [API_KEY]),
+    ("security requirement added", "the SDK's credential"): lambda: _security_pair([API_KEY], [{**API_KEY, **TEAM}]),
+    ("security requirement added", "another credential"): lambda: _security_pair(
+        [API_KEY, TEAM], [API_KEY, {**TEAM, **TOKEN}]
+    ),
+    ("security scheme changed", "the SDK's credential"): lambda: _security_pair(
+        [API_KEY], [API_KEY], ApiKeyAuth="X-Key"
+    ),
+    ("security scheme changed", "another credential"): lambda: _security_pair(
+        [API_KEY, TEAM], [API_KEY, TEAM], TeamAuth="X-Org"
+    ),
+    ("security alternative added", "the SDK's credential"): lambda: _security_pair([TOKEN], [TOKEN, API_KEY]),
+    ("security alternative added", "another credential"): lambda: _security_pair([API_KEY], [API_KEY, TOKEN]),
+}
+
+
+@pytest.mark.parametrize(("kind", "variant"), list(VARIANT_PAIRS), ids=[f"{k} ({v})" for k, v in VARIANT_PAIRS])
+def test_each_variant_rule_has_its_spec_pair(kind: str, variant: str) -> None:
+    (change,) = [c for c in VARIANT_PAIRS[(kind, variant)]().changes if c.kind == kind]
+    side = "response" if kind.startswith("response") else "request"
+    assert (change.kind, change.level, change.why) == (kind, *RULES[(kind, variant, side)])  # type: ignore[index]
+
+
+def test_every_variant_rule_is_in_the_pairs_above() -> None:
+    variants = {"surfaced", "not surfaced", "the SDK's credential", "another credential"}
+    assert {(kind, variant) for kind, variant, _ in RULES if variant in variants} == set(VARIANT_PAIRS)
 
 
 def test_every_rule_has_a_spec_pair_in_this_file() -> None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from git import Repo
 
+import codegen.commands.bump
+from codegen.commands.handwritten import PACKAGES, PendingCheck
 from tests.codegen.conftest import (
     PIN,
     Result,
@@ -20,21 +26,79 @@ from tests.codegen.conftest import (
     drop_force,
     git_status,
     make_property_required,
-    narrow_enum,
-    remove_mapped_operation,
     remove_operation,
-    rename_upstream_operation_id,
     replace_once,
     run_in_process,
     unchanged,
 )
+from tests.once_per_run import build_once
 
 CHANGELOG = "packages/python-sdk/changelog.d"
 PIN_FILES = ("spec/runtime-ref", "spec/openapi.yml", "spec/openapi.lock.json", "spec/generated-files.json")
 
 
+# --- edits of the pinned spec (the control plane as deployed, runtime v2.0.0) that the shared ones
+# in tests/codegen/conftest.py do not make on it ------------------------------------------------
+
+
+def narrow_enum(text: str) -> str:
+    """OrderDirection, a query parameter's, loses `asc` (major: a request enum value removed)."""
+    return replace_once(text, "        - asc\n        - desc\n", "        - desc\n")
+
+
+def rename_upstream_operation_id(text: str) -> str:
+    """The upstream gives pause an operationId of its own: not an SDK change."""
+    anchor = '  /sandboxes/{sandboxID}/pause:\n    parameters:\n      - $ref: "#/components/parameters/sandboxID"\n'
+    anchor += "    post:\n"
+    return replace_once(text, anchor, anchor + "      operationId: sandboxPause\n")
+
+
+def remove_mapped_operation(text: str) -> str:
+    """setSandboxTimeout, which spec/operations.yml maps, disappears: codegen refuses."""
+    start = text.index("  /sandboxes/{sandboxID}/timeout:\n")
+    end = text.index("  /sandboxes/{sandboxID}/network:\n")
+    return text[:start] + text[end:]
+
+
+# --- this repository's own code checked against the regenerated client ----------------------
+
+
+@pytest.fixture(autouse=True)
+def _nothing_to_type_check_without_generation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`no_generation` stages no generated file at all: no client to check the hand-written code against."""
+    if "no_generation" in request.fixturenames:
+
+        @contextlib.contextmanager
+        def no_check(*args: object, **kwargs: object) -> Iterator[PendingCheck]:
+            yield PendingCheck(None)
+
+        monkeypatch.setattr(codegen.commands.bump, "handwritten_check", no_check)
+
+
+@pytest.fixture(scope="session")
+def warm_mypy_cache(pristine_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mypy's cache for the pristine project's packages, built once per run: each bump copies it."""
+
+    def build(folder: Path) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "--cache-dir", str(folder / "mypy"),
+             "--output", "json", *PACKAGES],
+            cwd=pristine_project, capture_output=True, check=False, timeout=600,
+        )  # fmt: skip
+
+    return build_once(tmp_path_factory, "bump-mypy-cache", build) / "mypy"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, warm_mypy_cache: Path) -> Path:
+    """The run's cache folder, mypy's cache in it warm (a bump type-checks the hand-written packages)."""
+    folder = tmp_path / "cache"
+    shutil.copytree(warm_mypy_cache, folder / "typecheck" / "mypy")
+    return folder
+
+
 class Chain:
-    """main: v1.1.0 (pin) -> note -> op -> desc -> removed -> required -> enum -> renamed -> nocontract -> unmapped."""
+    """main: v2.0.0 (pin) -> note -> op -> desc -> removed -> required -> enum -> renamed -> nocontract -> unmapped."""
 
     def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
@@ -243,7 +307,7 @@ def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bu
     assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
 
 
-@pytest.mark.parametrize("ref", ["v1.1.0", PIN, PIN[:10]])
+@pytest.mark.parametrize("ref", ["v2.0.0", PIN, PIN[:10]])
 def test_bump_to_the_current_pin_is_a_no_op(project: Path, bump: Callable[..., Result], ref: str) -> None:
     with unchanged(project):
         result = bump(project, ref)
@@ -304,7 +368,7 @@ def test_an_upstream_operation_id_rename_is_not_an_sdk_change(
     assert result.code == 0, result.text
     assert "Semver: **none** — no API changes" in result.out
     assert "## Upstream only (no SDK change)" in result.out
-    assert "- upstream operationId renamed: `pauseSandbox` (pauseSandbox -> sandboxPause) [1]" in result.out
+    assert "- upstream operationId renamed: `pauseSandbox` ((none) -> sandboxPause) [1]" in result.out
     assert "not an SDK change: the SDK names its operations by method and path in spec/operations.yml" in result.out
 
 
@@ -447,32 +511,26 @@ def test_refs_git_resolves_to_nothing_or_not_a_commit(
 
 def inline_connect_request(text: str) -> str:
     """The connect body's schema written inline (an "extract inlined bodies" refactor, backwards)."""
-    inline = (
-        "              type: object\n"
-        "              required: [timeout]\n"
-        "              properties:\n"
-        "                timeout:\n"
-        "                  type: integer\n"
-        "                  format: int32\n"
-        "                  minimum: 0\n"
-        "                on_resume:\n"
-        '                  $ref: "#/components/schemas/SandboxResumeMode"\n'
-    )
-    return replace_once(text, '              $ref: "#/components/schemas/SandboxConnectRequest"\n', inline)
+    start = text.index("    ConnectSandbox:\n") + len("    ConnectSandbox:\n")
+    end = text.index("\n    ", start + 1)
+    while text[end + 5] == " ":  # the block ends at the next component, four spaces in
+        end = text.index("\n    ", end + 1)
+    inline = "".join(" " * 8 + line + "\n" for line in text[start:end].splitlines())
+    ref = '              $ref: "#/components/schemas/ConnectSandbox"\n'
+    at = text.index(ref)  # the first: POST /sandboxes/{sandboxID}/connect, connectSandbox
+    return text[:at] + inline + text[at + len(ref) :]
 
 
 def drop_next_token_header(text: str) -> str:
-    return replace_once(
-        text,
-        '          headers:\n            X-Next-Token:\n              $ref: "#/components/headers/XNextToken"\n',
-        "",
-    )
+    """listSandboxes (the first list) stops documenting X-Next-Token."""
+    header = '            X-Next-Token:\n              $ref: "#/components/headers/XNextToken"\n'
+    at = text.index(header, text.index("  /v2/sandboxes:\n"))
+    return text[:at] + text[at + len(header) :]
 
 
 def kill_without_credentials(text: str) -> str:
-    anchor = "      operationId: killSandbox\n"
-    start = text.index(anchor)
-    security = text.index("        - ApiKeyAuth: []\n", start) + len("        - ApiKeyAuth: []\n")
+    kill = text.index("    delete:\n", text.index("  /sandboxes/{sandboxID}:\n"))
+    security = text.index("        - ApiKeyAuth: []\n", kill) + len("        - ApiKeyAuth: []\n")
     return text[:security] + "        - {}\n" + text[security:]
 
 
@@ -480,9 +538,14 @@ MISSED = [
     (
         inline_connect_request,
         "major",
-        "- model renamed: `connectSandbox request body` (SandboxConnectRequest -> ConnectSandboxBody)",
+        "- model renamed: `connectSandbox request body` (ConnectSandbox -> ConnectSandboxBody)",
     ),
-    (drop_next_token_header, "major", "- response header removed: `listSandboxes 200 response header X-Next-Token`"),
+    # The generated client does not surface response headers (the SDK reads X-Next-Token by name): patch.
+    (
+        drop_next_token_header,
+        "patch",
+        "- response header removed: `listSandboxes 200 response header X-Next-Token` [1]",
+    ),
     (kill_without_credentials, "minor", "- security made optional: `killSandbox security`"),
 ]
 
@@ -518,7 +581,7 @@ CONTROLS = {"\x1b", "\x07", "\u202e"}
 
 def hostile_property(text: str) -> str:
     """NewSandbox gains an optional property whose name carries a terminal escape and a bidi override."""
-    anchor = "          description: Whether the sandbox may open outbound connections.\n"
+    anchor = "          description: Pause the sandbox instead of killing it at its deadline.\n"
     return replace_once(text, anchor, anchor + '        "note\\e]0;owned\\a\\u202e":\n          type: string\n')
 
 

@@ -180,7 +180,12 @@ EDITS: dict[str, Callable[[Path], object]] = {
         (p / "requirements/codegen.txt").read_text().replace("==", "===", 1)
     ),
     "tool.codegen": lambda p: (p / "pyproject.toml").write_text(
-        (p / "pyproject.toml").read_text().replace('sdk-tags = ["sandboxes"]', 'sdk-tags = ["sandboxes", "x"]')
+        (p / "pyproject.toml")
+        .read_text()
+        .replace(
+            'sdk-tags = ["sandboxes", "snapshots", "templates"]',
+            'sdk-tags = ["sandboxes", "snapshots", "templates", "x"]',
+        )
     ),
     "spec": lambda p: (p / "spec/openapi.yml").write_text((p / "spec/openapi.yml").read_text() + "\n"),
 }
@@ -396,7 +401,8 @@ def test_a_cache_folder_whose_path_holds_a_path_separator_is_refused(
 # --- the validator's verdict ---------------------------------------------------------------------------
 
 VALIDATED = "alongside contract to format"
-VALIDATED_WARM = "after the fetch: the spec was prepared before, the validator has changed since"
+VALIDATOR_CHANGED = "after the fetch: the spec was prepared before, the validator has changed since"
+VERDICT_NOT_KEPT = "after the fetch: the spec was prepared before, its verdict on it was not kept on this machine"
 PASSED_BEFORE = "this spec passed it before on this machine"
 
 
@@ -434,7 +440,7 @@ def test_a_verdict_is_never_trusted_across_a_validator_version(
         generation_cache, "_installed", lambda name: "0.0.1" if name == "openapi-spec-validator" else real(name)
     )
     other = run(project, "generate")
-    assert other.code == 0 and VALIDATED_WARM in _validate_line(other), other.text
+    assert other.code == 0 and VALIDATOR_CHANGED in _validate_line(other), other.text
 
 
 @pytest.mark.parametrize(
@@ -447,7 +453,8 @@ def test_a_foreign_or_corrupt_verdict_is_ignored(
     (entry,) = (cache / "validations").glob("*.json")
     entry.write_bytes(forged)
     result = run(project, "generate")
-    assert result.code == 0 and VALIDATED_WARM in _validate_line(result), result.text
+    # The validator did not change: the warm run says so, not that it did.
+    assert result.code == 0 and VERDICT_NOT_KEPT in _validate_line(result), result.text
 
 
 def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
@@ -477,3 +484,57 @@ def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
     assert result.code == 0, result.text
     assert "not recorded for the check's cache: codegen/openapi/sdk_filter.py changed while this run ran" in result.err
     assert entries(cache) == [] and not list((cache / "prepared").glob("*.json"))
+
+
+# --- a prepared entry is data (issue 31, point 5) -----------------------------------------------------
+
+ANEW = "the spec prepared on this machine before is not runtime@"
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        pytest.param(lambda e: {**e["filtered"], "info": {**e["filtered"]["info"], "title": "forged"}}, id="a title"),
+        pytest.param(lambda e: {**e["filtered"], "paths": {}}, id="no paths"),
+    ],
+)
+def test_an_edited_filtered_spec_in_a_prepared_entry_never_reaches_the_tree(
+    project: Path, run: Callable[..., Result], cache: Path, poison: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    """The entry's spec digest still matches the fetched spec: only deriving the filtered spec again tells."""
+    from tests.codegen.conftest import tree_digest
+
+    assert run(project, "generate").code == 0
+    clean = tree_digest(project)
+    (entry_path,) = (cache / "prepared").glob("*.json")
+    entry = json.loads(entry_path.read_bytes())
+    entry_path.write_text(json.dumps({**entry, "filtered": poison(entry)}))
+    result = run(project, "generate")
+    assert result.code == 0, result.text
+    assert ANEW in result.err and "nothing written" in result.out, result.text
+    assert tree_digest(project) == clean
+    # The entry is the run's own again, and the check's record says what was generated, not what was forged.
+    assert json.loads(entry_path.read_bytes())["filtered"] == entry["filtered"]
+    assert run(project, "check").code == 0
+
+
+def test_edited_warnings_in_a_prepared_entry_are_not_said(
+    project: Path, run: Callable[..., Result], cache: Path
+) -> None:
+    assert run(project, "generate").code == 0
+    (entry_path,) = (cache / "prepared").glob("*.json")
+    entry = json.loads(entry_path.read_bytes())
+    entry_path.write_text(json.dumps({**entry, "warnings": ["\x1b[2Jcodegen: clean"]}))
+    result = run(project, "generate")
+    assert result.code == 0 and ANEW in result.err, result.text
+    assert "codegen: clean" not in result.err
+
+
+def test_after_a_bump_the_warm_run_takes_the_validators_verdict_from_the_bump(
+    project: Path, upstream: Any, run: Callable[..., Result]
+) -> None:
+    """bump validates the spec itself (load_spec) and hands it in: its pass is recorded as the pipeline's is."""
+    commit = upstream.commit_edit(lambda text: text + "# a comment: no API change\n")
+    assert run(project, "bump", commit).code == 0
+    result = run(project, "generate")
+    assert result.code == 0 and PASSED_BEFORE in _validate_line(result), result.text

@@ -143,6 +143,11 @@ def test_an_unreadable_index_is_reported_with_its_path(tmp_path: Path) -> None:
         ("README.md", "lies outside the generated folders"),
         ("packages/python-sdk/e2b/apix/out.py", "lies outside the generated folders"),
         (7, "is not a path"),
+        # Git's own folder, which `git status` never shows: a hook written there runs on the next commit.
+        ("packages/python-sdk/e2b/api/.git/hooks/pre-commit", "has a '.git' part"),
+        ("packages/python-sdk/e2b/api/.GIT/config", "has a '.git' part"),
+        ("packages/python-sdk/e2b/api/.git./hooks/x", "has a '.git' part"),
+        ("packages/local-api/e2b_local_api/wire/.git", "has a '.git' part"),
     ],
 )
 def test_an_output_outside_the_generated_folders_is_refused_naming_the_entry(
@@ -169,6 +174,13 @@ def test_two_entries_with_one_output_are_refused(tmp_path: Path) -> None:
         CodegenError, match=r"#2 .*'packages/python-sdk/e2b/api/out.py' is also the output of an earlier"
     ):
         load_overlays(folder)
+
+
+def test_a_git_like_name_that_is_not_gits_folder_is_accepted(tmp_path: Path) -> None:
+    folder = overlays(tmp_path, "X = 1\n")
+    index = folder / "overlays.toml"
+    index.write_text(index.read_text().replace("e2b/api/out.py", "e2b/api/.github_notes.py"), encoding="utf-8")
+    assert [o.output for o in load_overlays(folder)] == ["packages/python-sdk/e2b/api/.github_notes.py"]
 
 
 def test_the_shipped_index_is_accepted() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,10 @@ import codegen.openapi.document as spec_document
 from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec, validate_openapi
 from codegen.openapi.json_pointer import PointerSyntaxError, format_pointer, parse_pointer, resolve_pointer
+from codegen.openapi.plain_yaml import MAX_YAML_BYTES
+from codegen.openapi.ref_chains import MAX_HOPS
+from tests.codegen.conftest import Result, Upstream, unchanged
+from tests.codegen.hostile_specs import big_integer, many_schemas, object_graph, ref_chain
 from tests.fixtures import REAL_SPEC, needs_real_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -268,9 +273,11 @@ def test_a_schema_that_refers_to_itself_through_a_property_is_fine() -> None:
 def test_a_bad_default_value_is_named_at_its_own_line() -> None:
     """The validator reports default-value errors at the root; the problem names the default's node."""
     spec = (ROOT / "spec/openapi.yml").read_text()
-    good = "          default: false\n"
-    line = spec[: spec.index(good)].count("\n") + 1
-    bad = spec.replace(good, '          default: "nope"\n', 1)
+    field = "        autoPause:\n          type: boolean\n"
+    good = field + "          default: false\n"
+    assert spec.count(good) == 1
+    line = spec[: spec.index(good) + len(field)].count("\n") + 1
+    bad = spec.replace(good, field + '          default: "nope"\n', 1)
     with pytest.raises(CodegenError) as caught:
         load_spec(bad.encode(), display_path="runtime@abc1234:spec/openapi.yml")
     (problem,) = caught.value.problems
@@ -279,3 +286,86 @@ def test_a_bad_default_value_is_named_at_its_own_line() -> None:
         problem.where
         == f"runtime@abc1234:spec/openapi.yml:{line} (/components/schemas/NewSandbox/properties/autoPause/default)"
     )
+
+
+# --- hostile specs fail fast, in one line, for every verb (issue 31, points 7 and 10) -------------------
+
+SPEC_TEXT = (ROOT / "spec" / "openapi.yml").read_text()
+
+
+def test_a_long_chain_of_references_is_one_problem_at_its_first_reference() -> None:
+    text = ref_chain(SPEC_TEXT)
+    with pytest.raises(CodegenError) as caught:
+        load_spec(text.encode())
+    [problem] = caught.value.problems
+    first = text.index("      $ref: '#/components/schemas/Chain") + 1
+    assert problem.where is not None and problem.where.startswith(
+        f"spec/openapi.yml:{text[:first].count(chr(10)) + 1} ("
+    )
+    assert "starts a chain of 3,000 references to references before" in problem.message
+    assert f"more than the {MAX_HOPS} a spec may chain" in problem.message
+
+
+def test_a_chain_at_the_bound_is_fine() -> None:
+    load_spec(ref_chain(SPEC_TEXT, length=MAX_HOPS - 1).encode())
+
+
+def test_a_long_cycle_is_one_problem_shown_by_its_ends() -> None:
+    block = "".join(f'    Loop{i}:\n      $ref: "#/components/schemas/Loop{(i + 1) % 3000}"\n' for i in range(3000))
+    with pytest.raises(CodegenError) as caught:
+        load_spec(SPEC_TEXT.replace("  schemas:\n", "  schemas:\n" + block, 1).encode())
+    [problem] = caught.value.problems
+    assert "is a cycle of references that never reaches a schema" in problem.message
+    assert problem.message.endswith("(3,000 references))")
+
+
+def test_a_graph_of_shared_objects_is_refused_at_its_operation() -> None:
+    with pytest.raises(CodegenError) as caught:
+        load_spec(object_graph(SPEC_TEXT).encode())
+    [problem] = caught.value.problems
+    assert problem.where is not None and problem.where.endswith(" (/paths/~1sandboxes/post)")
+    assert problem.message.startswith("the schemas below POST /sandboxes unfold into more than 20,000 places")
+
+
+HOSTILE: dict[str, Callable[[], str]] = {
+    "ref-chain": lambda: ref_chain(SPEC_TEXT),
+    "object-graph": lambda: object_graph(SPEC_TEXT, width=18),
+    "many-schemas": lambda: many_schemas(SPEC_TEXT),
+    "big-integer": lambda: big_integer(SPEC_TEXT)[0],
+}
+SAID = {
+    "ref-chain": "starts a chain of 3,000 references to references",
+    "object-graph": "the schemas below POST /sandboxes unfold into more than 20,000 places",
+    "many-schemas": "holds more than 10,000 objects (mappings)",
+    "big-integer": f":{big_integer(SPEC_TEXT)[1]}: holds an integer of 5,000 digits",
+}
+VERBS: dict[str, Callable[[str], tuple[tuple[str, ...], dict[str, str]]]] = {
+    "generate": lambda commit: (("generate",), {"E2B_RUNTIME_REF": commit}),
+    "check": lambda commit: (("check", "--no-cache"), {"E2B_RUNTIME_REF": commit}),
+    "bump": lambda commit: (("bump", commit, "--dry-run"), {}),
+}
+
+
+def test_the_hostile_specs_are_the_sizes_the_issue_names() -> None:
+    added = {name: len(build()) - len(SPEC_TEXT) for name, build in HOSTILE.items()}
+    assert 150_000 < added["ref-chain"] < 250_000
+    assert 25_000 < added["object-graph"] < 40_000
+    assert len(many_schemas(SPEC_TEXT)) < MAX_YAML_BYTES
+
+
+@pytest.mark.parametrize("verb", VERBS)
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_every_verb_refuses_a_hostile_spec_in_one_line(
+    project: Path, upstream: Upstream, run: Callable[..., Result], no_generation: list[str], hostile: str, verb: str
+) -> None:
+    """Each of these hung a verb for minutes; now each is one line and exit 2, and nothing is written."""
+    commit = upstream.commit_bytes(HOSTILE[hostile]().encode(), f"hostile: {hostile}")
+    args, env = VERBS[verb](commit)
+    with unchanged(project):
+        result = run(project, *args, **env)
+    assert result.code == 2, result.text
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
+    assert len(errors) == 1 and SAID[hostile] in errors[0], result.text
+    assert f"runtime@{commit[:7]}:spec/openapi.yml:" in errors[0]
+    assert "Traceback" not in result.text and "set_int_max_str_digits" not in result.text
+    assert not no_generation  # refused before the generators were handed anything

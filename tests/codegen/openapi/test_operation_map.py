@@ -61,7 +61,9 @@ def test_the_repository_map_names_the_sdk_operations() -> None:
     names = {entry.name: entry.endpoint for entry in load_operation_map(ROOT / "spec" / "operations.yml")}
     assert names["pauseSandbox"] == "POST /sandboxes/{sandboxID}/pause"
     assert names["listSandboxes"] == "GET /v2/sandboxes"
-    assert len(names) == 8
+    assert names["listSnapshots"] == "GET /snapshots"
+    assert names["listTemplates"] == "GET /templates"
+    assert len(names) == 15
 
 
 def test_an_entry_is_read_as_method_and_path(tmp_path: Path) -> None:

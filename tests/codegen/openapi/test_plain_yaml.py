@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import codegen.openapi.plain_yaml as plain_yaml
 from codegen.errors import CodegenError
-from codegen.openapi.plain_yaml import MAX_DEPTH, MAX_PROBLEMS, MAX_YAML_BYTES, load_yaml
+from codegen.openapi.plain_yaml import MAX_DEPTH, MAX_INT_DIGITS, MAX_MAPPINGS, MAX_PROBLEMS, MAX_YAML_BYTES, load_yaml
 from tests.fixtures import REAL_SPEC, needs_real_spec
 from tests.fuzz_budget import examples
 
@@ -305,3 +305,39 @@ def test_a_tag_the_scalar_does_not_match_is_refused() -> None:
 def test_more_than_one_document_is_refused() -> None:
     [message] = problems_of(b"openapi: 3.0.3\n---\nopenapi: 3.1.0\n")
     assert message == "spec/openapi.yml:2: holds more than one YAML document"
+
+
+# --- bounds on what a small file can ask for (issue 31, points 7 and 10) -------------------------------
+
+
+@pytest.mark.parametrize("spelled", ["7" * 5_000, "-" + "7" * 5_000, "0x" + "f" * 5_000, "0o" + "7" * 5_000])
+def test_a_huge_integer_is_one_problem_with_its_line(spelled: str) -> None:
+    """Not Python's own refusal, which names no place and suggests sys.set_int_max_str_digits()."""
+    [message] = problems_of(f"a: 1\nb: {spelled}\n".encode())
+    assert message == f"spec/openapi.yml:2: holds an integer of {len(spelled):,} digits, more than the 1,000 allowed"
+
+
+def test_a_huge_integer_key_or_tagged_integer_is_refused_the_same_way() -> None:
+    assert problems_of(("7" * 5_000 + ": x\n").encode())[0].startswith("spec/openapi.yml:1: holds an integer of")
+    assert problems_of(("a: !!int " + "7" * 5_000 + "\n").encode())[0].startswith("spec/openapi.yml:1: holds an")
+
+
+def test_integers_up_to_the_bound_and_long_text_are_read() -> None:
+    data = load_yaml(f"a: {'7' * MAX_INT_DIGITS}\nb: '{'7' * 5_000}'\n".encode(), display_path="x").data
+    assert data == {"a": int("7" * MAX_INT_DIGITS), "b": "7" * 5_000}
+
+
+def test_more_objects_than_the_bound_is_one_problem_at_the_first_one_past_it() -> None:
+    text = "".join(f"k{i}:\n  type: string\n" for i in range(MAX_MAPPINGS + 500))
+    [message] = problems_of(text.encode())
+    # The root is a mapping too: the one past the bound is the value of k{MAX_MAPPINGS - 1}, on its second line.
+    assert message == (
+        f"spec/openapi.yml:{2 * MAX_MAPPINGS}: holds more than {MAX_MAPPINGS:,} objects (mappings): "
+        "a file this large is not one we expect, and validating it would take minutes"
+    )
+
+
+def test_the_bound_on_objects_is_far_above_the_real_spec() -> None:
+    """The runtime's spec has 1,722 objects; the bound leaves room for it to grow fivefold."""
+    text = "".join(f"k{i}: {{}}\n" for i in range(MAX_MAPPINGS - 1))
+    assert len(load_yaml(text.encode(), display_path="x").data) == MAX_MAPPINGS - 1

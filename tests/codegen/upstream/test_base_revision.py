@@ -309,7 +309,11 @@ def test_offline_a_change_to_any_codegen_setting_is_refused_naming_it(
 ) -> None:
     git_repo(project).git.checkout("-q", "-b", "pr")
     pyproject = project / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('sdk-tags = ["sandboxes"]', 'sdk-tags = ["sandboxes", "admin"]'))
+    tags = 'sdk-tags = ["sandboxes", "snapshots", "templates"]'
+    assert tags in pyproject.read_text()
+    pyproject.write_text(
+        pyproject.read_text().replace(tags, 'sdk-tags = ["sandboxes", "snapshots", "templates", "admin"]')
+    )
     commit_all(project, "more tags")
     with unchanged(project):
         result = run(project, "check", "--base", "main", **OFFLINE)

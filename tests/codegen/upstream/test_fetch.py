@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from tests.codegen.conftest import (
     add_optional_property,
     commit_all,
     configure_unreachable_upstream,
+    git_repo,
     git_status,
     unchanged,
 )
@@ -417,3 +420,166 @@ def test_a_cached_repository_that_is_a_file_is_one_line_naming_it(
     assert "delete that cached repository" in result.err and "Traceback" not in result.err
     # GitPython runs git in the current folder when its own is not one: nothing may land there.
     assert not (Path.cwd() / "HEAD").exists() and not (Path.cwd() / "config").exists()
+
+
+# --- the cached repository is data a hostile hand may have written (issue 31, point 5) ------------------
+
+_PLAIN_GIT = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+
+
+def plain_git(git_dir: Path, *args: str, data: bytes | None = None, env: dict[str, str] | None = None) -> str:
+    """git as anyone would run it in the cached repository: replace refs, hooks and its config obeyed."""
+    done = subprocess.run(
+        ["git", *args],
+        env={**os.environ, **_PLAIN_GIT, "GIT_DIR": str(git_dir), **(env or {})},
+        input=data,
+        capture_output=True,
+        check=True,
+    )
+    return done.stdout.decode().strip()
+
+
+def cached_repository(project: Path, run: Callable[..., Result], cache: Path) -> Path:
+    """The cached bare repository of the per-test upstream, filled by a first (clean) check."""
+    first = run(project, "check")
+    assert first.code == 0, first.text
+    (repository,) = cache.glob("runtime-*.git")
+    return repository
+
+
+def forge_pinned_commit(repository: Path, forged_spec: bytes) -> str:
+    """`git replace` the pin, in the cached repository, by a commit whose spec is `forged_spec`."""
+    blob = plain_git(repository, "hash-object", "-w", "--stdin", data=forged_spec)
+    index = {"GIT_INDEX_FILE": str(repository / "forged.index")}
+    plain_git(repository, "read-tree", PIN, env=index)
+    plain_git(repository, "update-index", "--cacheinfo", f"100644,{blob},spec/openapi.yml", env=index)
+    tree = plain_git(repository, "write-tree", env=index)
+    (repository / "forged.index").unlink()
+    person = {
+        "GIT_AUTHOR_NAME": "x",
+        "GIT_AUTHOR_EMAIL": "x@x",
+        "GIT_COMMITTER_NAME": "x",
+        "GIT_COMMITTER_EMAIL": "x@x",
+    }
+    forged = plain_git(repository, "commit-tree", tree, "-p", f"{PIN}^", "-m", "forged", env=person)
+    plain_git(repository, "replace", PIN, forged)
+    # Anyone's git now reads the forged spec at the pin.
+    assert plain_git(repository, "show", f"{PIN}:spec/openapi.yml").encode() == forged_spec.rstrip(b"\n")
+    return forged
+
+
+@pytest.mark.parametrize("no_cache", [True, False], ids=["--no-cache", "cached"])
+def test_a_replaced_pin_in_the_cache_vouches_for_nothing(
+    project: Path,
+    run: Callable[..., Result],
+    cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_cache: bool,
+) -> None:
+    """A hand-edited spec with its lock rewritten, against a cache whose pin was `git replace`d to match it."""
+    from codegen.upstream.spec_lock import git_blob_id
+
+    forged_spec = (project / "spec/openapi.yml").read_bytes() + b"# forged\n"
+    repository = cached_repository(project, run, cache)
+    forge_pinned_commit(repository, forged_spec)
+    # The pull request: the tree a generation from the forged spec writes (spec, lock, manifest).
+    with monkeypatch.context() as forged:
+        forged.setattr(UpstreamRepository, "read_regular_file", lambda *_: (forged_spec, git_blob_id(forged_spec)))
+        assert run(project, "generate", "--no-cache").code == 0
+        git_repo(project).git.checkout("-q", "-b", "pr")
+        commit_all(project, "hand-edited spec, lock rewritten")
+        # What the check answered when it read the pin through the replace ref.
+        assert run(project, "check", "--base", "main", "--no-cache").code == 0
+    args = ("check", "--base", "main", *(("--no-cache",) if no_cache else ()))
+    with unchanged(project):
+        result = run(project, *args)
+    assert result.code == 1, result.text
+    assert "hand-edited spec spec/openapi.yml" in result.out, result.text
+
+
+def test_a_hook_in_the_cached_repository_never_runs(
+    project: Path, upstream: Upstream, run: Callable[..., Result], cache: Path, tmp_path: Path
+) -> None:
+    repository = cached_repository(project, run, cache)
+    marker = tmp_path / "hook-ran"
+    hook = repository / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o700)
+    # It is a hook git runs on a fetch that moves a ref...
+    plain_git(repository, "update-ref", "refs/probe", PIN)
+    assert marker.exists()
+    marker.unlink()
+    # ...and codegen's fetches move one: the upstream gained a commit.
+    upstream.commit_edit(lambda text: text + "# a later commit\n")
+    for args in (("check",), ("generate",), ("check", "--no-cache")):
+        result = run(project, *args)
+        assert result.code == 0, result.text
+        assert not marker.exists(), args
+
+
+def test_the_cached_repositorys_config_is_codegens_own(
+    project: Path, run: Callable[..., Result], cache: Path, tmp_path: Path
+) -> None:
+    """A config that redirects the fetch (`url.<x>.insteadOf`, also through `include.path`) is replaced, not obeyed."""
+    repository = cached_repository(project, run, cache)
+    canonical = (repository / "config").read_bytes()
+    empty = tmp_path / "empty.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(empty)], check=True, env={**os.environ, **_PLAIN_GIT})
+    (tmp_path / "included").write_text(f'[url "{empty}"]\n\tinsteadOf = {tmp_path / "runtime"}\n')
+    (repository / "config").write_bytes(
+        canonical
+        + f"[include]\n\tpath = {tmp_path / 'included'}\n[core]\n\tfsmonitor = touch {tmp_path / 'x'}\n".encode()
+    )
+    assert plain_git(repository, "config", f"url.{empty}.insteadOf") == str(tmp_path / "runtime")
+    result = run(project, "check")
+    assert result.code == 0, result.text
+    assert (repository / "config").read_bytes() == canonical
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("objects/info/alternates", "/elsewhere/objects\n"),
+        ("info/grafts", f"{PIN}\n"),
+        ("shallow", f"{PIN}\n"),
+    ],
+)
+def test_a_cached_repository_with_what_codegen_never_writes_is_refused(
+    project: Path, run: Callable[..., Result], cache: Path, name: str, content: str
+) -> None:
+    repository = cached_repository(project, run, cache)
+    (repository / name).parent.mkdir(exist_ok=True)
+    (repository / name).write_text(content)
+    with unchanged(project):
+        result = run(project, "check")
+    assert result.code == 2, result.text
+    assert f"the cached upstream holds {name}, which codegen never writes" in result.err
+    assert "delete that cached repository" in result.err and "clean" not in result.out
+
+
+@pytest.mark.parametrize("verb", [("check", "--no-cache"), ("generate", "--no-cache")])
+def test_no_cache_fetches_into_a_fresh_repository_and_leaves_none(
+    project: Path, run: Callable[..., Result], cache: Path, verb: tuple[str, ...]
+) -> None:
+    result = run(project, *verb)
+    assert result.code == 0, result.text
+    assert "upstream " in result.err  # fetched from the upstream, not the offline fallback
+    assert not list(cache.glob("runtime-*")) and not list((cache / "scratch").iterdir())
+
+
+def test_command_line_config_from_the_environment_is_kept_beside_codegens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bump.yml hands git its token as GIT_CONFIG_COUNT entries: codegen's own come after them, not over them."""
+    from codegen.upstream.fetch import _git_env
+
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "http.https://github.com/e2b-dev/runtime.git.extraheader")
+    env = _git_env(Path("/cache/runtime.git"))
+    assert "GIT_CONFIG_KEY_0" not in env and env["GIT_CONFIG_COUNT"] == "4"
+    assert [env[f"GIT_CONFIG_KEY_{i}"] for i in (1, 2, 3)] == [
+        "core.hooksPath",
+        "core.fsmonitor",
+        "core.sharedRepository",
+    ]
+    assert env["GIT_DIR"] == "/cache/runtime.git" and env["GIT_NO_REPLACE_OBJECTS"] == "1"

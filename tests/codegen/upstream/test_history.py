@@ -146,7 +146,11 @@ def test_a_source_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "said"),
     [
-        ('step = "write"', 'step = "run"', "unknown step 'run'"),
+        (
+            'step = "write"\nsource = "base.openapi.yml"',
+            'step = "run"\nsource = "base.openapi.yml"',
+            "unknown step 'run'",
+        ),
         ('branch = "main"', 'branch = "--upload-pack=x"', "branch must be a plain branch name"),
         ('tag = "v1.0.0"', 'tag = "-d"', "tag must be a plain tag name"),
         ('date = "2025-03-04T10:15:00+00:00"', 'date = "2025-03-04T10:15:00"', "with its offset"),

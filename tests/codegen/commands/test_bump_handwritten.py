@@ -1,0 +1,181 @@
+"""Bump's check of this repository's own code against the regenerated client (codegen/commands/handwritten.py).
+
+The whole path, a rename that hand-written code imports through `nox -s bump`, is the replay's
+(test_bump_replay.py); here the parts it does not reach: a module that does not parse, an interpreter
+without mypy, unchanged generated files, an import that fails where mypy sees nothing, and what a
+problem's words say about the generated name it used.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codegen.api_changes.report import ApiChange, ApiChangeReport
+from codegen.commands import handwritten
+from codegen.commands.handwritten import PACKAGES, SECTION_TITLE, handwritten_check
+from codegen.config import GENERATED_ROOTS, Project
+from codegen.errors import CodegenError
+from codegen.messages import Messages
+
+
+def generated_files(root: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for folder in GENERATED_ROOTS
+        for path in sorted((root / folder).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def quiet() -> tuple[Messages, list[str]]:
+    lines: list[str] = []
+    return Messages(err=lines.append, out=lines.append), lines
+
+
+@pytest.fixture
+def packages_only(pristine_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The hand-written packages of the pristine project (all the check reads), and a cache folder for it."""
+    root = tmp_path / "project"
+    for package in PACKAGES:
+        shutil.copytree(pristine_project / package, root / package, symlinks=True)
+    shutil.copy2(pristine_project / "pyproject.toml", root / "pyproject.toml")
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
+    return root
+
+
+def test_unchanged_generated_files_are_not_checked(packages_only: Path) -> None:
+    messages, lines = quiet()
+    with handwritten_check(Project(packages_only), generated_files(packages_only), messages) as pending:
+        verdict = pending.verdict(ApiChangeReport(()), [])
+    assert not verdict.broken and verdict.section == ""
+    assert any("typecheck  skipped (the generated files are unchanged" in line for line in lines)
+    assert not (packages_only.parent / "cache").exists()  # nothing ran, nothing was cached
+
+
+def test_a_module_that_does_not_parse_is_named_with_its_line_never_a_traceback(packages_only: Path) -> None:
+    broken = packages_only / "packages/cli/e2b_cli/output.py"
+    text = broken.read_text()
+    broken.write_text(text + "\ndef half_written(:\n")
+    line = len(text.splitlines()) + 2
+    generated = generated_files(packages_only)
+    model = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
+    generated[model] += b"\n# regenerated\n"
+    messages, lines = quiet()
+    with handwritten_check(Project(packages_only), generated, messages) as pending:
+        verdict = pending.verdict(ApiChangeReport(()), [])
+    # It did not parse before either: said all the same, since it stops mypy before anything else is checked.
+    assert verdict.broken
+    (entry,) = [b for b in verdict.breakages if b.path == "packages/cli/e2b_cli/output.py"]
+    assert (entry.line, entry.said_by, entry.used) == (line, "does not parse", None)
+    assert verdict.section.startswith(SECTION_TITLE + "\n")
+    assert f"- `packages/cli/e2b_cli/output.py:{line}`: does not parse: `" in verdict.section
+    assert "Traceback" not in verdict.section + "\n".join(lines)
+
+
+def test_without_mypy_bump_cannot_run_and_says_how_to_get_it(
+    packages_only: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_find_spec = handwritten.importlib.util.find_spec
+    monkeypatch.setattr(
+        handwritten.importlib.util, "find_spec", lambda name, *a: None if name == "mypy" else real_find_spec(name, *a)
+    )
+    generated = generated_files(packages_only)
+    generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n"
+    with pytest.raises(CodegenError) as caught, handwritten_check(Project(packages_only), generated, quiet()[0]):
+        pass
+    (problem,) = caught.value.problems
+    assert "with mypy, which" in problem.message and problem.remedy is not None
+    assert "requirements/codegen.txt" in problem.remedy
+
+
+def test_an_import_that_fails_is_placed_at_the_innermost_hand_written_line(tmp_path: Path) -> None:
+    """What only running shows (a name looked up at import time): the deepest frame in hand-written code."""
+    root = tmp_path / "copy"
+    logic = root / "packages/python-sdk/e2b/_sandbox_logic.py"
+    model = root / "packages/python-sdk/e2b/api/client/models/__init__.py"
+    failures = [
+        {
+            "package": "e2b",
+            "type": "ImportError",
+            "message": "cannot import name 'SandboxState' from 'e2b.api.client.models'",
+            "frames": [[str(root / "packages/python-sdk/e2b/__init__.py"), 52], [str(logic), 33], [str(model), 7]],
+            "missing": None,
+        },
+        {
+            "package": "e2b_local_api",
+            "type": "ModuleNotFoundError",
+            "message": "No module named 'fastapi'",
+            "frames": [[str(root / "packages/local-api/e2b_local_api/app.py"), 3]],
+            "missing": "fastapi",
+        },
+    ]
+    messages, lines = quiet()
+    found = handwritten._import_findings("noise\n" + json.dumps(failures), root, messages)
+    assert found == [
+        handwritten.Finding(
+            "packages/python-sdk/e2b/_sandbox_logic.py",
+            33,
+            "ImportError: cannot import name 'SandboxState' from 'e2b.api.client.models'",
+            "import",
+        )
+    ]
+    # A dependency this interpreter lacks (nox -s bump installs no web framework) is not the bump's doing.
+    assert lines == ["codegen: typecheck: e2b_local_api not imported here (fastapi is not installed); mypy checks it"]
+
+
+def test_the_import_driver_reports_what_failed_as_json(tmp_path: Path) -> None:
+    """The driver itself, in a real interpreter: one record per package that did not import."""
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "__init__.py").write_text("")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "__init__.py").write_text("x = 1\nfrom good import missing\n")
+    bootstrap = f"import sys; sys.path[:0] = [{str(tmp_path)!r}]\n"
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", bootstrap + handwritten._DRIVER, "good", "bad"],
+        capture_output=True, text=True, check=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    (failure,) = json.loads(done.stdout.splitlines()[-1])
+    assert (failure["package"], failure["type"]) == ("bad", "ImportError")
+    assert failure["frames"][-1] == [str(tmp_path / "bad" / "__init__.py"), 2]
+
+
+RENAME = ApiChange("major", "model renamed", "getSandbox 200 response .state", "SandboxState -> SandboxLifecycle")
+
+
+@pytest.mark.parametrize(
+    ("message", "used", "became"),
+    [
+        (
+            'Module "e2b.api.client.models" has no attribute "SandboxState"  [attr-defined]',
+            "e2b.api.client.models.SandboxState",
+            "`SandboxLifecycle` (model renamed at `getSandbox 200 response .state`; griffe: class removed)",
+        ),
+        (
+            'Cannot find implementation or library stub for module named "e2b.api.client.models.sandbox_state"',
+            "e2b.api.client.models.sandbox_state",
+            "`sandbox_lifecycle` (model renamed at `getSandbox 200 response .state`; griffe: module removed)",
+        ),
+        (
+            '"NewSandbox" has no attribute "auto_pause"  [attr-defined]',
+            "NewSandbox.auto_pause",
+            "gone (griffe: attribute removed)",
+        ),
+        ('Unexpected keyword argument "timeout" for "SetTimeout"  [call-arg]', "SetTimeout.timeout", None),
+        ("Incompatible return value type (got int, expected str)  [return-value]", None, None),
+    ],
+)
+def test_what_a_problem_used_and_what_it_became(message: str, used: str | None, became: str | None) -> None:
+    breaks = [
+        "e2b.api.client.models.SandboxState: class removed",
+        "e2b.api.client.models.sandbox_state: module removed",
+        "e2b.api.client.models.NewSandbox.auto_pause: attribute removed",
+    ]
+    finding = handwritten.Finding("packages/python-sdk/e2b/_sandbox_logic.py", 33, message, "attr-defined")
+    breakage = handwritten._breakage(finding, ApiChangeReport((RENAME,)), breaks)
+    assert (breakage.used, breakage.became) == (used, became)
