@@ -36,9 +36,15 @@ def test_the_test_runs_start_with_sigint_ignored_and_this_process_keeps_its_own(
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_zero_rounds_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--rounds", "0"]) == 2
-    assert capsys.readouterr().err == "stress: --rounds must be at least 1\n"
+def test_no_round_at_all_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # --rounds 0 alone runs the SIGTERM round; with no SIGTERM runs either there is nothing to do.
+    assert main(["--rounds", "0", "--sigterm-runs", "0"]) == 2
+    assert "stress: no round to run" in capsys.readouterr().err
+
+
+def test_negative_rounds_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--rounds", "-1"]) == 2
+    assert capsys.readouterr().err == "stress: --rounds and --sigterm-runs must be at least 0\n"
 
 
 def test_every_stressed_test_exists() -> None:
