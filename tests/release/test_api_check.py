@@ -57,7 +57,12 @@ def test_the_same_break_under_a_breaking_fragment_passes(branch: Path, run: Call
 
 def test_a_removed_keyword_parameter_is_a_break_even_with_kwargs(branch: Path, run: Callable[..., Result]) -> None:
     """griffe lets `**opts` absorb a removed keyword; `pause(force=...)` is documented API all the same."""
-    edit(branch, SANDBOX, "        mode: SnapshotMode | None = None,\n        force: bool | None = None,\n", "        mode: SnapshotMode | None = None,\n")
+    edit(
+        branch,
+        SANDBOX,
+        "        mode: SnapshotMode | None = None,\n        force: bool | None = None,\n",
+        "        mode: SnapshotMode | None = None,\n",
+    )
     add_fragment(branch, SDK, "8.fix.md", "Simpler pause.\n")
     result = run(branch, "changelog-check")
     assert result.code == 1
