@@ -133,7 +133,7 @@ def test_the_good_spec_honours_the_contract() -> None:
 def test_the_contract_covers_the_credential_and_the_pause_elements() -> None:
     entries = load_contract(CONTRACT)
     assert [entry.pointer for entry in entries] == [CREDENTIAL, *PAUSE_POINTERS]
-    assert credential_schemes(entries) == {"ApiKeyAuth"}
+    assert credential_schemes(entries) == frozenset({"ApiKeyAuth"})
     assert credential_schemes([e for e in entries if e.pointer != CREDENTIAL]) is None
 
 

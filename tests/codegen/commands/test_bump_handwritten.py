@@ -8,6 +8,7 @@ problem's words say about the generated name it used.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -81,9 +82,9 @@ def test_a_module_that_does_not_parse_is_named_with_its_line_never_a_traceback(p
 def test_without_mypy_bump_cannot_run_and_says_how_to_get_it(
     packages_only: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_find_spec = handwritten.importlib.util.find_spec
+    real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
-        handwritten.importlib.util, "find_spec", lambda name, *a: None if name == "mypy" else real_find_spec(name, *a)
+        importlib.util, "find_spec", lambda name, *a: None if name == "mypy" else real_find_spec(name, *a)
     )
     generated = generated_files(packages_only)
     generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n"
