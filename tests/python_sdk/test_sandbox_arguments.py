@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import httpx
@@ -185,14 +185,16 @@ class _AsyncMock(httpx.AsyncBaseTransport):
         return self._api.handle(request)
 
 
-def _refusing_port() -> int:
+@pytest.fixture
+def refusing_url() -> Iterator[str]:
+    """A port bound for the test but never listened on: connections are refused, and no other test can take it."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])  # closed again: nothing listens there
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-async def test_a_refused_connection_is_a_connection_exception(sdk: Flavour) -> None:
-    url = f"http://127.0.0.1:{_refusing_port()}"
+async def test_a_refused_connection_is_a_connection_exception(sdk: Flavour, refusing_url: str) -> None:
+    url = refusing_url
     with pytest.raises(ConnectionException, match="could not talk to the API at " + url) as caught:
         await sdk.call(sdk.cls.get_info, "sbx-1", api_key="k", api_url=url, retries=0)
     assert isinstance(caught.value, SandboxException)

@@ -164,6 +164,13 @@ def integer(field: str, value: object, *, low: int = 0, high: int | None = None)
     return value
 
 
+def optional_bool(field: str, value: object) -> bool | None:
+    """A bool, or None for "not passed": 1 and "yes" are mistakes, not truths."""
+    if value is not None and not isinstance(value, bool):
+        raise _fail(field, "a bool", value)
+    return value
+
+
 def choice(field: str, value: object, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise _fail(field, "one of " + ", ".join(map(repr, allowed)), value)
@@ -275,7 +282,7 @@ def _network(field: str, value: object, keys: Mapping[str, str]) -> dict[str, An
         elif key == "egress_proxy":
             wire[keys[key]] = _proxy_wire(name, item)
         elif key in ("allow_public_traffic", "allow_internet_access"):
-            if not isinstance(item, bool):
+            if not isinstance(item, bool):  # present: None is no more a bool here than 1 is
                 raise _fail(name, "a bool", item)
             wire[keys[key]] = item
         else:
@@ -298,9 +305,7 @@ def snapshot_memory(field: str, mode: object, keep_memory: object = None) -> boo
     if mode is not None and keep_memory is not None:
         raise InvalidArgumentException(f"pass {field} or the deprecated keep_memory, not both")
     if mode is None:
-        if keep_memory is not None and not isinstance(keep_memory, bool):
-            raise _fail("keep_memory", "a bool", keep_memory)
-        return keep_memory
+        return optional_bool("keep_memory", keep_memory)
     return choice(field, mode, ("full", "filesystem")) == "full"
 
 
@@ -319,9 +324,7 @@ def lifecycle_wire(lifecycle: object) -> dict[str, Any]:
     if action != "pause" and ("mode" in pause_opts or "keep_memory" in pause_opts):
         raise InvalidArgumentException('lifecycle["on_timeout"]: mode is only allowed with the "pause" action')
     memory = snapshot_memory('lifecycle["on_timeout"]["mode"]', pause_opts.get("mode"), pause_opts.get("keep_memory"))
-    auto_resume = options.get("auto_resume")
-    if auto_resume is not None and not isinstance(auto_resume, bool):
-        raise _fail('lifecycle["auto_resume"]', "a bool", auto_resume)
+    auto_resume = optional_bool('lifecycle["auto_resume"]', options.get("auto_resume"))
     if auto_resume and action != "pause":
         raise InvalidArgumentException('lifecycle["auto_resume"] can be True only when on_timeout is "pause"')
     if auto_resume and memory is False:

@@ -31,7 +31,7 @@ from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, Sandbo
 # Only the enums every spec shape names alike; bodies and answers are wire data.
 from e2b.api.client.models import OrderDirection
 from e2b.api.client.models import SandboxState as WireState
-from e2b.api.client.types import UNSET, Unset
+from e2b.api.client.types import UNSET
 
 NEXT_TOKEN_HEADER = "X-Next-Token"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -84,11 +84,9 @@ def create_body(
         wire["metadata"] = options.string_map("metadata", metadata)
     if envs is not None:
         wire["envVars"] = options.string_map("envs", envs)
-    for field, value, key in (("secure", secure, "secure"), ("allow_internet_access", allow_internet_access, None)):
-        if value is not None:
-            if not isinstance(value, bool):
-                raise InvalidArgumentException(f"{field} must be a bool (got {value!r})")
-            wire[key or field] = value
+    for field, value in (("secure", secure), ("allow_internet_access", allow_internet_access)):
+        if options.optional_bool(field, value) is not None:
+            wire[field] = value
     if network is not None:
         wire["network"] = options.network_wire(network)
     if lifecycle is not None:
@@ -121,8 +119,7 @@ def connect_body(timeout: int, on_resume: object) -> dict[str, Any]:
 def pause_body(*, keep_memory: object, mode: object, force: object) -> dict[str, Any]:
     """A body with only the options that were passed: the API applies its own defaults."""
     memory = options.snapshot_memory("mode", mode, keep_memory)
-    if force is not None and not isinstance(force, bool):
-        raise InvalidArgumentException(f"force must be a bool (got {force!r})")
+    force = options.optional_bool("force", force)
     if force and memory is False:
         raise InvalidArgumentException('force=True needs a memory snapshot: not with mode="filesystem"')
     wire: dict[str, Any] = {}
@@ -440,7 +437,3 @@ def snapshot_params(
         "limit": _limit(limit),
     }
     return params, _token(next_token)
-
-
-def is_unset(value: object) -> bool:
-    return isinstance(value, Unset)
