@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,36 @@ from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the c
 
 SDK, CLI, LOCAL_API = "packages/python-sdk", "packages/cli", "packages/local-api"
 
+# The release the tests plan from, whatever this checkout last released: every expected plan,
+# tag and bound below is written against it.
+BASELINE = {
+    f"{SDK}/pyproject.toml": "2.0.0",
+    f"{SDK}/e2b/__init__.py": "2.0.0",
+    f"{CLI}/pyproject.toml": "2.0.0",
+    f"{CLI}/e2b_cli/__init__.py": "2.0.0",
+    f"{LOCAL_API}/pyproject.toml": "0.1.0",
+}
+BASELINE_BOUND = "e2b>=2.0.0,<3"
+CHANGELOG_HEAD = "<!-- towncrier release notes start -->\n"
+
+
+def set_baseline(root: Path) -> None:
+    """Put the tree at BASELINE: its version files, the CLI's bound on e2b, changelogs with no release yet."""
+    for rel, version in BASELINE.items():
+        path = root / rel
+        text, count = re.subn(
+            r'^(version|__version__) = "[^"]*"$', rf'\1 = "{version}"', path.read_text(), count=1, flags=re.M
+        )
+        if rel == f"{CLI}/pyproject.toml":
+            text, bounds = re.subn(r'"e2b>=[^"]*"', f'"{BASELINE_BOUND}"', text)
+            count = min(count, bounds)
+        assert count == 1, f"{rel}: no version line (or bound) to set: update set_baseline"
+        path.write_text(text)
+    for changelog in root.glob("packages/*/CHANGELOG.md"):
+        text = changelog.read_text()
+        assert CHANGELOG_HEAD in text, f"{changelog}: no towncrier marker"
+        changelog.write_text(text.split(CHANGELOG_HEAD)[0] + CHANGELOG_HEAD)
+
 
 @dataclass
 class Result:
@@ -40,6 +71,9 @@ class Result:
 def project(pristine_project: Path, tmp_path: Path) -> Path:  # noqa: F811  (the fixture, imported above)
     dest = tmp_path / "project"
     shutil.copytree(pristine_project, dest, symlinks=True)
+    set_baseline(dest)
+    if git_repo(dest).is_dirty():
+        commit_all(dest, "the release tests' baseline")
     return dest
 
 

@@ -10,6 +10,7 @@ import pytest
 from release.errors import ReleaseError
 from release.packages import in_repo_bounds, load_packages, move_bound, write_version
 from release.versions import Version
+from tests.release.conftest import set_baseline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,6 +27,7 @@ def tree(tmp_path: Path) -> Path:
     ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, tmp_path / rel)
+    set_baseline(tmp_path)
     return tmp_path
 
 
