@@ -5,4 +5,4 @@ command and returns its exit status; `e2b_cli.main.cli` is the click group
 (what tests invoke). Exit statuses are in `e2b_cli.errors.ExitStatus`.
 """
 
-__version__ = "2.0.0"
+__version__ = "3.0.0"

@@ -143,4 +143,4 @@ def __dir__() -> list[str]:
 
 
 _present_as_e2b([name for name in __all__ if name not in _LAZY])
-__version__ = "2.0.0"
+__version__ = "3.0.0"
