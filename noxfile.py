@@ -246,6 +246,13 @@ def bench_codegen(session: nox.Session) -> None:
     session.run("python", "benchmarks/bench_codegen.py", *session.posargs)
 
 
+@nox.session(name="bench-bump", default=False)
+def bench_bump(session: nox.Session) -> None:
+    """Benchmark: `bump` on the real shape beside `codegen` on the same pin, directly and through nox."""
+    _install_dev(session)
+    session.run("python", "benchmarks/bench_bump.py", *session.posargs)
+
+
 @nox.session(name="bench-transport", default=False)
 def bench_transport(session: nox.Session) -> None:
     """Benchmark: the retrying transport (refusal latency, overhead on 200s, peek memory, a stalled 503), start-up."""

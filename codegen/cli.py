@@ -39,9 +39,13 @@ def cmd_check(project: Project, args: argparse.Namespace, messages: Messages) ->
 
 
 def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> int:
-    from codegen.commands.bump import run_bump
+    from codegen.generation.generators import open_generators
 
-    return run_bump(project, args.ref, dry_run=args.dry_run, messages=messages)
+    # As for generate: the generators import themselves while bump imports, fetches and reports.
+    with open_generators(project) as generators:
+        from codegen.commands.bump import run_bump
+
+        return run_bump(project, args.ref, dry_run=args.dry_run, messages=messages, generators=generators)
 
 
 def cmd_rebuild_runtime(project: Project, args: argparse.Namespace, messages: Messages) -> int:

@@ -222,15 +222,10 @@ def _build(
     use_cache: bool,
     generators: Generators,
 ) -> Build:
-    validation: AbstractContextManager[None]
     if document is None:
-        parsed = document = parse_spec(source, fetched, messages, validate=False)
-        validation = _validation(project, inputs, fetched, lambda: parsed, messages, use_cache=use_cache)
-    else:
-        # A document handed in is validated (bump's, by load_spec): its verdict is recorded like one
-        # taken here, or the next warm run would validate the spec again.
-        validation = _recorded_valid(project, inputs, fetched)
-    with validation:
+        document = parse_spec(source, fetched, messages, validate=False)
+    read = document  # a document handed in (bump's) is read, not validated, like this one
+    with _validation(project, inputs, fetched, lambda: read, messages, use_cache=use_cache):
         from codegen.openapi.sdk_filter import filter_spec
 
         operations, warnings = check_requirements(inputs, source, document, messages)
@@ -271,13 +266,6 @@ def _validation(
     if use_cache and recall_valid(project, validated):
         return _passed_before(messages)
     return validated_alongside(document(), messages, on_pass=lambda: record_valid(project, validated), beside=beside)
-
-
-@contextmanager
-def _recorded_valid(project: Project, inputs: GenerationInputs, fetched: FetchedSpec) -> Iterator[None]:
-    """For a document validated before the block: record the pass once the block succeeded."""
-    yield
-    record_valid(project, validation_key(inputs, fetched.data))
 
 
 def _as_prepared(

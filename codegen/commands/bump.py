@@ -18,7 +18,8 @@ users), and bump exits EXIT_HANDWRITTEN with the tree and the fragment written.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -41,7 +42,7 @@ from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.contract import credential_schemes, load_contract
 from codegen.errors import EXIT_HANDWRITTEN, EXIT_OK, CodegenError, Problem
 from codegen.messages import Messages, Say
-from codegen.openapi.document import load_spec
+from codegen.openapi.document import SpecDocument, read_spec, validation_problems
 from codegen.openapi.operation_map import REMEDY as OPERATION_MAP_REMEDY
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
@@ -53,6 +54,7 @@ from codegen.upstream.spec_lock import git_blob_id, read_lock
 from release.fragments import BUMP_TYPES
 
 if TYPE_CHECKING:
+    from codegen.generation.generators import Generators
     from release.python_api import ApiDiff
 
 # The report is a towncrier fragment whose type is the release's semver level
@@ -154,7 +156,9 @@ def old_side(project: Project, upstream: UpstreamRepository, current: Source, sa
     return tracked
 
 
-def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -> int:
+def run_bump(
+    project: Project, ref: str, *, dry_run: bool, messages: Messages, generators: Generators | None = None
+) -> int:
     check_ref_text(ref)
     refuse_symlinks(project.root)
     recover_tree(project.root, messages)
@@ -180,13 +184,17 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
 
     target = replace(current, commit=commit, ref_overridden=False)
     fetched = fetch_spec(project, target, messages)
-    document = parse_spec(target, fetched, messages)
+    # Read here, validated by the pipeline beside the generators (the report needs only the structure
+    # read_spec bounds); a spec the report cannot read is validated first, so its problems are said.
+    document = parse_spec(target, fetched, messages, validate=False)
     # The report comes before the contract and the generators: when they refuse
     # this commit, the report is what says why.
-    with messages.step("report") as used:
+    with messages.step("report") as used, _invalid_spec_first(document):
         operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
         old_bytes = old_side(project, upstream, current, messages)
-        old_spec = load_spec(old_bytes, display_path=f"runtime@{current.short_commit}:{current.spec_path}")
+        # Read, not validated: the old pin's spec passed the validator when it was pinned, and the
+        # report needs only its structure, which read_spec bounds as it does for any spec.
+        old_spec = read_spec(old_bytes, display_path=f"runtime@{current.short_commit}:{current.spec_path}")
         old = filter_spec(old_spec.data, tags=current.sdk_tags, operations=operations)
         new = filter_spec(document.data, tags=target.sdk_tags, operations=operations)
         # The contract is checked on the new spec by the pipeline below; here it names the SDK's credential.
@@ -196,7 +204,7 @@ def run_bump(project: Project, ref: str, *, dry_run: bool, messages: Messages) -
     report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
     messages.show(report)
     try:
-        result = build(project, target, messages, fetched=fetched, document=document)
+        result = build(project, target, messages, fetched=fetched, document=document, generators=generators)
     except CodegenError as exc:
         raise CodegenError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
     # This repository's own code against the regenerated client: its processes run beside griffe.
@@ -276,6 +284,18 @@ def render_python_api(diffs: list[ApiDiff], http_level: str) -> tuple[str, str]:
     if _LEVEL_RANK[level] > _LEVEL_RANK[http_level]:
         lines.append(f"The fragment's type follows the Python API: `{BUMP_TYPES[level]}`.")
     return "\n".join(lines).rstrip("\n") + "\n", level
+
+
+@contextmanager
+def _invalid_spec_first(document: SpecDocument) -> Iterator[None]:
+    """An error in the block, on a spec the validator has not passed yet: the validator's problems, if any."""
+    try:
+        yield
+    except Exception:
+        problems = validation_problems(document)
+        if problems:
+            raise CodegenError(*problems) from None
+        raise
 
 
 def _fetch_refs(upstream: UpstreamRepository, current: Source, ref: str) -> str:

@@ -615,3 +615,42 @@ def test_a_hostile_name_in_a_spec_error_is_escaped(
     assert "(/paths/~1x\\x1b[2J\\x1b[1;1Hcodegen: clean/get/responses/200/$ref): $ref '#/nope' points at" in result.err
     assert not CONTROLS & set(result.text)
     assert all(line.startswith(("codegen: ", "  -> ")) for line in result.text.splitlines()), result.text
+
+
+def pause_body_not_a_body(text: str) -> str:
+    """pauseSandbox's requestBody becomes the number 5: readable, and refused by the validator."""
+    body = (
+        "      requestBody:\n        required: false\n        content:\n          application/json:\n"
+        '            schema:\n              $ref: "#/components/schemas/SandboxPauseRequest"\n'
+    )
+    return replace_once(text, body, "      requestBody: 5\n")
+
+
+def test_a_spec_the_validator_refuses_is_refused_after_the_report_and_nothing_written(
+    project: Path, upstream: Upstream, run: Callable[..., Result], cache: Path
+) -> None:
+    """The new spec is validated beside the generators: its problems are the bump's failure, exit 2."""
+    commit = upstream.commit_edit(pause_body_not_a_body)
+    with unchanged(project):
+        result = run(project, "bump", commit, E2B_CODEGEN_CACHE=str(cache))
+    assert result.code == 2, result.text
+    assert "5 is not valid under any of the schemas listed in the 'oneOf' keyword" in result.err
+    assert f"runtime@{commit[:7]}:spec/openapi.yml:" in result.err
+    assert "## " in result.out  # the report came first
+
+
+def test_a_report_that_fails_on_an_unvalidated_spec_says_the_validator_s_problems(
+    project: Path, upstream: Upstream, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report reads the spec before the validator has passed it; where it trips, the cause is said."""
+    commit = upstream.commit_edit(pause_body_not_a_body)
+
+    def trips(*args: object, **kwargs: object) -> None:
+        raise TypeError("'int' object is not subscriptable")
+
+    monkeypatch.setattr(codegen.commands.bump, "compare_specs", trips)
+    with unchanged(project):
+        result = run(project, "bump", commit, "--dry-run")
+    assert result.code == 2, result.text
+    assert "5 is not valid under any of the schemas listed in the 'oneOf' keyword" in result.err
+    assert "TypeError" not in result.text
