@@ -1,8 +1,9 @@
 """Codegen's cache folder: where it is (`E2B_CODEGEN_CACHE`, else the user cache dir), and that it is this user's.
 
 It holds the cached bare repositories (codegen/upstream/fetch.py), the generation
-records and the validator's verdicts (codegen/generation/cache.py) and the
-generators' private scratch folders (codegen/generation/generators.py).  Inside the
+records, the validator's verdicts and the prepared specs (codegen/generation/cache.py),
+bump's type check of the hand-written packages (codegen/commands/handwritten.py,
+`typecheck/`) and the generators' private scratch folders (codegen/generation/generators.py).  Inside the
 project, a commit could fill it: a committed entry would then decide a local
 check, so such a folder is refused.  Whoever else can write it could as well:
 an entry decides a local check, a prepared spec what the generators read, a

@@ -44,6 +44,9 @@ SDK_TESTS = (
     "tests/python_sdk/transport/test_real_sockets.py",
     "tests/cli/test_sandbox_local_api.py",
 )
+# Tests of what the real shape does not change, left out of its runs: the transport's connection pool
+# over 1,000 requests (about 25 s of the suite) reads no generated code.
+NOT_IN_THE_REAL_SHAPE_RUNS = {"tests/python_sdk/transport/test_real_sockets.py": "not no_leaks_over_1000_requests"}
 
 pytestmark = needs_real_spec
 
@@ -190,6 +193,7 @@ def test_the_sdk_cli_and_local_api_generated_from_it_pass_the_pause_tests(
 ) -> None:
     root, result = bumped
     assert result.code == 0, result.text
-    run = scratch_python(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", tests, timeout=600)
+    narrowed = ["-k", NOT_IN_THE_REAL_SHAPE_RUNS[tests]] if tests in NOT_IN_THE_REAL_SHAPE_RUNS else []
+    run = scratch_python(root, "-m", "pytest", "-q", "-p", "no:cacheprovider", *narrowed, tests, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert " passed" in run.stdout and " failed" not in run.stdout
