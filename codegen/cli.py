@@ -9,9 +9,11 @@ top-level handler turns problems into messages and exit statuses
 from __future__ import annotations
 
 import argparse
+import functools
 import signal
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -184,7 +186,28 @@ class Terminated(KeyboardInterrupt):
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
+    _INTERRUPTED.set()
     raise Terminated()
+
+
+_INTERRUPTED = threading.Event()  # a signal has ended this run
+
+
+def _unraisable(previous: Callable[[sys.UnraisableHookArgs], object], unraisable: sys.UnraisableHookArgs) -> None:
+    """An exception a finalizer could not raise, while a run is on: redeliver an interrupt, drop the rest.
+
+    A signal that lands in a finalizer (GitPython's cat-file stream, collected mid-read) would be
+    lost there: it is sent again, so the run itself is interrupted.  Once a signal has ended the run,
+    the finalizers of what it left half-used complain as they are collected; the run's own message
+    says what happened.
+    """
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        signum = int(getattr(unraisable.exc_value, "signum", signal.SIGINT))
+        if callable(signal.getsignal(signum)):  # a Python handler, which raises in the main thread
+            signal.raise_signal(signum)
+            return
+    if not _INTERRUPTED.is_set():
+        previous(unraisable)
 
 
 def _tree_after(signum: int, facts: Sequence[str]) -> str:
@@ -200,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     messages = Messages(quiet=args.quiet)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_unraisable, previous_hook)
     settled_before = len(settled())
     try:
         if args.verb in TREE_VERBS:
@@ -214,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return exc.exit_code
     except KeyboardInterrupt as exc:
+        _INTERRUPTED.set()
         signum = int(getattr(exc, "signum", signal.SIGINT))
         messages.interrupted(str(exc) or _tree_after(signum, settled()[settled_before:]))
         return 128 + signum
@@ -223,5 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         messages.error(str(exc))
         return EXIT_CANNOT_RUN
     finally:
+        sys.unraisablehook = previous_hook
+        _INTERRUPTED.clear()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -220,3 +220,43 @@ def test_two_concurrent_runs_on_one_tree_both_succeed(project: Path, env: dict[s
     assert [code for code, _, _ in results] == [0, 0], results
     assert "Traceback" not in "".join(err for _, _, err in results)
     assert git_status(project) == ""
+
+
+# --- what finalizers raise while a run is on (codegen.cli._unraisable) ---------------------------------
+
+
+class _Unraisable:
+    """What sys.unraisablehook is handed: the exception a finalizer could not raise."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc_type, self.exc_value, self.exc_traceback = type(exc), exc, None
+        self.err_msg, self.object = None, None
+
+
+def test_a_signal_raised_inside_a_finalizer_is_delivered_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handler raised where a finalizer ran, which cannot raise: the signal is sent again, not lost."""
+    import codegen.cli
+
+    delivered: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: delivered.append(signum))
+    passed_on: list[object] = []
+    try:
+        codegen.cli._unraisable(passed_on.append, _Unraisable(codegen.cli.Terminated()))  # type: ignore[arg-type]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert delivered == [signal.SIGTERM] and passed_on == []
+
+
+def test_finalizers_complaining_after_a_signal_are_quiet_and_before_it_are_passed_on() -> None:
+    import codegen.cli
+
+    passed_on: list[object] = []
+    complaint = _Unraisable(ValueError("I/O operation on closed file"))
+    codegen.cli._unraisable(passed_on.append, complaint)  # type: ignore[arg-type]
+    assert passed_on == [complaint]  # no signal yet: Python's (or pytest's) report, as before
+    codegen.cli._INTERRUPTED.set()
+    try:
+        codegen.cli._unraisable(passed_on.append, complaint)  # type: ignore[arg-type]
+    finally:
+        codegen.cli._INTERRUPTED.clear()
+    assert passed_on == [complaint]

@@ -287,9 +287,9 @@ def test_sigterm_at_a_random_moment_of_generate(
     took = time.monotonic() - sent
     err = first + err
     assert proc.returncode in (0, 143), err
-    # A finalizer of what the signal left half-used (GitPython's cat-file stream, mid-read) may complain
-    # as the run ends, "Exception ignored in ...": Python's report of it, never a traceback of the run.
-    assert err.count("Traceback (most recent call last)") == err.count("Exception ignored in"), err
+    # A finalizer of what the signal left half-used (GitPython's cat-file stream, mid-read) is quiet, and
+    # a signal that landed in one is delivered again (codegen.cli._unraisable): no traceback of any kind.
+    assert "Traceback (most recent call last)" not in err and "Exception ignored" not in err, err
     if proc.returncode == 143:
         assert "codegen: interrupted: " in err, err
     assert took < STRESS_BOUND, f"{took:.1f} s after SIGTERM"
