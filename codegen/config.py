@@ -1,15 +1,6 @@
 """Where the spec comes from: `[tool.codegen]`, `spec/runtime-ref` and the environment.
 
-Everything user-supplied that later reaches git (the runtime URL, the ref) is
-checked here, before any git call, against an allow-list.  GitPython's own
-guard is a deny-list that has been bypassed many times (CVE-2022-24439 and its
-successors), so it is a second line of defence, not the first.
-
-`[tool.codegen]` is read into `Settings` from the tree or, for the check, from
-the base revision's `pyproject.toml` too (codegen/upstream/base_revision.py): a pull
-request edits the tree, so the upstream the check fetches from is the base's.
-A runtime repository inside the working tree (or its git directory) is refused
-wherever it is configured: whoever commits there would be their own upstream.
+How it works, and why: docs/maintainers/design.md, "codegen/config.py".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Problems the pipeline reports, as values, and the one exception that carries them.
 
-Every stage returns or raises `Problem`s instead of printing: the command line
-decides how to show them and which exit status they mean.  Exit statuses:
-
-- 0: success
-- 1: drift found (the check) or the stage's own verdict was "no"
-- 2: the job could not run (bad configuration, bad input, unreachable source
-  without a verified fallback, a contract miss, a generator failure)
-- 3: bump only: it moved the pin and wrote the regenerated tree and the
-  fragment, but the regenerated client breaks this repository's hand-written
-  code (the report's "Hand-written code to update" section says where)
+How it works, and why: docs/maintainers/design.md, "codegen/errors.py".
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """The pipeline, step by step: source, fetch, spec, contract, filter, generate, overlays, format, stamp.
 
-The contract, the operation map, the templates and codegen's own source are
-read once, first (codegen/generation/inputs.py): the run generates from those
-bytes and records its output under their digest.  The spec's validation runs
-in a thread beside contract, filter, generate, overlays and format
-(`validated_alongside`), and its verdict is taken before anything is stamped;
-a spec this validator already passed on this machine is not validated again
-(codegen/generation/cache.py), unless the caller says `use_cache=False`.
-
-Every verb runs `build` and differs only in what it does with the result:
-`generate` writes the staged output over the tree (codegen/tree/write.py), `check`
-compares it with the tree (codegen/commands/check.py), `bump` builds at a new commit
-and reports the API change first (codegen/commands/bump.py).  `build` never writes to
-the tree; a real generation records its output's digests in codegen's cache
-folder (codegen/generation/cache.py) so that a later check of the same inputs
-can skip it.  Each step prints its duration and what it used (codegen/messages.py).
+How it works, and why: docs/maintainers/design.md, "codegen/pipeline.py".
 """
 
 from __future__ import annotations

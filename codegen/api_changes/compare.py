@@ -1,22 +1,6 @@
 """What changed between two OpenAPI specs, as seen by users of the Python SDK.
 
-Both specs arrive already filtered to the SDK's tags, with `x-not-implemented`
-nodes removed and only local `#/...` $refs.  The report classifies each change
-by the semver level the SDK release needs; `render_report` turns it into the
-Markdown that `nox -s bump` prints and keeps as a changelog fragment.
-
-The rules are one table, `RULES`: (change, side) -> (level, why). The side is
-where the data flows: parameters and request bodies are "request", response
-bodies "response", and operations and error codes have none. `why` is said
-when the level is not what the spec suggests. The classification table
-of docs/maintainers/bump.md is `rules_markdown()` (tests/test_docs.py keeps them equal).
-
-Two facts about this SDK decide levels besides the specs: the credential it
-sends (the security schemes spec/contract.yml names with `credential`), since a
-security change matters to SDK users only when it changes whether an SDK
-operation accepts that credential; and whether the generated client surfaces
-documented response headers (`client_surfaces_response_headers`), since one it
-does not surface changes no generated code.
+How it works, and why: docs/maintainers/design.md, "codegen/api_changes/compare.py".
 """
 
 from __future__ import annotations

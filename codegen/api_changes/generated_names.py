@@ -1,17 +1,6 @@
 """The Python names openapi-python-client gives a spec's schemas, by where they are used.
 
-A schema's place in the spec (an operation's request body, a response, a
-property below them) decides the class the generated client exposes there: a
-named component becomes a class named after the component, an inline schema a
-class named after the operation and the property path. Moving a schema between
-the two forms leaves the wire unchanged but renames the class and deletes its
-module, so the API change report compares these names too.
-
-The names come from the generator's own parser, run in memory on the filtered
-spec with the pipeline's configuration: nothing here re-derives its naming
-rules.  The walk below the operations visits every path through the models,
-which shared models make exponential in their depth: it keeps a budget of
-places (codegen/openapi/schema_places.py), as reading the spec did.
+How it works, and why: docs/maintainers/design.md, "codegen/api_changes/generated_names.py".
 """
 
 from __future__ import annotations

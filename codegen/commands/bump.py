@@ -1,18 +1,6 @@
 """`bump <ref>`: move spec/runtime-ref to a runtime ref, regenerate, and report the API change.
 
-The ref is user text that reaches git, so it is checked against a strict
-pattern first and only ever passed after `--end-of-options`, peeled with
-`^{commit}` so that a tree or a blob is refused.  The new pin, spec, lock,
-generated files and changelog fragment are written in one all-or-nothing step,
-after everything (fetch, validation, contract, generation) has succeeded.
-The report has two parts: the HTTP API (codegen.api_changes.compare, spec to spec,
-judged by the SDK's credential that spec/contract.yml names) and the Python API
-(release.python_api, griffe on the tree before and after the regeneration); the
-fragment's type is the higher of their levels.  Then this repository's own code
-is imported and type-checked against the regenerated client
-(codegen/commands/handwritten.py): what it breaks is the report's "Hand-written
-code to update" section, printed (not filed: the fragment is for the SDK's
-users), and bump exits EXIT_HANDWRITTEN with the tree and the fragment written.
+How it works, and why: docs/maintainers/design.md, "codegen/commands/bump.py".
 """
 
 from __future__ import annotations

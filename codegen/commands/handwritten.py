@@ -1,28 +1,6 @@
 """Bump's check of this repository's own code against the regenerated client: import it, type-check it.
 
-The hand-written packages (`PACKAGES`) import generated names: the SDK its
-client's models, the local server its wire models.  A bump that renames or
-removes one breaks them, which neither the report nor the generated-files check
-(generated files only) sees.  So after regenerating, bump copies the packages
-into a scratch folder under codegen's cache folder, with the staged generated
-files in place of the tree's, and there
-
-- imports each package in a fresh interpreter (`python -I -S -B`, an empty
-  environment, the copy first on `sys.path`, then this interpreter's
-  site-packages), and
-- type-checks them with `mypy --strict` and the lint configuration (the tree's
-  `pyproject.toml`), with mypy's cache in the cache folder (`typecheck/mypy/`)
-  so that a run costs seconds.
-
-What fails there and not on the tree as it is (the baseline, run only when the
-copy has problems, and remembered by the digest of what it checked) is what the
-bump broke: one `Breakage` per place, with the generated name it used and what
-that name became (the report's own `model renamed` changes, griffe's verdicts).
-A module that does not even parse is named with its line, always: it stops
-mypy, so nothing after it was checked.  A package whose import needs a
-distribution this interpreter lacks (`nox -s bump` installs the codegen lock,
-not the local server's web framework) is skipped for the import and said so;
-mypy still checks it.  This runs the tree's own code, as bump itself does.
+How it works, and why: docs/maintainers/design.md, "codegen/commands/handwritten.py".
 """
 
 from __future__ import annotations

@@ -1,43 +1,6 @@
 """A no-change check in milliseconds: what a generation produced, keyed by the bytes it used.
 
-Every real generation on this machine records, under codegen's cache folder
-(never in the tree: a cache folder inside the project is refused), the sha256
-of each file it produced, keyed by a digest of all its inputs: the spec's bytes
-and where they came from, and the bytes the run read once and generated from
-(codegen/generation/inputs.py): the contract, the operation map, every
-template, codegen's own source, plus the toolchain lock, the installed
-generator versions and the interpreter.  A check whose key is recorded compares
-the tree's files with those digests instead of generating.  Only "clean" is
-answered that way: any difference, or anything else unusual, sends the check
-through the full run, which names every drift with its diff, so the verdict is
-the full run's.
-
-The validator's verdict on a spec is kept the same way (`validations/`): a
-spec digest that openapi-spec-validator passed, with the versions of the
-validator and its dependencies and codegen's source in the key, is not
-validated again.  Only a pass is kept; a fresh machine, another validator
-version or `--no-cache` validates.
-
-The spec as the generators read it is kept too (`prepared/`), keyed by the
-pinned commit, the spec's path, the SDK's tags, the contract, the operation
-map, the toolchain lock and codegen's source: what the spec, contract and filter steps made of
-it, with the spec's digest and the contract's warnings.  `nox -s codegen`
-hands it to the generators before it fetches (codegen/commands/generate.py);
-the fetch then has the last word: the run goes on with it only when the
-fetched spec's digest is the one recorded and the spec, contract and filter
-steps make of the fetched spec exactly the recorded filtered spec and warnings
-(codegen/pipeline.py `_as_prepared`), and starts afresh otherwise.  The key
-says which entry to look at; only that comparison says it may be used.
-
-And so is the fact that this Python compiled a set of generated modules
-(`compiled/`, keyed by their bytes and the interpreter's version): the
-client's syntax check (codegen/generation/generators.py) is not repeated on
-the same code.
-
-A corrupt, truncated or foreign entry is ignored.  `--no-cache` skips every
-lookup (the required CI check always passes it).  Every entry is data that
-whoever can write the cache folder decides: the folder and each entry must be
-this user's alone (codegen/tree/cache_folder.py), or the run stops (exit 2).
+How it works, and why: docs/maintainers/design.md, "codegen/generation/cache.py".
 """
 
 from __future__ import annotations

@@ -1,40 +1,6 @@
 """Run the code generators on the filtered spec, hermetically, and collect their output.
 
-Both generators are run as subprocesses of this interpreter, and ruff from
-its environment, so that the versions pinned in requirements/codegen.txt are
-the ones that run.  Their messages are shown as
-they wrote them when they fail.
-
-Hermetic means that nothing but this repository configures them:
-
-- a private scratch folder (mode 0700, under codegen's cache folder, never
-  `$TMPDIR`): a world-writable folder above it could hold a `pyproject.toml`
-  whose `[tool.datamodel-codegen] custom-template-dir` writes code into the
-  wire models;
-- every setting on the command line or in a file codegen writes into that
-  folder: `--ignore-pyproject` for datamodel-code-generator, `--config` for
-  openapi-python-client, `--isolated` for ruff;
-- `python -I` (no `PYTHON*` variables, no user site, no cwd on `sys.path`) and
-  an environment of our own: `HOME` and `TMPDIR` in the scratch folder, no
-  `RUFF_*`, `XDG_*` or anything else inherited.
-
-Generated code is formatted once, by the pinned ruff with fixed settings
-(`ruff_passes`): openapi-python-client runs the passes on its own output as its
-post hooks (the generator's own mechanism, with `ruff` on its `PATH` being the
-pinned binary linked into the scratch folder), and codegen runs them on the wire
-models and the overlays while the client generator is still at work.
-datamodel-code-generator runs with `--no-formatters`: its black and isort pass
-would only be undone by ruff.
-
-Each generator's interpreter is started before the spec is even fetched
-(`Generators.start`): it imports the generator (a third of a second for
-openapi-python-client) while codegen prepares the spec, then reads its
-arguments, the same as on a command line, from its stdin and runs the
-generator's own `__main__`.  On two cores the generators keep both busy, so
-codegen's own later work (the overlays, the wire models' formatting; on a
-warm run the imports and the fetch too, codegen/commands/generate.py) waits
-until the first of them is done (`Generators.first_done`) and takes the core
-it frees.
+How it works, and why: docs/maintainers/design.md, "codegen/generation/generators.py".
 """
 
 from __future__ import annotations

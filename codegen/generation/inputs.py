@@ -1,19 +1,6 @@
 """What a generation reads from this repository, read once: the cache key hashes these bytes, the run uses them.
 
-The contract, the operation map, every template and codegen's own source are
-read into memory at the start of a run.  The generation cache's key is a
-digest of exactly these bytes (codegen/generation/cache.py), and the pipeline
-generates from them: the contract and the map are parsed from memory, and the
-templates (and the client generator's config, part of codegen's source) are
-written into the run's private scratch folder, where the generators read them.
-An edit saved while `nox -s codegen` runs is therefore in neither this run's
-output nor its record; the next run sees it in its key.
-
-Codegen's source is the one input Python reads itself, at import, and some
-of its modules are imported late in a run (the spec's steps, the overlays).
-A source file whose modification time is later than the moment the process
-began loading codegen may not be the code that ran: a run that sees one when
-it is about to record its results records nothing.
+How it works, and why: docs/maintainers/design.md, "codegen/generation/inputs.py".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Render the hand-written overlays (templates/overlays/*.jinja) with data from the spec.
 
-`templates/overlays/overlays.toml` lists what to render: a template, an output
-path inside a generated folder, and the flavour ("sync", "async" or none).
-Each output must be a normalized relative path inside a generated root, and
-no two entries may share one; anything else is refused when the index is read,
-so that no entry can have the check or a write reach past the generated code.  One
-template may be listed twice, once per flavour, which is how the sync and async
-twins are kept from drifting apart.  A template that names an error code or an
-operation the spec does not have fails to render instead of producing a
-constant nobody can trust.
+How it works, and why: docs/maintainers/design.md, "codegen/generation/overlays.py".
 """
 
 from __future__ import annotations

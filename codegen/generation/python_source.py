@@ -1,26 +1,6 @@
 """The jinja environment for templates that render Python: spec text can only become a literal.
 
-Every `{{ ... }}` goes through `finalize`, which lets through nothing but
-`PythonCode`: text that is Python source by construction.  There are three
-ways to get some:
-
-- the `py` filter turns any plain value (a spec string above all) into a
-  Python literal whose value is exactly that value;
-- a name filter (`identifier_filter`) turns text into a name only when the
-  result is a Python identifier;
-- text the template itself wrote (a string constant, a `{% set %}` block) is
-  the template author's code, marked so when the template is parsed.
-
-A spec string rendered raw, and anything a filter, `~` or `%` made out of one,
-is plain `str` and refused, naming the template line: a new template cannot
-forget to escape, it fails to render instead.
-
-Templates are data a pull request edits, rendered by the required check: the
-environment is jinja's immutable sandbox, so a template can call only what
-it is given (filters, the overlay helpers) and reach no attribute that starts
-with `_` (`cycler.__init__.__globals__.os` is a `SecurityError`, naming the
-line) nor change any list or dict it is handed.  Whatever a template says, it
-runs no code of its own.
+How it works, and why: docs/maintainers/design.md, "codegen/generation/python_source.py".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """The `error_code` values a spec documents on `Error.error_code`, in every form upstreams use.
 
-- an `x-error-codes` map, code -> description (this repository's own spec);
-- an `enum` (a closed list, no descriptions);
-- the description's prose: every snake_case identifier in it, e.g. the real
-  runtime spec's "Not a closed set; initial values: sandbox_capacity_unavailable, ...".
-
-The union is what the SDK exports (e2b/api/error_codes.py), what the contract's
-`documents:` check accepts and what the API change report compares.  Each code
-becomes a Python constant, so codes from the structured forms must be
-snake_case and no two codes may make the same constant.
+How it works, and why: docs/maintainers/design.md, "codegen/openapi/error_codes.py".
 """
 
 from __future__ import annotations

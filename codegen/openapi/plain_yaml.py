@@ -1,17 +1,6 @@
 """Read untrusted YAML into plain JSON-shaped data, noting the line of every node.
 
-One pass over libyaml's event stream (PyYAML's C parser) both refuses and
-builds: no node graph is composed and no alias is ever expanded, so a
-billion-laughs document costs what its bytes cost, and nesting is bounded
-before anything recurses.  The libyaml parser is why a 4,000-line spec reads
-in tens of milliseconds instead of seconds in a pure-Python parser.
-
-Scalars resolve by the YAML 1.2 core schema, which is what OpenAPI asks of a
-YAML spec: `true`, `null`, `12`, `0x1f`, `1.5e3` and `.inf` are JSON values,
-and everything else is text exactly as written (a date stays the date's text;
-`yes` and `0755` are not YAML 1.1's bool and octal).  Tags are limited to the
-JSON types, keys to text (a bare status code such as `200:` is the text
-"200", as in JSON), and anchors and aliases are refused.
+How it works, and why: docs/maintainers/design.md, "codegen/openapi/plain_yaml.py".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Where a chain of `$ref`s to `$ref`s leads: followed once per reference, however many share it.
 
-A node that is only `{$ref: ...}` is an alias; its target may be one too.
-Such chains are legal and short in real specs (a response that names a shared
-response), but a hostile spec can make them long (3,000 schemas, each a `$ref`
-to the next: following each reference to its end, one by one, is cubic) or
-circular (an alias of itself resolves to nothing and sends the validator into
-unbounded recursion).  So each reference is followed once and its outcome
-memoized for every reference that leads through it: the whole spec costs what
-its references cost.  A chain longer than MAX_HOPS is refused like a cycle:
-nothing useful needs one, and every later step (validator, generators) would
-recurse along it.
+How it works, and why: docs/maintainers/design.md, "codegen/openapi/ref_chains.py".
 """
 
 from __future__ import annotations

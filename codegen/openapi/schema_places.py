@@ -1,18 +1,6 @@
 """How far a spec's schemas unfold below its operations: counted once, against a budget, before any walk.
 
-The API change report (codegen/api_changes/compare.py) and the generated names
-it compares (codegen/api_changes/generated_names.py) visit every *place* below
-each operation: a parameter, a body, a property, an array's items, a map's
-values, an `allOf` part, through every `$ref` (a cycle is cut where it closes).
-Shared references make that a walk over paths, not nodes: 16 levels of objects
-whose three properties are arrays of the next level are 3^16 (43 million)
-places in a few kilobytes of YAML.  Real specs have a few thousand at most
-(this repository's spec 665, the runtime's 1,761), so a spec whose operations
-unfold into more than MAX_PLACES is refused when it is read, by every verb
-alike, instead of hanging the one that walks it.  The count stops at the
-budget, so it costs at most MAX_PLACES steps (a tenth of a second).  The two
-walks of the report keep a `Budget` of their own too: they follow the
-generator's models and pairs of specs, not exactly this walk.
+How it works, and why: docs/maintainers/design.md, "codegen/openapi/schema_places.py".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Codegen's cache folder: where it is (`E2B_CODEGEN_CACHE`, else the user cache dir), and that it is this user's.
 
-It holds the cached bare repositories (codegen/upstream/fetch.py), the generation
-records, the validator's verdicts and the prepared specs (codegen/generation/cache.py),
-bump's type check of the hand-written packages (codegen/commands/handwritten.py,
-`typecheck/`) and the generators' private scratch folders (codegen/generation/generators.py).  Inside the
-project, a commit could fill it: a committed entry would then decide a local
-check, so such a folder is refused.  Whoever else can write it could as well:
-an entry decides a local check, a prepared spec what the generators read, a
-cached repository what git runs and which commits it vouches for.  So the
-folder and everything codegen reads under it must be this user's, with no
-group or other write bit (`require_private`): anything else is refused, naming
-the folder and the fix, never repaired silently.  This module imports nothing
-heavy: the generate verb finds the folder before the pipeline's imports.
+How it works, and why: docs/maintainers/design.md, "codegen/tree/cache_folder.py".
 """
 
 from __future__ import annotations

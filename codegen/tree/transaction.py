@@ -1,30 +1,6 @@
 """Swap many files and folders into place as one transaction, with a journal for what interrupts it.
 
-Every write of the tree goes through here: codegen's (codegen/tree/write.py) and a
-release's (release/tree.py).  A target given no content (None) is removed:
-moved aside like a replaced one, with nothing put in its place.
-
-1. Prepare: every new file or folder is written beside its target
-   (`.NAME.codegen-new-TAG`).  Nothing visible has changed; an interruption
-   removes them and truly nothing was written.
-2. Swap: the journal (`.codegen-journal.json`) records every planned swap, then
-   each target moves to `.NAME.codegen-old-TAG` and its new copy into place.
-   The journal then says "done": that is the commit point.
-3. Clean up: the old copies go, then the journal.
-
-SIGINT and SIGTERM wait while steps 2 and 3 run (a few renames), so an
-interruption there finishes the write and says so.  What a signal cannot
-stop, a crash or SIGKILL can: the next run (and the check) finds the journal
-and rolls back an unfinished swap, or finishes the clean-up of a done one,
-before anything else.  Either way the tree ends fully old or fully new.
-Every write and recovery this process finished is recorded (`settled`), so
-that a signal arriving after one says what the tree holds, not a guess.
-
-The journal is this machine's record, never an input: a journal in the git
-index (a commit put it there) is refused before anything reads it, and an
-untracked one is obeyed only when it has exactly the shape codegen writes and
-names only targets the caller says a write may swap (`may_swap`), none of
-them under or at a symlink.  Anything else is refused, and nothing is touched.
+How it works, and why: docs/maintainers/design.md, "codegen/tree/transaction.py".
 """
 
 from __future__ import annotations

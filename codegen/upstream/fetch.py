@@ -1,27 +1,6 @@
 """Fetch the spec file at the pinned runtime commit, through a cached bare repository.
 
-The cache is a bare git repository per upstream URL under the user's cache dir,
-reused across runs, so that a warm run fetches only what the branch gained.
-When the upstream cannot be reached, the tracked copy may stand in for it, but
-only when its git blob id equals the one recorded in the lock: that keeps a
-fresh clone working offline and still catches a hand-edited spec.
-
-The cached repository is data a hostile hand may have written, and git reads
-far more from a repository than its objects: replace refs and grafts (which
-change what a commit id means), hooks (which run), and config (hundreds of
-keys, some of which run commands or redirect the fetch: `core.fsmonitor`,
-`core.sshCommand`, `credential.helper`, `url.<x>.insteadOf`,
-`include.path`...).  So, before git runs in it: the repository and every file
-in it must be this user's alone (codegen/tree/cache_folder.py); its config is
-codegen's own, rewritten byte for byte when it is anything else (a list of
-dangerous keys to override would be one key short some day); a file codegen
-never makes there (alternates, grafts, a shallow file) refuses it; and every
-git call runs with replace objects, grafts and hooks off (`_git_env`).  The
-user's own config (global, system, and `GIT_CONFIG_COUNT` entries such as the
-token bump.yml passes) is not the cache's and still applies: it is where the
-credentials for a private upstream live.  `--no-cache` (the required check) goes further:
-it fetches into a fresh repository, made for the run and removed after it, so
-nothing of the cache reaches the verdict.
+How it works, and why: docs/maintainers/design.md, "codegen/upstream/fetch.py".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Rebuild, offline, the upstream "runtime" repository that owns the API spec.
 
-`spec/openapi.yml` is a byte-for-byte copy of the runtime repository's
-`spec/openapi.yml` at the commit pinned in `spec/runtime-ref`.  That upstream
-is fictional, so the pin could not be checked, and the sync could not be
-exercised, without recreating it: this module replays the history kept as
-reviewable data in `spec/upstream-history/` (a base file, a patch and
-`history.toml`) into a real git repository.  Every input of a commit id is
-fixed (content, author, committer, dates, encoding), and nothing from the
-user's git configuration can reach the build, so the ids are the same on
-every machine.
-
-`history.toml` is data a pull request can change, so it is held to a box: it
-is read only from files directly inside `spec/upstream-history/` (no
-subfolder, no `..`, no symlink at `spec`, the folder or the file), the repository is written only inside DEST
-(built in a scratch sibling and renamed into place, so a failure leaves DEST
-as it was), and every bad entry, escaping path or patch that does not apply
-is one line and exit 2.
+How it works, and why: docs/maintainers/design.md, "codegen/upstream/history.py".
 """
 
 from __future__ import annotations
