@@ -193,20 +193,20 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 _INTERRUPTED = threading.Event()  # a signal has ended this run
 
 
-def _unraisable(previous: Callable[[sys.UnraisableHookArgs], object], unraisable: sys.UnraisableHookArgs) -> None:
-    """An exception a finalizer could not raise, while a run is on: redeliver an interrupt, drop the rest.
+def _unraisable(
+    previous: Callable[[sys.UnraisableHookArgs], object], lost: list[int], unraisable: sys.UnraisableHookArgs
+) -> None:
+    """An exception a finalizer could not raise, while a run is on: a lost signal noted, the rest as said.
 
-    A signal that lands in a finalizer (GitPython's cat-file stream, collected mid-read) would be
-    lost there: it is sent again, so the run itself is interrupted.  Once a signal has ended the run,
-    the finalizers of what it left half-used complain as they are collected; the run's own message
-    says what happened.
+    A signal that lands in a finalizer (GitPython's cat-file stream, collected mid-read) cannot stop the
+    run from there, and it cannot be sent again from here either: any way of raising it lands in this
+    hook, and starting a thread from a finalizer can deadlock on the locks the collected code held.  So
+    it goes into `lost`, which the run's end reports.  Once a signal has ended the run, the finalizers of
+    what it left half-used complain as they are collected; the run's own message says what happened.
     """
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        signum = int(getattr(unraisable.exc_value, "signum", signal.SIGINT))
-        if callable(signal.getsignal(signum)):  # a Python handler, which raises in the main thread
-            signal.raise_signal(signum)
-            return
-    if not _INTERRUPTED.is_set():
+        lost.append(int(getattr(unraisable.exc_value, "signum", signal.SIGINT)))
+    elif not _INTERRUPTED.is_set():
         previous(unraisable)
 
 
@@ -223,8 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     messages = Messages(quiet=args.quiet)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
-    previous_hook = sys.unraisablehook
-    sys.unraisablehook = functools.partial(_unraisable, previous_hook)
+    previous_hook, lost = sys.unraisablehook, list[int]()
+    sys.unraisablehook = functools.partial(_unraisable, previous_hook, lost)
     settled_before = len(settled())
     try:
         if args.verb in TREE_VERBS:
@@ -250,6 +250,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANNOT_RUN
     finally:
         sys.unraisablehook = previous_hook
+        went_on = not _INTERRUPTED.is_set()
         _INTERRUPTED.clear()
+        for signum in lost if went_on else ():
+            messages.warning(
+                f"{signal.Signals(signum).name} arrived while Python ran a finalizer, where it cannot stop "
+                "the run: the run went on to its end, as said above"
+            )
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
