@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 
 from codegen.config import Project
-from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError
+from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError, note_lost_signal, take_lost_signals
 from codegen.messages import Messages
 from codegen.tree.file_lock import held
 from codegen.tree.transaction import settled
@@ -193,19 +193,18 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 _INTERRUPTED = threading.Event()  # a signal has ended this run
 
 
-def _unraisable(
-    previous: Callable[[sys.UnraisableHookArgs], object], lost: list[int], unraisable: sys.UnraisableHookArgs
-) -> None:
+def _unraisable(previous: Callable[[sys.UnraisableHookArgs], object], unraisable: sys.UnraisableHookArgs) -> None:
     """An exception a finalizer could not raise, while a run is on: a lost signal noted, the rest as said.
 
-    A signal that lands in a finalizer (GitPython's cat-file stream, collected mid-read) cannot stop the
-    run from there, and it cannot be sent again from here either: any way of raising it lands in this
-    hook, and starting a thread from a finalizer can deadlock on the locks the collected code held.  So
-    it goes into `lost`, which the run's end reports.  Once a signal has ended the run, the finalizers of
-    what it left half-used complain as they are collected; the run's own message says what happened.
+    A signal that lands in a finalizer (GitPython's cat-file stream, importlib's module-lock callback)
+    cannot stop the run from there, nor be raised again from here: any way of raising it lands in this
+    hook, and a thread started from a finalizer can deadlock on the locks the collected code held.  So
+    it is noted (codegen.errors.note_lost_signal): the main thread's next wait raises it, and if none
+    comes, the run's end says so.  Once a signal has ended the run, the finalizers of what it left
+    half-used complain as they are collected; the run's own message says what happened.
     """
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        lost.append(int(getattr(unraisable.exc_value, "signum", signal.SIGINT)))
+        note_lost_signal(int(getattr(unraisable.exc_value, "signum", signal.SIGINT)))
     elif not _INTERRUPTED.is_set():
         previous(unraisable)
 
@@ -223,8 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     messages = Messages(quiet=args.quiet)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
-    previous_hook, lost = sys.unraisablehook, list[int]()
-    sys.unraisablehook = functools.partial(_unraisable, previous_hook, lost)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_unraisable, previous_hook)
+    take_lost_signals()  # none from an earlier run in this process
     settled_before = len(settled())
     try:
         if args.verb in TREE_VERBS:
@@ -252,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.unraisablehook = previous_hook
         went_on = not _INTERRUPTED.is_set()
         _INTERRUPTED.clear()
-        for signum in lost if went_on else ():
+        for signum in take_lost_signals() if went_on else ():
             messages.warning(
                 f"{signal.Signals(signum).name} arrived while Python ran a finalizer, where it cannot stop "
                 "the run: the run went on to its end, as said above"

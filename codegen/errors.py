@@ -5,6 +5,7 @@ How it works, and why: docs/maintainers/design.md, "codegen/errors.py".
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from codegen.printable import printable
@@ -65,3 +66,37 @@ def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
             return current
         pending += [e for e in (current.__cause__, current.__context__) if e is not None]
     return None
+
+
+class LostSignal(KeyboardInterrupt):
+    """A signal whose handler raised inside a finalizer, which cannot raise: raised again in a main-thread wait."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__()
+        self.signum = signum
+
+
+# Noted by the command line's unraisable hook (codegen.cli), taken by the main thread's waits.
+_LOST_SIGNALS: list[int] = []
+
+
+def note_lost_signal(signum: int) -> None:
+    _LOST_SIGNALS.append(signum)
+
+
+def take_lost_signals() -> list[int]:
+    """The signals noted and not raised again, forgotten."""
+    taken = list(_LOST_SIGNALS)
+    _LOST_SIGNALS.clear()
+    return taken
+
+
+def raise_lost_signal() -> None:
+    """In a wait of the main thread: a signal a finalizer swallowed ends the run here.
+
+    A finalizer the signal interrupted may have left a lock held (importlib's module-lock callback,
+    the import lock): a helper thread waiting on it never ends, so the wait for it must not be what
+    the run waits on forever.
+    """
+    if _LOST_SIGNALS and threading.current_thread() is threading.main_thread():
+        raise LostSignal(_LOST_SIGNALS.pop(0))

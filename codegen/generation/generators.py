@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.config import SPEC, Project
-from codegen.errors import CodegenError, Problem
+from codegen.errors import CodegenError, Problem, raise_lost_signal
 from codegen.tree.cache_folder import cache_root
 
 # openapi-python-client's settings for the generated client, under codegen/ (JSON: read without a YAML
@@ -183,6 +183,7 @@ class Generators:
     def first_done(self) -> str:
         """The name of the generator that finished first, as soon as one has (every call: the same)."""
         while self._first is None:
+            raise_lost_signal()
             try:
                 self._first = self._done.get(timeout=SIGNAL_POLL)  # in slices: see `join_helper`
             except queue.Empty:
@@ -278,6 +279,8 @@ def join_helper(thread: threading.Thread, timeout: float | None = None) -> bool:
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     while thread.is_alive():
+        if deadline is None:  # a wait with no end of its own (a bounded one is a clean-up's: it goes on)
+            raise_lost_signal()
         left = SIGNAL_POLL if deadline is None else min(SIGNAL_POLL, deadline - time.monotonic())
         if left <= 0:
             return False

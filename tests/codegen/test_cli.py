@@ -260,11 +260,11 @@ def test_finalizers_complaining_after_a_signal_are_quiet_and_before_it_are_passe
 
     passed_on: list[object] = []
     complaint = _Unraisable(ValueError("I/O operation on closed file"))
-    codegen.cli._unraisable(passed_on.append, [], complaint)  # type: ignore[arg-type]
+    codegen.cli._unraisable(passed_on.append, complaint)  # type: ignore[arg-type]
     assert passed_on == [complaint]  # no signal yet: Python's (or pytest's) report, as before
     codegen.cli._INTERRUPTED.set()
     try:
-        codegen.cli._unraisable(passed_on.append, [], complaint)  # type: ignore[arg-type]
+        codegen.cli._unraisable(passed_on.append, complaint)  # type: ignore[arg-type]
     finally:
         codegen.cli._INTERRUPTED.clear()
     assert passed_on == [complaint]

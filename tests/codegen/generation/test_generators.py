@@ -539,3 +539,22 @@ def test_without_the_cache_the_client_is_compiled_whatever_was_compiled_before(
     monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
     with open_generators(project, use_cache=False) as uncached, open_generators(project) as cached:
         assert uncached.project is None and cached.project == project
+
+
+def test_a_signal_a_finalizer_swallowed_ends_an_unbounded_wait_and_not_a_bounded_one() -> None:
+    """The finalizer may have left the import lock held, and the helper waits on it forever: the wait must end."""
+    from codegen.errors import LostSignal, note_lost_signal, take_lost_signals
+    from codegen.generation.generators import join_helper, start_helper
+
+    release = threading.Event()
+    stuck = threading.Thread(target=release.wait, daemon=True)
+    start_helper(stuck)
+    try:
+        note_lost_signal(signal.SIGTERM)
+        assert join_helper(stuck, timeout=0.01) is False  # a clean-up's wait: it goes on
+        with pytest.raises(LostSignal) as raised:
+            join_helper(stuck)
+        assert raised.value.signum == signal.SIGTERM and take_lost_signals() == []
+    finally:
+        take_lost_signals()
+        release.set()
