@@ -211,8 +211,11 @@ def lint(session: nox.Session) -> None:
         "packages/cli/e2b_cli",
         "packages/local-api/e2b_local_api",
     )
-    # tests/ as packages named from the root (tests.cli.conftest, ...).
-    session.run("mypy", "--explicit-package-bases", "tests")
+    # tests/ as packages named from the root (tests.cli.conftest, ...), and the benchmarks beside them.
+    session.run(
+        "mypy", "--explicit-package-bases", "tests", "benchmarks", "packages/python-sdk/benchmarks",
+        "packages/cli/benchmarks",
+    )  # fmt: skip
     # nox itself is in the interpreter running this file, not in the session's environment.
     session.run("mypy", "--python-executable", sys.executable, "noxfile.py")
     # --offline: CI reaches only the package registries, so no online audits (they need GitHub's API).

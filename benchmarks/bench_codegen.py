@@ -89,7 +89,8 @@ def side_by_side(commands: list[list[str]], cwd: Path, env: dict[str, str], stdi
     """
     start = time.perf_counter()
     started = []
-    for cmd, given in zip(commands, stdin or [None] * len(commands), strict=True):
+    inputs: list[bytes | None] = list(stdin) if stdin else [None] * len(commands)
+    for cmd, given in zip(commands, inputs, strict=True):
         process = subprocess.Popen(
             cmd,
             cwd=cwd,
