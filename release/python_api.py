@@ -33,6 +33,7 @@ from pathlib import Path
 import griffe
 
 from codegen.printable import printable
+from codegen.tree.read import holds_exactly
 from release.errors import Problem, ReleaseError
 from release.packages import Package, load_packages
 
@@ -366,7 +367,7 @@ def diff_generated(root: Path, generated: Mapping[str, bytes], roots: tuple[str,
         inside = [r for r in roots if r.startswith(package.path + "/")]
         if not inside:
             continue
-        if _unchanged(root, inside, generated):  # the usual bump changes one package: griffe reads the other not
+        if holds_exactly(root, inside, generated):  # the usual bump changes one package: griffe reads the other not
             diffs.append(ApiDiff(package.name, (), ()))
             continue
         with tempfile.TemporaryDirectory(prefix="e2b-api-new-") as tmp:
@@ -380,17 +381,3 @@ def diff_generated(root: Path, generated: Mapping[str, bytes], roots: tuple[str,
                     (Path(tmp) / rel).write_bytes(data)
             diffs.append(diff_package(package, root / package.path, new))
     return diffs
-
-
-def _unchanged(root: Path, folders: list[str], generated: Mapping[str, bytes]) -> bool:
-    """Whether `generated` holds, under `folders`, exactly the tree's files there (a link: never)."""
-    prefixes = tuple(f"{folder}/" for folder in folders)
-    staged = {rel: data for rel, data in generated.items() if rel.startswith(prefixes)}
-    tree: dict[str, Path] = {}
-    for folder in folders:
-        for path in (root / folder).rglob("*"):
-            if path.is_symlink():
-                return False  # load_api refuses it, with its message
-            if path.is_file() and "__pycache__" not in path.parts:
-                tree[path.relative_to(root).as_posix()] = path
-    return tree.keys() == staged.keys() and all(path.read_bytes() == staged[rel] for rel, path in tree.items())

@@ -31,6 +31,7 @@ from codegen.messages import Messages
 from codegen.printable import printable
 from codegen.tree.cache_folder import cache_root
 from codegen.tree.file_lock import held
+from codegen.tree.read import holds_exactly
 
 # The hand-written packages and their import names (what `nox -s lint` type-checks besides codegen and release).
 PACKAGES: tuple[str, ...] = (
@@ -117,7 +118,7 @@ def handwritten_check(project: Project, generated: Mapping[str, bytes], messages
     The checks run in processes of their own while the block runs (bump's griffe step: two cores);
     `PendingCheck.verdict` waits for them.  Leaving the block stops whatever still runs.
     """
-    if _same_as_tree(project, generated):
+    if generated_unchanged(project, generated):
         messages("typecheck  skipped (the generated files are unchanged: the code is as `nox -s lint` checks it)")
         yield PendingCheck(None)
         return
@@ -387,12 +388,7 @@ def _files(root: Path) -> Iterable[tuple[str, Path]]:
 
 def generated_unchanged(project: Project, generated: Mapping[str, bytes]) -> bool:
     """Whether `generated` is what the tree's generated folders hold, file for file."""
-    return _same_as_tree(project, generated)
-
-
-def _same_as_tree(project: Project, generated: Mapping[str, bytes]) -> bool:
-    tree = {rel: path for rel, path in _files(project.root) if _is_generated(rel)}
-    return tree.keys() == generated.keys() and all(path.read_bytes() == generated[rel] for rel, path in tree.items())
+    return all(_is_generated(rel) for rel in generated) and holds_exactly(project.root, GENERATED_ROOTS, generated)
 
 
 def _copy_packages(source: Path, dest: Path, generated: Mapping[str, bytes]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
@@ -27,3 +28,20 @@ def read_or_none(path: Path) -> bytes | None:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def holds_exactly(root: Path, folders: Iterable[str], files: Mapping[str, bytes]) -> bool:
+    """Whether the tree's files under `folders` are exactly `files` there, byte for byte (a symlink: never)."""
+    folders = tuple(folders)
+    prefixes = tuple(f"{folder}/" for folder in folders)
+    wanted = {rel: data for rel, data in files.items() if rel.startswith(prefixes)}
+    found: set[str] = set()
+    for folder in folders:
+        for path in (root / folder).rglob("*"):
+            if "__pycache__" in path.parts or (path.is_dir() and not path.is_symlink()):
+                continue
+            rel = path.relative_to(root).as_posix()
+            if rel not in wanted or read_or_none(path) != wanted[rel]:  # read_or_none: None for a symlink
+                return False
+            found.add(rel)
+    return found == wanted.keys()
