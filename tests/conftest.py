@@ -9,6 +9,11 @@ from . import fuzz_budget  # noqa: F401  (loads the hypothesis profile before an
 from .signal_dispositions import default_dispositions
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The longest first, the rest in their order: the suite ends on short tests, every worker busy to the end.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     # One event loop flavour keeps the async tests comparable with the sync ones.

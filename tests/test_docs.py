@@ -141,6 +141,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_repository(tmp_path_factory.mktemp("repo"))
 
 
+@pytest.mark.slow
 @needs_curl
 @needs_nox
 @pytest.mark.parametrize("page", EXECUTED)

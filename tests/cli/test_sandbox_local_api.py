@@ -110,6 +110,7 @@ def test_pause_force_on_healthy_sandbox(api: LocalApi) -> None:
     assert '"forced": true' in proc.stdout
 
 
+@pytest.mark.slow
 def test_pause_forced_requested_but_not_forced_joins_pause_in_flight(api: LocalApi) -> None:
     # A normal pause is in flight (slowed down); a forced one joins it and is told forced=false.
     sid = api.create()

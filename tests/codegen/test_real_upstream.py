@@ -187,6 +187,7 @@ def test_the_scratch_copy_runs_its_own_sdk_cli_and_local_api(bumped: tuple[Path,
 
 
 # One test module per run: the runs are the suite's slowest part, and pytest-xdist spreads them over the cores.
+@pytest.mark.slow
 @pytest.mark.parametrize("tests", SDK_TESTS)
 def test_the_sdk_cli_and_local_api_generated_from_it_pass_the_pause_tests(
     bumped: tuple[Path, Result], tests: str

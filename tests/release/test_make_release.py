@@ -120,6 +120,7 @@ def test_a_bad_wheel_writes_nothing(pending: Path, run: Callable[..., Result]) -
     assert "nothing was written" in result.err
 
 
+@pytest.mark.slow
 def test_release_writes_versions_changelogs_and_bounds_and_the_wheels_pass(
     pending: Path, run: Callable[..., Result], pristine_upstream: Path, tmp_path: Path
 ) -> None:

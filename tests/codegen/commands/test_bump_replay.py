@@ -35,7 +35,7 @@ from tests.codegen.conftest import Result, Upstream, run_in_process, unchanged
 from tests.fixtures import needs_real_spec
 from tests.once_per_run import build_once
 
-pytestmark = needs_real_spec
+pytestmark = [needs_real_spec, pytest.mark.slow]  # slow: the replay, built once for the module
 
 # The real-shape upstream and the project bumped to it (R0), from tests/codegen/test_real_upstream.py.
 real_upstream = real_shape.real_upstream

@@ -8,6 +8,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -172,14 +173,16 @@ def test_a_validator_changed_since_gives_its_verdict_on_the_warm_path(
 # inside the validated block, waits in a `__set_name__` (as a dataclass field runs mid-import), which
 # Python 3.11 turns a signal's exception into a RuntimeError of its own.  Each says where it is first.
 HOOKED = """\
-import runpy, sys, threading, time
+import os, runpy, sys, threading, time
 
 import codegen.openapi.document as document
 import codegen.pipeline as pipeline
 
 
 def say(line):
-    print(f"hook: {line}", file=sys.stderr, flush=True)
+    # One write: the two threads say where they are at about the same moment, and print's two
+    # writes (the text, then the newline) would interleave into lines that match neither.
+    os.write(2, f"hook: {line}\\n".encode())
 
 
 def stuck_validator(spec):
@@ -208,6 +211,7 @@ sys.argv = ["codegen", *sys.argv[1:]]
 runpy.run_module("codegen", run_name="__main__", alter_sys=True)
 """
 WHERE = {"hook: the validator thread is running\n", "hook: the main thread is in __set_name__\n"}
+HOOKS_BOUND = 120.0  # seconds for the child to reach both hooks: a failure bound only
 EXIT_BOUND = 30.0  # seconds from the signal to the exit: generous, for a busy machine (it takes a fraction of one)
 
 
@@ -227,10 +231,16 @@ def test_sigterm_while_the_validator_is_stuck_and_the_main_thread_mid_import_exi
         )
     assert proc.stderr is not None
     seen: list[str] = []
-    for line in proc.stderr:  # until both threads are where the hooks hold them
-        seen.append(line)
-        if WHERE <= set(seen):
-            break
+    # A child that never gets there is killed (its stderr then ends): a failure that says what it printed.
+    watchdog = threading.Timer(HOOKS_BOUND, proc.kill)
+    watchdog.start()
+    try:
+        for line in proc.stderr:  # until both threads are where the hooks hold them
+            seen.append(line)
+            if WHERE <= set(seen):
+                break
+    finally:
+        watchdog.cancel()
     assert WHERE <= set(seen), "".join(seen)
     proc.send_signal(signal.SIGTERM)
     sent = time.monotonic()

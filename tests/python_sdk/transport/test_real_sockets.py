@@ -338,6 +338,7 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 async def test_no_leaks_over_1000_requests(server: TestServer, kind: str) -> None:
     policy = RetryPolicy(retries=2, backoff_base=0.0002, backoff_cap=0.0005, min_peek_budget=0.05)
