@@ -151,14 +151,6 @@ def check_requirements(
     return operations, warnings
 
 
-class NotAsPrepared(Exception):
-    """The fetched spec is not the one the spec prepared before was made from: the run starts over from it."""
-
-    def __init__(self, fetched: FetchedSpec) -> None:
-        super().__init__("the fetched spec is not the one prepared")
-        self.fetched = fetched
-
-
 def build(
     project: Project,
     source: Source,
@@ -184,15 +176,15 @@ def build(
         if inputs is None:
             inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
         if prepared is not None:
-            try:
-                return _build_prepared(project, source, messages, inputs, generators, prepared)
-            except NotAsPrepared as fetched_other:
-                # The generators read another spec than the one fetched: stop them, start over from it.
-                short = source.short_commit
-                messages(f"the spec prepared on this machine before is not runtime@{short}'s: preparing it anew")
-                generators.close()
-                generators = stack.enter_context(open_generators(project))
-                fetched = fetched_other.fetched
+            warm = _build_prepared(project, source, messages, inputs, generators, prepared)
+            if isinstance(warm, Build):
+                return warm
+            # The generators read another spec than the one fetched: stop them, start over from it.
+            short = source.short_commit
+            messages(f"the spec prepared on this machine before is not runtime@{short}'s: preparing it anew")
+            generators.close()
+            generators = stack.enter_context(open_generators(project))
+            fetched = warm
         if fetched is None:
             fetched = fetch_spec(project, source, messages, fresh=not use_cache)
         return _build(project, source, messages, inputs, fetched, document, use_cache, generators)
@@ -225,16 +217,9 @@ def _build(
             generated = generate_tree(generators, inputs, source, filtered, messages)
         except CodegenError as failed:
             raise _named_after(failed, spec_display(source, fetched)) from None
+        assert generated is not None  # nothing runs while it formats that could find it unwanted
     staged = _stamp(project, source, messages, inputs, fetched, generated, warnings, filtered)
     return Build(source, fetched, filtered, staged)
-
-
-class _Unconfirmed(Exception):
-    """The fetch failed while the generators worked: its failure is the run's, at once."""
-
-    def __init__(self, failed: CodegenError) -> None:
-        super().__init__(str(failed))
-        self.failed = failed
 
 
 def _validation(
@@ -281,7 +266,8 @@ def _as_prepared(
 class _Confirmation:
     """The fetch that confirms a prepared spec, and the validator's verdict on it: once, while ruff formats.
 
-    Called as `generate_tree`'s `meanwhile`, and again after it (the same answer).
+    `holds()` is `generate_tree`'s `while_formatting`: whether the generators' work is for the spec
+    fetched.  Afterwards `fetched` is that spec, and `failed` why the fetch or the validator refused it.
     """
 
     def __init__(
@@ -290,40 +276,48 @@ class _Confirmation:
         self.project, self.source, self.messages = project, source, messages
         self.inputs, self.prepared = inputs, prepared
         self.fetched: FetchedSpec | None = None
+        self.failed: CodegenError | None = None
+        self._held: bool | None = None
 
-    def __call__(self) -> FetchedSpec:
-        if self.fetched is None:
-            fetched = fetch_spec(self.project, self.source, self.messages)
-            document = _as_prepared(self.inputs, self.source, fetched, self.prepared)
-            if document is None:
-                raise NotAsPrepared(fetched)
-            display = spec_display(self.source, fetched)
-            paths = len(self.prepared.filtered.get("paths", {}))
-            self.messages.step_done(
-                "spec",
-                0.0,
-                f"{display}, {len(fetched.data):,} bytes",
-                f"as prepared on this machine before: contract and filter, {paths} path(s)",
-            )
-            for warning in self.prepared.warnings:
-                self.messages.warning(warning)
-            # Said only when the validator runs: why it has no verdict on a spec prepared before.
-            if self.prepared.validation == validation_key(self.inputs, fetched.data):
-                why = "its verdict on it was not kept on this machine"
-            else:
-                why = "the validator has changed since"
-            with _validation(
-                self.project,
-                self.inputs,
-                fetched,
-                lambda: document,
-                self.messages,
-                use_cache=True,
-                beside=f"after the fetch: the spec was prepared before, {why}",
-            ):
-                pass
-            self.fetched = fetched
-        return self.fetched
+    def holds(self) -> bool:
+        if self._held is None:
+            try:
+                self._held = self._confirm()
+            except CodegenError as failed:  # the run's failure, whatever the generators say
+                self.failed, self._held = failed, False
+        return self._held
+
+    def _confirm(self) -> bool:
+        fetched = self.fetched = fetch_spec(self.project, self.source, self.messages)
+        document = _as_prepared(self.inputs, self.source, fetched, self.prepared)
+        if document is None:
+            return False
+        display = spec_display(self.source, fetched)
+        paths = len(self.prepared.filtered.get("paths", {}))
+        self.messages.step_done(
+            "spec",
+            0.0,
+            f"{display}, {len(fetched.data):,} bytes",
+            f"as prepared on this machine before: contract and filter, {paths} path(s)",
+        )
+        for warning in self.prepared.warnings:
+            self.messages.warning(warning)
+        # Said only when the validator runs: why it has no verdict on a spec prepared before.
+        if self.prepared.validation == validation_key(self.inputs, fetched.data):
+            why = "its verdict on it was not kept on this machine"
+        else:
+            why = "the validator has changed since"
+        with _validation(
+            self.project,
+            self.inputs,
+            fetched,
+            lambda: document,
+            self.messages,
+            use_cache=True,
+            beside=f"after the fetch: the spec was prepared before, {why}",
+        ):
+            pass
+        return True
 
 
 def _build_prepared(
@@ -333,33 +327,39 @@ def _build_prepared(
     inputs: GenerationInputs,
     generators: Generators,
     prepared: Prepared,
-) -> Build:
+) -> Build | FetchedSpec:
     """A warm `nox -s codegen`: the generators work on the spec prepared before; the fetch says whether it stands.
 
     Nothing here takes their cores: the fetch, and the validator's verdict on what it fetched, run
     while ruff formats the wire models and the overlays.  A failed fetch is the run's failure,
     whatever the generators said; a generator's failure stands only for a spec the fetch confirmed.
+    The fetched spec instead of a build: it is not the one prepared, and the run starts over from it.
     """
     confirm = _Confirmation(project, source, messages, inputs, prepared)
-
-    def meanwhile() -> None:
-        try:
-            confirm()
-        except CodegenError as failed:
-            raise _Unconfirmed(failed) from None  # past generate_tree's wait for the generators' verdicts
-
     try:
         generated = generate_tree(
-            generators, inputs, source, prepared.filtered, messages, meanwhile=meanwhile, alongside="the fetch"
+            generators,
+            inputs,
+            source,
+            prepared.filtered,
+            messages,
+            while_formatting=confirm.holds,
+            formatting_alongside="the fetch",
         )
-        fetched = confirm()
-    except _Unconfirmed as unconfirmed:
-        raise unconfirmed.failed from None
-    except CodegenError as failed:
-        fetched = confirm()  # a generator failed first: its failure stands for a confirmed spec only
-        raise _named_after(failed, spec_display(source, fetched)) from None
-    staged = _stamp(project, source, messages, inputs, fetched, generated, prepared.warnings, None)
-    return Build(source, fetched, prepared.filtered, staged)
+        failed = None
+    except CodegenError as generator_failed:  # first: its failure stands for a confirmed spec only
+        generated, failed = None, generator_failed
+    holds = confirm.holds()
+    if confirm.failed is not None:
+        raise confirm.failed from None
+    assert confirm.fetched is not None
+    if not holds:
+        return confirm.fetched
+    if failed is not None:
+        raise _named_after(failed, spec_display(source, confirm.fetched)) from None
+    assert generated is not None
+    staged = _stamp(project, source, messages, inputs, confirm.fetched, generated, prepared.warnings, None)
+    return Build(source, confirm.fetched, prepared.filtered, staged)
 
 
 def _named_after(failed: CodegenError, display: str) -> CodegenError:

@@ -103,16 +103,17 @@ def generate_tree(
     filtered: dict[str, Any],
     messages: Messages,
     *,
-    meanwhile: Callable[[], object] = lambda: None,
-    alongside: str = "",
-) -> dict[str, bytes]:
+    while_formatting: Callable[[], bool] = lambda: True,
+    formatting_alongside: str = "",
+) -> dict[str, bytes] | None:
     """The generate, overlays and format steps, in the generators' private scratch folder: path -> bytes, unstamped.
 
     The client generator is the longest step and formats its own output (its post hooks), so the
     overlays are rendered as soon as either generator is done, and they and the wire models
     formatted once the wire models are; usually the client generator is still at work.
-    `meanwhile` runs while ruff formats them, and the `format` line says what it is (`alongside`): on a
-    warm run, the fetch that confirms the spec the generators were handed (codegen/pipeline.py).
+    `while_formatting` runs while ruff formats them, and the `format` line says what it is
+    (`formatting_alongside`): on a warm run, the fetch that confirms the spec the generators were handed
+    (codegen/pipeline.py).  None, at once, when it answers False: their work is not wanted.
     """
     from importlib.metadata import version  # not on a warm run's way to handing the generators their spec
 
@@ -137,10 +138,12 @@ def generate_tree(
         shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
         with messages.step("format") as used:
             with formatting(tree, scratch):
-                meanwhile()
+                wanted = while_formatting()
+            if not wanted:
+                return None
             used(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
-            if alongside:
-                used(f"{alongside} alongside")
+            if formatting_alongside:
+                used(f"{formatting_alongside} alongside")
         _verdict(generators, CLIENT, client)
     except CodegenError as failed:
         # Which generator finishes first varies from run to run; what a failed run reports does not:

@@ -236,14 +236,15 @@ def memo_generate_tree(
     messages: Messages,
     *,
     shared: Path,
-    meanwhile: Callable[[], object] = lambda: None,
-    alongside: str = "",
-) -> dict[str, bytes]:
+    while_formatting: Callable[[], bool] = lambda: True,
+    formatting_alongside: str = "",
+) -> dict[str, bytes] | None:
     """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`.
 
-    `meanwhile` (the fetch that confirms a prepared spec) runs whether or not the memo answers.
+    `while_formatting` (the fetch that confirms a prepared spec) runs whether or not the memo answers.
     """
-    meanwhile()
+    if not while_formatting():
+        return None
     key = (
         source.commit,
         hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
@@ -252,12 +253,14 @@ def memo_generate_tree(
     if key not in _GENERATED:
         stored = shared / (hashlib.sha256("\0".join(key).encode()).hexdigest() + ".json")
         with locked(stored.with_suffix(".lock")):  # one worker generates, the others wait and read
+            files: dict[str, bytes] | None
             if stored.exists():
                 # latin-1 maps each byte to one character and back: the files' exact bytes.
                 files = {rel: text.encode("latin-1") for rel, text in json.loads(stored.read_text()).items()}
             else:
                 # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
                 files = real_generate_tree(generators, inputs, source, filtered, Messages(err=lambda _: None))
+                assert files is not None  # nothing runs while it formats that could find it unwanted
                 stored.write_text(json.dumps({rel: data.decode("latin-1") for rel, data in files.items()}))
         _GENERATED[key] = files
     return _GENERATED[key]
@@ -290,10 +293,11 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         filtered: dict[str, Any],
         messages: Messages,
         *,
-        meanwhile: Callable[[], object] = lambda: None,
-        alongside: str = "",
-    ) -> dict[str, bytes]:
-        meanwhile()
+        while_formatting: Callable[[], bool] = lambda: True,
+        formatting_alongside: str = "",
+    ) -> dict[str, bytes] | None:
+        if not while_formatting():
+            return None
         calls.append(source.commit)
         return {}
 
