@@ -9,7 +9,7 @@ commits to their copy.  "Once per run" holds across pytest-xdist's workers
 
 A full generation takes seconds, so in-process runs share them: the
 generate, overlays and format steps (`generate_tree`) are memoized on
-everything they read (commit, filtered spec, templates), in each worker and
+everything they read (the filtered spec, the templates, codegen's own files), in each worker and
 in a folder the workers share.  Tests that must exercise the generators for real
 run `python -m codegen` in a subprocess, where the memo does not reach.
 """
@@ -221,10 +221,12 @@ def upstream(pristine_upstream: Path, tmp_path: Path) -> Upstream:
 _GENERATED: dict[tuple[str, ...], dict[str, bytes]] = {}
 
 
-def _templates_digest(inputs: GenerationInputs) -> str:
+def _inputs_digest(inputs: GenerationInputs) -> str:
+    """The templates and codegen's own files (the client generator's config among them), as the run read them."""
     digest = hashlib.sha256()
-    for rel, data in inputs.templates.items():
-        digest.update(rel.encode() + b"\0" + (data or b"") + b"\0")
+    for files in (inputs.templates, inputs.code):
+        for rel, data in files.items():
+            digest.update(rel.encode() + b"\0" + (data or b"") + b"\0")
     return digest.hexdigest()
 
 
@@ -245,10 +247,11 @@ def memo_generate_tree(
     """
     if not while_formatting():
         return None
+    # Not the commit: the generators read only the filtered spec and the inputs (the commit is stamped
+    # after), and the same spec at another commit, which many tests make, is the same generation.
     key = (
-        source.commit,
         hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
-        _templates_digest(inputs),
+        _inputs_digest(inputs),
     )
     if key not in _GENERATED:
         stored = shared / (hashlib.sha256("\0".join(key).encode()).hexdigest() + ".json")
