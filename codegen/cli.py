@@ -21,7 +21,7 @@ from codegen.config import Project
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError, note_lost_signal, take_lost_signals
 from codegen.messages import Messages
 from codegen.tree.file_lock import held
-from codegen.tree.transaction import settled
+from codegen.tree.transaction import finished_writes
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LOCK = ".codegen.lock"
@@ -225,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous_hook = sys.unraisablehook
     sys.unraisablehook = functools.partial(_unraisable, previous_hook)
     take_lost_signals()  # none from an earlier run in this process
-    settled_before = len(settled())
+    finished_before = len(finished_writes())
     try:
         if args.verb in TREE_VERBS:
             # One run per tree: the write's renames and the check's reads must not interleave.
@@ -241,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         _INTERRUPTED.set()
         signum = int(getattr(exc, "signum", signal.SIGINT))
-        messages.interrupted(str(exc) or _tree_after(signum, settled()[settled_before:]))
+        messages.interrupted(str(exc) or _tree_after(signum, finished_writes()[finished_before:]))
         return 128 + signum
     except (ValueError, OSError) as exc:  # e.g. a bad rebuild-runtime destination, a failed write
         if args.debug:

@@ -103,7 +103,7 @@ def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[st
     )
 
 
-def old_side(project: Project, upstream: UpstreamRepository, current: Source, say: Say) -> bytes:
+def old_pin_spec(project: Project, upstream: UpstreamRepository, current: Source, say: Say) -> bytes:
     """The spec the report compares with: the one at the old pin, not whatever the tree holds.
 
     An upstream may not hold the old pin (a mirror, a rewritten history, a move
@@ -179,7 +179,7 @@ def run_bump(
     # this commit, the report is what says why.
     with messages.step("report") as used, _invalid_spec_first(document):
         operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
-        old_bytes = old_side(project, upstream, current, messages)
+        old_bytes = old_pin_spec(project, upstream, current, messages)
         # Read, not validated: the old pin's spec passed the validator when it was pinned, and the
         # report needs only its structure, which read_spec bounds as it does for any spec.
         old_spec = read_spec(old_bytes, display_path=f"runtime@{current.short_commit}:{current.spec_path}")

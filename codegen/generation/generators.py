@@ -164,7 +164,7 @@ class Generators:
             **_TEXT,
         )
 
-    def hand(self, jobs: list[tuple[str, list[str]]]) -> None:
+    def start_jobs(self, jobs: list[tuple[str, list[str]]]) -> None:
         """Hand each its arguments (`python -m` form): from now on they run, side by side."""
         self.handed_at = time.perf_counter()
         for tool, args in jobs:
@@ -455,7 +455,7 @@ def start_generating(
     They are independent and single-threaded; they run in `generators.scratch` (from `private_scratch`).
     """
     client, wire = generators.scratch / "client", generators.scratch / "wire_models.py"
-    generators.hand(
+    generators.start_jobs(
         [
             (CLIENT, client_args(spec_path, client, templates, client_config(config, generators.scratch))),
             (WIRE, wire_model_args(spec_path, wire)),

@@ -36,7 +36,7 @@ _GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"
 MaySwap = Callable[[str], bool]  # the targets a write of the caller's may swap: all a journal may name
 
 # What this process's finished writes and recoveries left in the tree, oldest first.
-_SETTLED: list[str] = []
+_FINISHED_WRITES: list[str] = []
 
 Content = bytes | Mapping[str, bytes]  # a file's bytes, or a folder's files by relative path
 
@@ -97,7 +97,7 @@ def swap_into_place(root: Path, contents: Mapping[str, Content | None]) -> None:
             raise
         # The commit point has passed: from here on, whatever interrupts says the tree is new.
         holds = f"the tree holds the new files ({len(swaps)} path(s) swapped)"
-        _SETTLED.append(f"the write finished: {holds}")
+        _FINISHED_WRITES.append(f"the write finished: {holds}")
         _finish(root, swaps)
     if received:
         raise InterruptedWrite(
@@ -105,9 +105,9 @@ def swap_into_place(root: Path, contents: Mapping[str, Content | None]) -> None:
         )
 
 
-def settled() -> tuple[str, ...]:
+def finished_writes() -> tuple[str, ...]:
     """What this process's finished writes and recoveries did, oldest first (each says what the tree holds)."""
-    return tuple(_SETTLED)
+    return tuple(_FINISHED_WRITES)
 
 
 def _write(path: Path, content: Content) -> None:
@@ -184,7 +184,7 @@ def recover(root: Path, may_swap: MaySwap) -> str | None:
         else:
             _roll_back(root, swaps)
             said = f"found a write from {written} that was interrupted: rolled back, the tree holds what it held before"
-        _SETTLED.append(said)
+        _FINISHED_WRITES.append(said)
     if received:
         raise InterruptedWrite(
             f"{signal.Signals(received[0]).name} arrived while recovering, which finished first: {said}", received[0]

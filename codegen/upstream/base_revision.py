@@ -71,7 +71,7 @@ def find_base(project: Project, ref: str | None) -> Base | None:
             return None
         commit, described = found
     settings = _settings_at(project, g, commit)
-    touched = _touched(project, g, commit)
+    touched = _pin_files_not_at_base(project, g, commit)
     changed = settings.differences(load_settings(project))
     if changed:
         touched += (f"{SETTINGS} ({', '.join(changed)})",)
@@ -128,7 +128,7 @@ def _entries(g: git.Git, commit: str, *paths: str) -> dict[str, tuple[str, str]]
     return at_base
 
 
-def _touched(project: Project, g: git.Git, commit: str) -> tuple[str, ...]:
+def _pin_files_not_at_base(project: Project, g: git.Git, commit: str) -> tuple[str, ...]:
     """Pin files whose working-tree bytes are not the base's regular file."""
     at_base = _entries(g, commit, *PIN_FILES)
     touched = []

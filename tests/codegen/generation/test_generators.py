@@ -309,7 +309,7 @@ def test_first_done_names_the_generator_that_finished_while_the_other_still_runs
     (scratch / "small.json").write_text("{}")
     generators = Generators(scratch)
     try:
-        generators.hand(
+        generators.start_jobs(
             [
                 ("openapi-python-client", ["json.tool", str(gate)]),
                 ("datamodel-code-generator", ["json.tool", "small.json"]),
@@ -329,7 +329,7 @@ def test_close_stops_a_generator_that_is_still_running(scratch: Path) -> None:
     gate = scratch / "gate"
     os.mkfifo(gate)
     generators = Generators(scratch)
-    generators.hand([("openapi-python-client", ["json.tool", str(gate)])])
+    generators.start_jobs([("openapi-python-client", ["json.tool", str(gate)])])
     (running,) = generators._running.values()
     generators.close()  # would hang if it waited for the FIFO
     assert running.process.returncode is not None and not running.waiter.is_alive()
@@ -342,7 +342,7 @@ def test_the_thread_that_waits_for_a_generator_leaves_ctrl_c_to_the_main_thread(
     os.mkfifo(gate)
     generators = Generators(scratch)
     try:
-        generators.hand([("openapi-python-client", ["json.tool", str(gate)])])
+        generators.start_jobs([("openapi-python-client", ["json.tool", str(gate)])])
         waiter = generators._running["openapi-python-client"].waiter
         assert waiter.native_id is not None
         status = Path(f"/proc/self/task/{waiter.native_id}/status")

@@ -46,7 +46,7 @@ def _generate_tree(
     handed = threading.Event()
 
     def start(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
-        generators.hand([(CLIENT, ["json.tool", str(gate)]), (WIRE, wire_job)])
+        generators.start_jobs([(CLIENT, ["json.tool", str(gate)]), (WIRE, wire_job)])
         handed.set()
         return scratch / "client", scratch / "wire_models.py"
 

@@ -26,11 +26,11 @@ from codegen.errors import CodegenError
 from codegen.tree.transaction import (
     JOURNAL,
     InterruptedWrite,
+    finished_writes,
     leftovers,
     recover,
     refuse_tracked_journal,
     remove_leftovers,
-    settled,
     swap_into_place,
 )
 from tests.codegen.conftest import tree_digest
@@ -397,9 +397,9 @@ def test_leftovers_are_only_siblings_of_targets_a_write_swaps(root: Path) -> Non
 
 
 def test_settled_records_each_finished_write_and_recovery(root: Path) -> None:
-    before = len(settled())
+    before = len(finished_writes())
     swap_into_place(root, CONTENTS)
-    assert settled()[before:] == ("the write finished: the tree holds the new files (3 path(s) swapped)",)
+    assert finished_writes()[before:] == ("the write finished: the tree holds the new files (3 path(s) swapped)",)
 
 
 @pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGINT, signal.SIGINT), (signal.SIGTERM,)])
