@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.errors import EXIT_OK
+from release.base import changed_paths, merge_base
 from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
 from release.fragments import parse_name
 from release.packages import Package, load_packages
@@ -88,7 +89,6 @@ def show_verdicts(verdicts: list[Verdict], base: str, show: Say) -> int:
 
 
 def run_api_check(root: Path, base: str | None, say: Say, show: Say) -> int:
-    from release.changelog_check import changed_paths, merge_base
 
     packages = load_packages(root)
     base_commit = merge_base(root, base)

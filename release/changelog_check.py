@@ -19,61 +19,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from release.api_check import api_verdicts, show_verdicts
-from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
+from release.base import changed_paths, git, merge_base
+from release.errors import EXIT_MISSING_FRAGMENT
 from release.fragments import HOW_TO_ADD, parse_name, read_fragments
 from release.layout import CHANGELOG
 from release.packages import Package, load_packages
 
 Say = Callable[[str], None]
-DEFAULT_BASES = ("main", "origin/main")
 SKIP_TRAILER = "Changelog: skip"
 _SHOWN = 5
 
 
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise ReleaseError(
-            Problem(
-                f"git {' '.join(args)} failed: {done.stderr.strip()}",
-                remedy="run in a git checkout with the base revision fetched (CI: fetch-depth: 0)",
-            )
-        )
-    return done.stdout
-
-
-def merge_base(root: Path, base: str | None) -> str:
-    candidates = [base] if base else list(DEFAULT_BASES)
-    for ref in candidates:
-        if ref.startswith("-"):
-            raise ReleaseError(Problem(f"--base {ref!r} starts with '-'", remedy="name a branch or a commit"))
-        found = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-            cwd=root, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if found.returncode == 0:
-            return _git(root, "merge-base", found.stdout.strip(), "HEAD").strip()
-    raise ReleaseError(
-        Problem(
-            f"cannot find {' or '.join(candidates)} to compare with",
-            remedy="pass --base <branch or commit> (in CI: the pull request's base revision)",
-        )
-    )
-
-
-def changed_paths(root: Path, base_commit: str) -> dict[str, str]:
-    """path -> git status letter (A, M, D, T), base to working tree, untracked files as A."""
-    out = _git(root, "diff", "--name-status", "-z", "--no-renames", base_commit, "--")
-    fields = [f for f in out.split("\0") if f]
-    changed = dict(zip(fields[1::2], (s[0] for s in fields[0::2]), strict=True))
-    for path in _git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0"):
-        if path:
-            changed[path] = "A"
-    return changed
-
-
 def skipped(root: Path, base_commit: str) -> bool:
-    trailers = _git(root, "log", "--format=%(trailers:key=Changelog,valueonly)", f"{base_commit}..HEAD")
+    trailers = git(root, "log", "--format=%(trailers:key=Changelog,valueonly)", f"{base_commit}..HEAD")
     return any(line.strip().lower() == "skip" for line in trailers.splitlines())
 
 
