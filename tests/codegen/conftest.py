@@ -40,6 +40,7 @@ from codegen.generation.inputs import GenerationInputs
 from codegen.generation.stage import generate_tree as real_generate_tree
 from codegen.messages import Messages
 from codegen.upstream.history import build_runtime_repo
+from tests.child_output import stderr_until
 from tests.once_per_run import build_once, locked
 from tests.signal_dispositions import default_dispositions
 
@@ -371,13 +372,9 @@ def signal_when_generating(root: Path, verb: str, sig: int, *, env: dict[str, st
     """
     with default_dispositions():
         proc = start_subprocess(root, verb, env=env)
-    assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if line.startswith("codegen: filter "):  # the generators start next
-            proc.send_signal(sig)
-            break
+    seen = stderr_until(proc, lambda lines: lines[-1].startswith("codegen: filter "))  # the generators start next
+    if seen and seen[-1].startswith("codegen: filter "):
+        proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     return Result(proc.returncode, out, "".join(seen) + err)
 

@@ -15,6 +15,7 @@ import pytest
 from codegen.cli import RUN_LOCK
 from codegen.tree.file_lock import held
 from codegen.tree.transaction import JOURNAL
+from tests.child_output import stderr_until
 from tests.codegen.conftest import (
     PIN,
     ROOT,
@@ -202,11 +203,8 @@ def test_a_second_run_waits_for_the_first_and_then_runs(project: Path, env: dict
     (project / MODEL).write_text("edited\n")
     with held(project / RUN_LOCK, "test"):
         proc = start_subprocess(project, "generate", env=env)
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if "waiting for the working tree" in line:
-                assert f"in use by pid {os.getpid()}" in line
-                break
+        seen = stderr_until(proc, lambda lines: "waiting for the working tree" in lines[-1])
+        assert seen and f"in use by pid {os.getpid()}" in seen[-1], "".join(seen)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     assert MODEL in out and git_status(project) == ""

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from e2b_local_api.launcher import INTERRUPTED
 
+from tests.child_output import stderr_until
+
 SERVER = [sys.executable, "-m", "e2b_local_api"]
 
 # The Ctrl-C sent here must reach the server as a terminal's would, however the suite was started.
@@ -63,13 +65,8 @@ def test_ctrl_c_while_serving_shuts_down_then_exits_130_without_a_traceback() ->
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stderr is not None
-    started = []
-    for line in proc.stderr:
-        started.append(line)
-        if f"running on http://127.0.0.1:{port}" in line:
-            break
-    else:
+    started = stderr_until(proc, lambda lines: f"running on http://127.0.0.1:{port}" in lines[-1])
+    if not started or f"running on http://127.0.0.1:{port}" not in started[-1]:
         pytest.fail(f"the server did not start: {''.join(started)}")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)

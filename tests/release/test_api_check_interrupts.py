@@ -19,6 +19,7 @@ import pytest
 
 import codegen.cli
 import release.runtime_api as runtime_api
+from tests.child_output import stderr_until
 from tests.codegen.conftest import ROOT, commit_all, git_repo, tree_digest, unchanged
 from tests.release.conftest import LOCAL_API, SDK, Result, add_fragment
 from tests.signal_dispositions import default_dispositions
@@ -101,12 +102,7 @@ def test_sigterm_to_release_is_an_interrupt_whatever_the_step(
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stderr is not None
-    seen: list[str] = []
-    for line in proc.stderr:
-        seen.append(line)
-        if line.startswith(at):
-            break
+    seen = stderr_until(proc, lambda lines: lines[-1].startswith(at))
     assert seen and seen[-1].startswith(at), "".join(seen)
     proc.send_signal(signal.SIGTERM)
     sent = time.monotonic()

@@ -8,7 +8,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from codegen.errors import Problem
 from codegen.generation.cache import PREPARED_FORMAT
 from codegen.openapi import document
 from codegen.tree.read import read_or_none
+from tests.child_output import stderr_until
 from tests.codegen.conftest import ROOT, Result, codegen_command, subprocess_env, tree_digest, unchanged
 from tests.signal_dispositions import default_dispositions
 
@@ -211,7 +211,6 @@ sys.argv = ["codegen", *sys.argv[1:]]
 runpy.run_module("codegen", run_name="__main__", alter_sys=True)
 """
 WHERE = {"hook: the validator thread is running\n", "hook: the main thread is in __set_name__\n"}
-HOOKS_BOUND = 120.0  # seconds for the child to reach both hooks: a failure bound only
 EXIT_BOUND = 30.0  # seconds from the signal to the exit: generous, for a busy machine (it takes a fraction of one)
 
 
@@ -229,18 +228,7 @@ def test_sigterm_while_the_validator_is_stuck_and_the_main_thread_mid_import_exi
             stderr=subprocess.PIPE,
             text=True,
         )
-    assert proc.stderr is not None
-    seen: list[str] = []
-    # A child that never gets there is killed (its stderr then ends): a failure that says what it printed.
-    watchdog = threading.Timer(HOOKS_BOUND, proc.kill)
-    watchdog.start()
-    try:
-        for line in proc.stderr:  # until both threads are where the hooks hold them
-            seen.append(line)
-            if WHERE <= set(seen):
-                break
-    finally:
-        watchdog.cancel()
+    seen = stderr_until(proc, lambda lines: WHERE <= set(lines))  # both threads where the hooks hold them
     assert WHERE <= set(seen), "".join(seen)
     proc.send_signal(signal.SIGTERM)
     sent = time.monotonic()
