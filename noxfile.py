@@ -167,11 +167,22 @@ def release_tag(session: nox.Session) -> None:
     session.run("python", "-m", "release", "release-tag", *session.posargs)
 
 
+def _bytecode_outside_the_tree(session: nox.Session) -> dict[str, str]:
+    """Bytecode and pytest's rewritten test modules cached in the session's folder, never in the tree.
+
+    Even where PYTHONDONTWRITEBYTECODE is set: there each worker rewrote and compiled the 500
+    modules under tests/, and each `e2b` or `codegen` a test starts compiled its own (28 s of the
+    suite's CPU: docs/maintainers/performance.md). While a prefix is set, Python reads no
+    __pycache__ in the tree either.
+    """
+    return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": os.path.join(session.virtualenv.location, "pycache")}
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the whole test suite, one pytest-xdist worker per core (arguments after -- reach pytest; -n 0: serial)."""
     _install_dev(session)
-    session.run("python", "-m", "pytest", *XDIST, *session.posargs)
+    session.run("python", "-m", "pytest", *XDIST, *session.posargs, env=_bytecode_outside_the_tree(session))
 
 
 @nox.session(default=False)

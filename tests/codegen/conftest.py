@@ -559,11 +559,12 @@ def plant_bytecode(root: Path, marker: Path) -> str:
     Compiled with UNCHECKED_HASH, so Python loads it without looking at the
     source: `import e2b.api.error_codes` runs the payload.  Returns its path.
     """
-    import importlib.util
     import py_compile
 
     source = root / SDK_DIR / PLANTED_MODULE
-    cached = Path(importlib.util.cache_from_source(str(source)))
+    # Where Python looks without a PYTHONPYCACHEPREFIX (which the suite sets: importlib's
+    # cache_from_source would name a path under it).
+    cached = source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
     payload = source.read_text() + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
     scratch = root.parent / "payload.py"
     scratch.write_text(payload)
