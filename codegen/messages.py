@@ -29,8 +29,8 @@ def _stdout(line: str) -> None:
     print(line, flush=True)
 
 
-class Used:
-    """What a step used, said by the step as it learns it."""
+class StepNotes:
+    """What a step used, noted by the step as it learns it: its line lists them."""
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -88,12 +88,12 @@ class Messages:
         self._out(text)
 
     @contextmanager
-    def step(self, name: str) -> Iterator[Used]:
+    def step(self, name: str) -> Iterator[StepNotes]:
         """Time a step; its line is printed only when it succeeds (a failure says more)."""
-        used = Used()
+        notes = StepNotes()
         started = time.perf_counter()
-        yield used
-        self.step_done(name, time.perf_counter() - started, *used.parts)
+        yield notes
+        self.step_done(name, time.perf_counter() - started, *notes.parts)
 
     def step_done(self, name: str, elapsed: float, *used: str) -> None:
         """The line of a step timed elsewhere (one that ran in the background)."""

@@ -65,10 +65,10 @@ def parse_spec(source: Source, fetched: FetchedSpec, messages: Messages, *, vali
     """The spec step; `validate=False` leaves the validator to `validated_alongside`."""
     from codegen.openapi.document import load_spec, read_spec
 
-    with messages.step("spec") as used:
+    with messages.step("spec") as note:
         read = load_spec if validate else read_spec
         document = read(fetched.data, display_path=spec_display(source, fetched))
-        used(f"{document.display_path}, {len(fetched.data):,} bytes, OpenAPI {document.data.get('openapi')}")
+        note(f"{document.display_path}, {len(fetched.data):,} bytes, OpenAPI {document.data.get('openapi')}")
     return document
 
 
@@ -136,7 +136,7 @@ def check_requirements(
     from codegen.openapi.error_codes import error_code_problems
     from codegen.openapi.operation_map import check_operation_map, parse_operation_map
 
-    with messages.step("contract") as used:
+    with messages.step("contract") as note:
         operations = parse_operation_map(inputs.required("operations"), display_path=OPERATIONS)
         contract = check_contract(document, parse_contract(inputs.required("contract"), display_path=CONTRACT))
         warnings = tuple(warning.render() for warning in contract.warnings)
@@ -147,7 +147,7 @@ def check_requirements(
         misses += error_code_problems(document)
         if misses:
             raise CodegenError(*misses)
-        used(f"{CONTRACT}, {OPERATIONS}: {len(operations)} operations")
+        note(f"{CONTRACT}, {OPERATIONS}: {len(operations)} operations")
     return operations, warnings
 
 
@@ -207,12 +207,12 @@ def _build(
         from codegen.openapi.sdk_filter import filter_spec
 
         operations, warnings = check_requirements(inputs, source, document, messages)
-        with messages.step("filter") as used:
+        with messages.step("filter") as note:
             # As the generators read it, so that the overlays and the cache have the same document.
             filtered = json.loads(
                 filtered_json(filter_spec(document.data, tags=source.sdk_tags, operations=operations))
             )
-            used(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
+            note(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
         try:
             generated = generate_tree(generators, inputs, source, filtered, messages)
         except CodegenError as failed:
@@ -263,7 +263,7 @@ def _as_prepared(
     return document if derived == prepared.filtered and warnings == prepared.warnings else None
 
 
-class _Confirmation:
+class _PreparedSpecCheck:
     """The fetch that confirms a prepared spec, and the validator's verdict on it: once, while ruff formats.
 
     `holds()` is `generate_tree`'s `while_formatting`: whether the generators' work is for the spec
@@ -335,7 +335,7 @@ def _build_prepared(
     whatever the generators said; a generator's failure stands only for a spec the fetch confirmed.
     The fetched spec instead of a build: it is not the one prepared, and the run starts over from it.
     """
-    confirm = _Confirmation(project, source, messages, inputs, prepared)
+    confirm = _PreparedSpecCheck(project, source, messages, inputs, prepared)
     generator_failed: CodegenError | None = None
     try:
         generated = generate_tree(
@@ -383,9 +383,9 @@ def _stamp(
     filtered: dict[str, Any] | None,
 ) -> Staged:
     """The stamp step, and the records of this run for the next: its output, and `filtered` as prepared."""
-    with messages.step("stamp") as used:
+    with messages.step("stamp") as note:
         staged = stamp(source, fetched.data, fetched.blob_id, generated)
-        used(f"{len(staged.generated)} generated file(s), the lock and the manifest")
+        note(f"{len(staged.generated)} generated file(s), the lock and the manifest")
     edited = inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
     if edited:
         changed = ", ".join(f"codegen/{rel}" for rel in edited)

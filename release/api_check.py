@@ -11,21 +11,19 @@ whose level is below major when the API breaks.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.errors import EXIT_OK
+from codegen.messages import Say
 from release.base import changed_paths, merge_base
 from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
 from release.fragments import parse_name
 from release.packages import Package, load_packages
-from release.plan import Plan
+from release.plan import ReleasePlan
 from release.python_api import ApiDiff, base_tree, diff_package, render
 from release.runtime_api import with_runtime_breaks
 from release.versions import LEVEL_RANK
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -110,7 +108,7 @@ def last_release_commit(root: Path, package: Package) -> tuple[str, str] | None:
     return (tag, found.stdout.strip()) if found.returncode == 0 else None
 
 
-def check_release_levels(root: Path, plan: Plan, say: Say) -> None:
+def check_release_levels(root: Path, plan: ReleasePlan, say: Say) -> None:
     """Refuse a plan that releases a Python API break as less than a major release (against the last tag)."""
     problems: list[Problem] = []
     packages = load_packages(root)

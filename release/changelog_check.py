@@ -15,9 +15,9 @@ break in a package whose change adds no `breaking` fragment fails.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
+from codegen.messages import Say
 from release.api_check import api_verdicts, show_verdicts
 from release.base import changed_paths, git, merge_base
 from release.errors import EXIT_MISSING_FRAGMENT
@@ -25,7 +25,6 @@ from release.fragments import HOW_TO_ADD, parse_name, read_fragments
 from release.layout import CHANGELOG
 from release.packages import Package, load_packages
 
-Say = Callable[[str], None]
 SKIP_TRAILER = "Changelog: skip"
 _SHOWN = 5
 

@@ -29,11 +29,11 @@ from release.errors import ReleaseError
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _say(message: str) -> None:
+def _to_stderr(message: str) -> None:
     print(printable_lines(f"release: {message}"), file=sys.stderr, flush=True)
 
 
-def _show(message: str) -> None:
+def _to_stdout(message: str) -> None:
     print(printable_lines(message), flush=True)
 
 
@@ -46,25 +46,25 @@ def cmd_release(root: Path, args: argparse.Namespace) -> int:
     except CodegenError as exc:
         raise ReleaseError(*exc.problems) from None
     date = args.date or datetime.date.today().isoformat()
-    return run_release(root, args.packages, dry_run=args.dry_run, date=date, say=_say, show=_show)
+    return run_release(root, args.packages, dry_run=args.dry_run, date=date, say=_to_stderr, show=_to_stdout)
 
 
 def cmd_changelog_check(root: Path, args: argparse.Namespace) -> int:
     from release.changelog_check import run_changelog_check
 
-    return run_changelog_check(root, args.base, _say, _show)
+    return run_changelog_check(root, args.base, _to_stderr, _to_stdout)
 
 
 def cmd_api_check(root: Path, args: argparse.Namespace) -> int:
     from release.api_check import run_api_check
 
-    return run_api_check(root, args.base, _say, _show)
+    return run_api_check(root, args.base, _to_stderr, _to_stdout)
 
 
 def cmd_release_tag(root: Path, args: argparse.Namespace) -> int:
     from release.tag import run_release_tag
 
-    return run_release_tag(root, args.tag, args.out.resolve(), say=_say, show=_show)
+    return run_release_tag(root, args.tag, args.out.resolve(), say=_to_stderr, show=_to_stdout)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -3,7 +3,7 @@
 `packages/<package>/` holds `pyproject.toml`, `CHANGELOG.md`, `changelog.d/`
 and its import packages.  What a release writes (release/tree.py) is, with
 codegen's own targets, all that an interrupted write's journal may name
-(codegen/tree/write.py, `may_swap`).  Light on purpose: codegen imports it on every
+(codegen/tree/write.py, `is_write_target`).  Light on purpose: codegen imports it on every
 run, so nothing here imports beyond the standard library and release.fragments.
 """
 

@@ -11,24 +11,23 @@ import contextlib
 import io
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK
+from codegen.messages import Say
 from codegen.tree.write import recover_tree
 from release.api_check import check_release_levels
 from release.errors import Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, Fragment, read_fragments
 from release.packages import load_packages
-from release.plan import Plan, make_plan
+from release.plan import ReleasePlan, make_plan
 from release.stage import stage_release
 from release.tree import write_all
 from release.wheels import BUILD_LOCK, build_all, smoke_test
 
-Say = Callable[[str], None]
 
-
-def load_plan(root: Path, names: Sequence[str]) -> Plan:
+def load_release_plan(root: Path, names: Sequence[str]) -> ReleasePlan:
     packages = load_packages(root)
     fragments: dict[str, list[Fragment]] = {}
     problems: list[Problem] = []
@@ -78,7 +77,7 @@ def check_generated_files(root: Path, say: Say, *, base: str | None = None) -> N
 def run_release(root: Path, names: Sequence[str], *, dry_run: bool, date: str, say: Say, show: Say) -> int:
     if not dry_run:  # an interrupted write (a release's or codegen's) is settled before the tree is read
         recover_tree(root, say)
-    plan = load_plan(root, names)
+    plan = load_release_plan(root, names)
     if not plan.releases:
         asked = ", ".join(names) if names else "any package"
         show(f"release: nothing to release: no pending fragments for {asked}; nothing written")

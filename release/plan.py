@@ -51,7 +51,7 @@ def _generated_type(path: str) -> FragmentType:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ReleasePlan:
     releases: tuple[Release, ...]
     pending_elsewhere: tuple[str, ...]  # packages with fragments that were not asked for
 
@@ -68,7 +68,7 @@ class Plan:
         return "\n".join(lines)
 
 
-def make_plan(packages: list[Package], fragments: dict[str, list[Fragment]], asked: list[str]) -> Plan:
+def make_plan(packages: list[Package], fragments: dict[str, list[Fragment]], asked: list[str]) -> ReleasePlan:
     by_name = {p.name: p for p in packages}
     unknown = [n for n in asked if n not in by_name]
     if unknown:
@@ -114,7 +114,7 @@ def make_plan(packages: list[Package], fragments: dict[str, list[Fragment]], ask
                 moved = True
     ordered = tuple(releases[p.name] for p in packages if p.name in releases)
     elsewhere = tuple(p.name for p in packages if p.name not in releases and fragments.get(p.name))
-    return Plan(ordered, elsewhere)
+    return ReleasePlan(ordered, elsewhere)
 
 
 def _fragment_reason(pending: list[Fragment]) -> str:

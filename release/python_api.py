@@ -205,7 +205,7 @@ def _kind(obj: griffe.Object | griffe.Alias) -> str:
     return "name" if isinstance(target, griffe.Alias) else target.kind.value
 
 
-def compare(
+def compare_apis(
     package: str, old: dict[str, griffe.Object | griffe.Alias], new: dict[str, griffe.Object | griffe.Alias]
 ) -> ApiDiff:
     breaks: list[str] = []
@@ -342,7 +342,7 @@ def diff_package(package: Package, old_dir: Path, new_dir: Path) -> ApiDiff:
     if not old:
         return ApiDiff(package.name, (), ())
     with _too_deep_is_one_line(f"{package.name} ({old_dir} against {new_dir})"):
-        return compare(package.name, old, new)
+        return compare_apis(package.name, old, new)
 
 
 def render(diff: ApiDiff, *, limit: int = 40) -> list[str]:

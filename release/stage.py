@@ -17,7 +17,7 @@ from pathlib import Path
 from release.errors import Problem, ReleaseError
 from release.layout import PACKAGES_DIR
 from release.packages import move_bound, write_version
-from release.plan import Plan
+from release.plan import ReleasePlan
 
 CHANGELOG_HEAD = (
     "# Changelog\n\n"
@@ -28,7 +28,7 @@ CHANGELOG_HEAD = (
 
 
 @dataclass(frozen=True)
-class Staged:
+class StagedRelease:
     root: Path  # the scratch copy
     files: dict[str, bytes]  # path -> new content, for the tree
     remove: list[str]  # fragment paths the release consumes
@@ -56,7 +56,7 @@ def copy_packages(root: Path, scratch: Path) -> None:
         shutil.copy2(source, scratch / rel)
 
 
-def stage_release(root: Path, plan: Plan, scratch: Path, date: str) -> Staged:
+def stage_release(root: Path, plan: ReleasePlan, scratch: Path, date: str) -> StagedRelease:
     copy_packages(root, scratch)
     files: dict[str, str] = {}
     for release in plan.releases:
@@ -99,4 +99,4 @@ def stage_release(root: Path, plan: Plan, scratch: Path, date: str) -> Staged:
         remove += [f.path for f in release.fragments]
         for rel in release.generated:  # written for towncrier, consumed at once: never left in the tree
             files.pop(rel)
-    return Staged(scratch, {rel: text.encode() for rel, text in files.items()}, remove)
+    return StagedRelease(scratch, {rel: text.encode() for rel, text in files.items()}, remove)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES
 from pathlib import Path, PurePosixPath
@@ -28,11 +28,11 @@ from pathlib import Path, PurePosixPath
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
+from codegen.messages import Say
 from release.errors import Problem, ReleaseError
 from release.packages import Package
 from release.versions import Version
 
-Say = Callable[[str], None]
 CONSTRAINTS = "requirements/dev.txt"
 BUILD_LOCK = "requirements/build.txt"  # the build backend and its dependencies, hashed
 # What .ci/no-compiled-code refuses in the tree, refused in a pure wheel: this interpreter's

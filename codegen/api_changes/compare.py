@@ -229,7 +229,7 @@ def compare_specs(
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-def _map(value: object) -> Mapping[str, Any]:
+def _as_mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else _EMPTY
 
 
@@ -247,7 +247,7 @@ def _resolve(doc: Mapping[str, Any], node: object) -> tuple[Mapping[str, Any], s
             _, node = resolve_pointer(doc, ref[1:])
         except PointerSyntaxError:
             return _EMPTY, name
-    return _map(node), name
+    return _as_mapping(node), name
 
 
 def _flatten(
@@ -265,7 +265,7 @@ def _flatten(
     if not isinstance(parts, list) or key in busy:
         return schema, name, key
     merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-    properties: dict[str, Any] = dict(_map(merged.get("properties")))
+    properties: dict[str, Any] = dict(_as_mapping(merged.get("properties")))
     required: list[Any] = list(merged.get("required") or [])
     for part in parts:
         sub, sub_name, _ = _flatten(doc, part, busy | {key})
@@ -273,7 +273,7 @@ def _flatten(
         # generated class is still X.
         if name is None and len(parts) == 1:
             name = sub_name
-        properties.update(_map(sub.get("properties")))
+        properties.update(_as_mapping(sub.get("properties")))
         required.extend(sub.get("required") or [])
         for k, v in sub.items():
             merged.setdefault(k, v)
@@ -319,11 +319,11 @@ def _enum_values(schema: Mapping[str, Any]) -> dict[str, object]:
 
 
 def _media_schema(content: object) -> tuple[str | None, object]:
-    media = _map(content)
+    media = _as_mapping(content)
     if not media:
         return None, None
     chosen = "application/json" if "application/json" in media else sorted(media)[0]
-    return chosen, _map(media[chosen]).get("schema")
+    return chosen, _as_mapping(media[chosen]).get("schema")
 
 
 def _path_key(path: str) -> str:
@@ -334,7 +334,7 @@ def _path_key(path: str) -> str:
 
 def _codes(responses: object) -> dict[str, Any]:
     # An unquoted 200 in YAML is an int; the other spec may quote it.
-    return {str(code): response for code, response in _map(responses).items()}
+    return {str(code): response for code, response in _as_mapping(responses).items()}
 
 
 def _endpoint(name: str, method: str, path: str) -> str:
@@ -394,7 +394,7 @@ class _Comparer:
         self, doc: Mapping[str, Any]
     ) -> dict[tuple[str, str], tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
         found: dict[tuple[str, str], tuple[str, Mapping[str, Any], Mapping[str, Any]]] = {}
-        for path, raw_item in _map(doc.get("paths")).items():
+        for path, raw_item in _as_mapping(doc.get("paths")).items():
             item, _ = _resolve(doc, raw_item)
             for method in HTTP_METHODS:
                 if isinstance(item.get(method), Mapping):
@@ -524,7 +524,7 @@ class _Comparer:
                 self.add("response code added", "response", where)
                 continue
             old_response, new_response = _resolve(self.old, old[code])[0], _resolve(self.new, new[code])[0]
-            self.headers(where, _map(old_response.get("headers")), _map(new_response.get("headers")))
+            self.headers(where, _as_mapping(old_response.get("headers")), _as_mapping(new_response.get("headers")))
             old_content, new_content = old_response.get("content"), new_response.get("content")
             if old_content and not new_content:
                 self.add("response body removed", "response", where, variant=status)
@@ -561,7 +561,7 @@ class _Comparer:
             self.add("model renamed", side, where, f"{old_class} -> {new_class}")
         self.nullability(bool(old.get("nullable")), bool(new.get("nullable")), where, side)
         self.enum(_enum_values(old), _enum_values(new), where, side)
-        old_props, new_props = _map(old.get("properties")), _map(new.get("properties"))
+        old_props, new_props = _as_mapping(old.get("properties")), _as_mapping(new.get("properties"))
         old_req, new_req = set(old.get("required") or []), set(new.get("required") or [])
         for prop in sorted(old_props.keys() | new_props.keys()):
             sub = f"{path}.{prop}"
@@ -660,8 +660,8 @@ class _Comparer:
         """
         where = f"{op} security"
         old, new = _security_alternatives(self.old, old_op), _security_alternatives(self.new, new_op)
-        old_schemes = _map(_map(self.old.get("components")).get("securitySchemes"))
-        new_schemes = _map(_map(self.new.get("components")).get("securitySchemes"))
+        old_schemes = _as_mapping(_as_mapping(self.old.get("components")).get("securitySchemes"))
+        new_schemes = _as_mapping(_as_mapping(self.new.get("components")).get("securitySchemes"))
         offered: set[str] = set().union(*new)
         changed = {
             scheme
@@ -760,8 +760,8 @@ class _Comparer:
             if code not in new:
                 self.add("error code removed", None, code)
             elif code not in old:
-                self.add("error code added", None, code, _squash(new[code]))
-            elif _squash(old[code]) != _squash(new[code]):
+                self.add("error code added", None, code, _single_spaced(new[code]))
+            elif _single_spaced(old[code]) != _single_spaced(new[code]):
                 self.error_code_texts += 1
 
 
@@ -774,7 +774,7 @@ def _security_alternatives(doc: Mapping[str, Any], op: Mapping[str, Any]) -> fro
     """The operation's security alternatives (its own, else the document's); no requirement is one empty set."""
     raw = op["security"] if "security" in op else doc.get("security")
     alternatives = frozenset(
-        frozenset(str(name) for name in _map(item)) for item in raw or [] if isinstance(item, Mapping)
+        frozenset(str(name) for name in _as_mapping(item)) for item in raw or [] if isinstance(item, Mapping)
     )
     return alternatives or frozenset({frozenset()})
 
@@ -797,13 +797,13 @@ _OPERATIONS_SHOWN = 3
 
 def _scheme_identity(scheme: object) -> str:
     """What a caller must send for a scheme: its type and where it goes (descriptions aside), as the spec writes it."""
-    node = _map(scheme)
+    node = _as_mapping(scheme)
     return " ".join(f"{key}={node[key]}" for key in _SCHEME_KEYS if key in node) or "(undefined)"
 
 
 def _scheme_key(scheme: object) -> tuple[tuple[str, str], ...] | None:
     """A scheme's identity as HTTP compares it: a header's name and an auth scheme (`bearer`) in any case."""
-    node = _map(scheme)
+    node = _as_mapping(scheme)
     if not node:
         return None
     key = []
@@ -828,17 +828,17 @@ def _without_text(node: object) -> object:
 # --- description-only changes ------------------------------------------------
 
 
-def _squash(text: object) -> str:
+def _single_spaced(text: object) -> str:
     # YAML folding and re-wrapping change whitespace, not meaning.
     return " ".join(str(text).split()) if text is not None else ""
 
 
-def _keyed(items: Iterable[object]) -> dict[object, object]:
+def _by_identity(items: Iterable[object]) -> dict[object, object]:
     # Match list entries by identity, not position, so that reordering
     # parameters or tags does not look like rewording them.
     keyed: dict[object, object] = {}
     for index, item in enumerate(items):
-        node = _map(item)
+        node = _as_mapping(item)
         if isinstance(node.get("name"), str):
             keyed[(node.get("in"), node["name"])] = item
         elif isinstance(node.get("$ref"), str):
@@ -851,7 +851,7 @@ def _keyed(items: Iterable[object]) -> dict[object, object]:
 def _count_text_changes(old: object, new: object) -> int:
     """Count description/summary texts that differ where both sides have the node."""
     if isinstance(old, list) and isinstance(new, list):
-        old_keyed, new_keyed = _keyed(old), _keyed(new)
+        old_keyed, new_keyed = _by_identity(old), _by_identity(new)
         return sum(_count_text_changes(old_keyed[k], new_keyed[k]) for k in old_keyed.keys() & new_keyed.keys())
     if not (isinstance(old, Mapping) and isinstance(new, Mapping)):
         return 0
@@ -860,7 +860,7 @@ def _count_text_changes(old: object, new: object) -> int:
         a, b = old.get(key), new.get(key)
         # `properties: {description: {...}}` is a schema named "description".
         if key in _TEXT_KEYS and isinstance(a, str | None) and isinstance(b, str | None):
-            count += _squash(a) != _squash(b)
+            count += _single_spaced(a) != _single_spaced(b)
         elif key in old and key in new:
             count += _count_text_changes(a, b)
     return count

@@ -152,10 +152,10 @@ def run_bump(
     recover_tree(project.root, messages)
     current = load_source(project, commit=read_pin(project))
     upstream = UpstreamRepository(current.url)
-    with messages.step("fetch") as used:
+    with messages.step("fetch") as note:
         branch_ref = _fetch_refs(upstream, current, ref)
         commit, kind = resolve_ref(upstream, ref, current.branch)
-        used(f"{current.branch} and tags from {current.url}")
+        note(f"{current.branch} and tags from {current.url}")
     messages(f"{ref!r} is {kind} -> commit {commit}")
     if commit == current.commit:
         messages.result(f"{RUNTIME_REF} already pins {commit}; nothing to do")
@@ -177,7 +177,7 @@ def run_bump(
     document = parse_spec(target, fetched, messages, validate=False)
     # The report comes before the contract and the generators: when they refuse
     # this commit, the report is what says why.
-    with messages.step("report") as used, _invalid_spec_first(document):
+    with messages.step("report") as note, _invalid_spec_first(document):
         operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
         old_bytes = old_pin_spec(project, upstream, current, messages)
         # Read, not validated: the old pin's spec passed the validator when it was pinned, and the
@@ -188,7 +188,7 @@ def run_bump(
         # The contract is checked on the new spec by the pipeline below; here it names the SDK's credential.
         credentials = credential_schemes(load_contract(project.contract))
         changes = compare_specs(old, new, credentials=credentials)
-        used(f"runtime@{current.short_commit} -> runtime@{target.short_commit}: {changes.level}")
+        note(f"runtime@{current.short_commit} -> runtime@{target.short_commit}: {changes.level}")
     report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
     messages.show(report)
     try:
@@ -197,13 +197,13 @@ def run_bump(
         raise CodegenError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
     # This repository's own code against the regenerated client: its processes run beside griffe.
     with handwritten_check(project, result.staged.generated, messages) as pending:
-        with messages.step("python api") as used:
+        with messages.step("python api") as note:
             # Unchanged generated files change no package's Python API: griffe has nothing to compare.
             same = generated_unchanged(project, result.staged.generated)
             diffs = [] if same else python_api_diffs(project, result.staged.generated)
             python_section, python_level = render_python_api(diffs, changes.level)
-            used("the generated files are unchanged" if same else "the regenerated code against the tree (griffe)")
-            used(python_level)
+            note("the generated files are unchanged" if same else "the regenerated code against the tree (griffe)")
+            note(python_level)
         handwritten = pending.verdict(changes, [verdict for diff in diffs for verdict in diff.breaks])
     messages.show(python_section)
     report += "\n" + python_section
@@ -220,13 +220,13 @@ def run_bump(
         return EXIT_OK
     level = max(changes.level, python_level, key=_LEVEL_RANK.__getitem__)
     fragment = fragment_path(commit, level)
-    with messages.step("write") as used:
+    with messages.step("write") as note:
         written = write_tree(
             project.root,
             result.staged,
             extra={RUNTIME_REF: f"{commit}\n".encode(), fragment: report.encode()},
         )
-        used(f"{len(written)} path(s)")
+        note(f"{len(written)} path(s)")
     if handwritten.broken:
         messages.result(
             f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}\n"

@@ -22,7 +22,7 @@ from codegen.printable import printable
 from codegen.tree.cache_folder import cache_root
 from codegen.tree.read import read_or_none
 from codegen.tree.transaction import JOURNAL, recover
-from codegen.tree.write import Drift, leftover_drifts, may_swap, symlink_drifts
+from codegen.tree.write import Drift, is_write_target, leftover_drifts, symlink_drifts
 from codegen.upstream.base_revision import Base, find_base
 
 if TYPE_CHECKING:
@@ -73,20 +73,20 @@ def find_drift(
 ) -> list[Drift]:
     """The full run: every step in memory, then the tree compared with the output."""
     from codegen.pipeline import build  # the generators and their dependencies: only on a full run
-    from codegen.tree.write import compare
+    from codegen.tree.write import compare_tree
 
     result = build(project, source, messages, fetched=fetched, use_cache=use_cache)
     drifts: list[Drift] = []
-    with messages.step("compare") as used:
+    with messages.step("compare") as note:
         tree_spec = read_or_none(project.spec)
         if tree_spec != fetched.data:
             drifts.append(Drift(SPEC, "hand-edited spec", fetched.data, tree_spec))
         if fetched.origin == "upstream":
-            used(f"{SPEC} byte for byte with runtime@{source.short_commit}:{source.spec_path}")
+            note(f"{SPEC} byte for byte with runtime@{source.short_commit}:{source.spec_path}")
         else:
-            used(f"{SPEC} byte for byte with the lock's blob ({fetched.blob_id[:12]}), the upstream being unreachable")
-        drifts += compare(project.root, result.staged)
-        used(f"{len(result.staged.files())} generated path(s)")
+            note(f"{SPEC} byte for byte with the lock's blob ({fetched.blob_id[:12]}), the upstream being unreachable")
+        drifts += compare_tree(project.root, result.staged)
+        note(f"{len(result.staged.files())} generated path(s)")
     return drifts
 
 
@@ -95,15 +95,15 @@ def _clean_by_cache(project: Project, source: Source, fetched: FetchedSpec, mess
     from codegen.generation.cache import generation_key, recall, tree_matches
     from codegen.generation.inputs import read_inputs
 
-    with messages.step("cache") as used:
+    with messages.step("cache") as note:
         recorded = recall(project, generation_key(read_inputs(project), source, fetched.data))
         clean = recorded is not None and tree_matches(project.root, recorded, fetched.data)
         if recorded is None:
-            used("no generation of these inputs on this machine: the full run follows")
+            note("no generation of these inputs on this machine: the full run follows")
         elif not clean:
-            used("the tree differs from the recorded generation: the full run follows, to name each difference")
+            note("the tree differs from the recorded generation: the full run follows, to name each difference")
         else:
-            used(f"hit: {len(recorded.files)} file(s) match the recorded generation of these inputs")
+            note(f"hit: {len(recorded.files)} file(s) match the recorded generation of these inputs")
     if recorded is not None and clean:
         for warning in recorded.warnings:
             messages.warning(warning)
@@ -182,7 +182,7 @@ def run_check(
     if links:  # before anything reads the spec, the lock or the contract
         messages.result(render_drift(links, None))
         return EXIT_DRIFT
-    recovered = recover(project.root, may_swap)
+    recovered = recover(project.root, is_write_target)
     if recovered:
         messages.warning(recovered)
     leftovers = leftover_drifts(project.root)

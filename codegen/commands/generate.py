@@ -47,7 +47,7 @@ def _run_generate(project: Project, messages: Messages, *, use_cache: bool) -> i
         prepared = recall_prepared(project, prepared_key(inputs, source)) if use_cache else None
         if prepared is not None:
             start_tree(generators, inputs, filtered_json(prepared.filtered))
-            generators.first_done()  # the pipeline's imports and the fetch take the core it frees, not theirs
+            generators.first_finished()  # the pipeline's imports and the fetch take the core it frees, not theirs
         from codegen.pipeline import build
 
         result = build(
@@ -62,9 +62,9 @@ def _run_generate(project: Project, messages: Messages, *, use_cache: bool) -> i
     tree_spec = read_or_none(project.spec)
     if tree_spec is not None and tree_spec != result.fetched.data:
         messages.warning(f"{SPEC} differed from runtime@{source.short_commit}; it is replaced by the synced copy")
-    with messages.step("write") as used:
+    with messages.step("write") as note:
         changed = write_tree(project.root, result.staged)
-        used(f"{len(changed)} changed path(s)")
+        note(f"{len(changed)} changed path(s)")
     if not changed:
         messages.result(f"up to date with runtime@{source.short_commit}; nothing written")
         return EXIT_OK

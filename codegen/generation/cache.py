@@ -49,7 +49,7 @@ class _Digest:
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
 
-    def part(self, name: str, data: bytes | None) -> None:
+    def add(self, name: str, data: bytes | None) -> None:
         # Length-prefixed, so that no two different inputs run together into one.
         body = b"<absent>" if data is None else data
         self._sha.update(f"{name}\0{len(body)}\0".encode() + body)
@@ -61,33 +61,33 @@ class _Digest:
 def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str:
     """A digest of every input of a generation, as the run read them: equal keys, byte-identical output."""
     digest = _Digest()
-    digest.part("format", FORMAT.encode())
-    digest.part("python", sys.version.encode())
+    digest.add("format", FORMAT.encode())
+    digest.add("python", sys.version.encode())
     # Every field of the source that reaches the output (the lock, the filter, the overlays).
     where = (source.commit, source.configured_url, source.branch, source.spec_path, *source.sdk_tags)
-    digest.part("source", json.dumps(where).encode())
-    digest.part("spec", spec)
-    digest.part("contract", inputs.contract)
-    digest.part("operations", inputs.operations)
-    digest.part("toolchain", inputs.toolchain_lock)
+    digest.add("source", json.dumps(where).encode())
+    digest.add("spec", spec)
+    digest.add("contract", inputs.contract)
+    digest.add("operations", inputs.operations)
+    digest.add("toolchain", inputs.toolchain_lock)
     # What is installed, in case the environment and the lock disagree.
-    digest.part("installed", json.dumps([_installed(name) for name in TOOLCHAIN]).encode())
+    digest.add("installed", json.dumps([_installed(name) for name in TOOLCHAIN]).encode())
     for rel, data in inputs.templates.items():
-        digest.part(f"templates/{rel}", data)
+        digest.add(f"templates/{rel}", data)
     for rel, data in inputs.code.items():
-        digest.part(f"codegen/{rel}", data)
+        digest.add(f"codegen/{rel}", data)
     return digest.hexdigest()
 
 
 def validation_key(inputs: GenerationInputs, spec: bytes) -> str:
     """The spec's bytes, the validator's versions and the code that calls it."""
     digest = _Digest()
-    digest.part("format", VALIDATION_FORMAT.encode())
-    digest.part("python", sys.version.encode())
-    digest.part("spec", hashlib.sha256(spec).hexdigest().encode())
-    digest.part("validator", json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode())
+    digest.add("format", VALIDATION_FORMAT.encode())
+    digest.add("python", sys.version.encode())
+    digest.add("spec", hashlib.sha256(spec).hexdigest().encode())
+    digest.add("validator", json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode())
     for rel, data in inputs.code.items():
-        digest.part(f"codegen/{rel}", data)
+        digest.add(f"codegen/{rel}", data)
     return digest.hexdigest()
 
 
@@ -99,14 +99,14 @@ def prepared_key(inputs: GenerationInputs, source: Source) -> str:
     toolchain's lock is (PyYAML parses the spec).
     """
     digest = _Digest()
-    digest.part("format", PREPARED_FORMAT.encode())
-    digest.part("python", sys.version.encode())
-    digest.part("source", json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode())
-    digest.part("contract", inputs.contract)
-    digest.part("operations", inputs.operations)
-    digest.part("toolchain", inputs.toolchain_lock)  # PyYAML's version among them: it reads the spec
+    digest.add("format", PREPARED_FORMAT.encode())
+    digest.add("python", sys.version.encode())
+    digest.add("source", json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode())
+    digest.add("contract", inputs.contract)
+    digest.add("operations", inputs.operations)
+    digest.add("toolchain", inputs.toolchain_lock)  # PyYAML's version among them: it reads the spec
     for rel, data in inputs.code.items():
-        digest.part(f"codegen/{rel}", data)
+        digest.add(f"codegen/{rel}", data)
     return digest.hexdigest()
 
 
@@ -116,10 +116,10 @@ def compiled_key(modules: Iterable[bytes]) -> str:
     A change to what `check_syntax` checks must change COMPILED_FORMAT, or old records would vouch for it.
     """
     digest = _Digest()
-    digest.part("format", COMPILED_FORMAT.encode())
-    digest.part("python", sys.version.encode())
+    digest.add("format", COMPILED_FORMAT.encode())
+    digest.add("python", sys.version.encode())
     for data in modules:
-        digest.part("module", hashlib.sha256(data).digest())
+        digest.add("module", hashlib.sha256(data).digest())
     return digest.hexdigest()
 
 

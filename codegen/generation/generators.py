@@ -132,7 +132,7 @@ class Generators:
     """The two generators' interpreters for one run, in its private scratch folder.
 
     Once given its arguments, each generator has a thread of its own that reads its output to its
-    end (so that neither can stall on a full pipe) and says when it is done: `first_done` tells the
+    end (so that neither can stall on a full pipe) and says when it is done: `first_finished` tells the
     caller which finished first, `wait` gives one's verdict.
     """
 
@@ -180,7 +180,7 @@ class Generators:
             self._running[tool] = running
             start_helper(running.waiter)
 
-    def first_done(self) -> str:
+    def first_finished(self) -> str:
         """The name of the generator that finished first, as soon as one has (every call: the same)."""
         while self._first is None:
             raise_lost_signal()

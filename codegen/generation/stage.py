@@ -123,8 +123,8 @@ def generate_tree(
     try:
         # Both generators have a core each until one is done: codegen's own work waits for that, so
         # that it takes the core that frees up instead of theirs.
-        _verdict(generators, generators.first_done(), client)
-        with messages.step("overlays") as used:
+        _verdict(generators, generators.first_finished(), client)
+        with messages.step("overlays") as note:
             from codegen.generation.overlays import render_overlays  # jinja's import too: on the free core
 
             overlays = render_overlays(scratch / TEMPLATES / "overlays", filtered)
@@ -132,18 +132,18 @@ def generate_tree(
                 target = tree / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(text)
-            used(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
+            note(f"{len(overlays)} file(s) from {TEMPLATES}/overlays")
         _verdict(generators, WIRE, client)
         (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
-        with messages.step("format") as used:
+        with messages.step("format") as note:
             with formatting(tree, scratch):
                 wanted = while_formatting()
             if not wanted:
                 return None
-            used(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
+            note(f"ruff {version('ruff')}: the wire models and the overlays; {CLIENT} runs it on its own output")
             if formatting_alongside:
-                used(f"{formatting_alongside} alongside")
+                note(f"{formatting_alongside} alongside")
         _verdict(generators, CLIENT, client)
     except CodegenError as failed:
         # Which generator finishes first varies from run to run; what a failed run reports does not:

@@ -33,7 +33,7 @@ _JOURNAL_MAX_BYTES = 1 << 20  # a real one lists a handful of swaps
 # Variables that would point git at another repository or index than root's own.
 _GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
-MaySwap = Callable[[str], bool]  # the targets a write of the caller's may swap: all a journal may name
+IsWriteTarget = Callable[[str], bool]  # the targets a write of the caller's may swap: all a journal may name
 
 # What this process's finished writes and recoveries left in the tree, oldest first.
 _FINISHED_WRITES: list[str] = []
@@ -158,11 +158,11 @@ def _write_journal(root: Path, swaps: list[_Swap], state: str) -> None:
     os.replace(temporary, root / JOURNAL)
 
 
-def recover(root: Path, may_swap: MaySwap) -> str | None:
+def recover(root: Path, is_write_target: IsWriteTarget) -> str | None:
     """Roll back or finish a write a previous run left unfinished; say what was done (None: nothing).
 
     Refused (CodegenError, nothing touched): a journal in the tree that git tracks, or one that is
-    not exactly what swap_into_place writes for targets `may_swap` accepts.
+    not exactly what swap_into_place writes for targets `is_write_target` accepts.
     """
     journal, temporary = root / JOURNAL, root / JOURNAL_TEMPORARY
     if os.path.lexists(journal) or os.path.lexists(temporary):  # none: nothing to read, no git to ask
@@ -175,7 +175,7 @@ def recover(root: Path, may_swap: MaySwap) -> str | None:
     if not journal.exists():
         temporary.unlink(missing_ok=True)  # a journal whose writing was interrupted: no swap had started
         return None
-    state, written, swaps = _read_journal(root, may_swap)
+    state, written, swaps = _read_journal(root, is_write_target)
     with _signals_wait() as received:
         temporary.unlink(missing_ok=True)
         if state == "done":
@@ -233,7 +233,7 @@ def _tracked(root: Path, paths: Iterable[str]) -> list[str]:
     return sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
 
 
-def _read_journal(root: Path, may_swap: MaySwap) -> tuple[str, str, list[_Swap]]:
+def _read_journal(root: Path, is_write_target: IsWriteTarget) -> tuple[str, str, list[_Swap]]:
     def refuse(why: str) -> CodegenError:
         return CodegenError(
             Problem(
@@ -276,7 +276,7 @@ def _read_journal(root: Path, may_swap: MaySwap) -> tuple[str, str, list[_Swap]]
         parts = swap.target.split("/")
         if swap.target.startswith("/") or any(part in ("", ".", "..") for part in parts):
             raise refuse(f"{shown} is not a normalized path inside the repository")
-        if not may_swap(swap.target):
+        if not is_write_target(swap.target):
             raise refuse(f"{shown} is not a path a codegen write swaps")
         if any(s.target == swap.target for s in swaps):
             raise refuse(f"{shown} is listed twice")
@@ -287,7 +287,7 @@ def _read_journal(root: Path, may_swap: MaySwap) -> tuple[str, str, list[_Swap]]
     return state, written, swaps
 
 
-def leftovers(root: Path, folders: Iterable[str], may_swap: MaySwap) -> list[str]:
+def leftovers(root: Path, folders: Iterable[str], is_write_target: IsWriteTarget) -> list[str]:
     """Leftovers of an interrupted write: the journal, and in `folders` `.NAME.codegen-new/old-*` of targets."""
     found = [name for name in (JOURNAL, JOURNAL_TEMPORARY) if os.path.lexists(root / name)]
     for folder in sorted(set(folders)):
@@ -296,7 +296,7 @@ def leftovers(root: Path, folders: Iterable[str], may_swap: MaySwap) -> list[str
             continue
         for entry in sorted(os.listdir(base)):
             match = LEFTOVER.fullmatch(entry)
-            if match and may_swap(f"{folder}/{match[1]}" if folder != "." else match[1]):
+            if match and is_write_target(f"{folder}/{match[1]}" if folder != "." else match[1]):
                 found.append(f"{folder}/{entry}" if folder != "." else entry)
     return found
 

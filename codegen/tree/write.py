@@ -5,7 +5,7 @@ transaction (codegen/tree/transaction.py): an error, Ctrl-C, SIGTERM or a crash
 leaves the tree, after the next run at the latest, fully old or fully new.
 A release writes through the same transaction (release/tree.py), so what an
 interrupted write may name, and where its leftovers lie, is decided here for
-both (`may_swap`, `leftover_folders`).  Nothing here reads or writes through a
+both (`is_write_target`, `leftover_folders`).  Nothing here reads or writes through a
 symlink.
 """
 
@@ -63,7 +63,7 @@ def fragment_path(commit: str, level: str) -> str:
     return f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{BUMP_TYPES[level]}.md"
 
 
-def may_swap(path: str) -> bool:
+def is_write_target(path: str) -> bool:
     """A path a codegen or release write swaps into place: the only kind a journal may name."""
     return path in WRITE_TARGETS or _FRAGMENT.fullmatch(path) is not None or is_release_target(path)
 
@@ -222,7 +222,7 @@ def symlink_drifts(root: Path) -> list[Drift]:
     return [Drift(link, "symlink", None, None) for link in find_symlinks(root)]
 
 
-def compare(root: Path, staged: Staged) -> list[Drift]:
+def compare_tree(root: Path, staged: Staged) -> list[Drift]:
     """Every generated path where the tree differs from the staged output (spec excluded)."""
     links = find_symlinks(root)
     drifts = [Drift(link, "symlink", None, None) for link in links]
@@ -301,7 +301,7 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
     """
     extra = dict(extra or {})
     refuse_symlinks(root, also=extra)
-    drifts = compare(root, staged)
+    drifts = compare_tree(root, staged)
     refuse_unexpected(drifts)
     changed = [d.path for d in drifts if d.kind in ("changed", "missing", "stale")]
     if read_or_none(root / SPEC) != staged.spec:
@@ -320,10 +320,10 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
 
 def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
     """Before a run: settle what an interrupted write left; True when something was found."""
-    said = recover(root, may_swap)
+    said = recover(root, is_write_target)
     if said:
         say(f"warning: {said}")
-    stray = leftovers(root, leftover_folders(root), may_swap)
+    stray = leftovers(root, leftover_folders(root), is_write_target)
     if stray:
         remove_leftovers(root, stray)
         say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
@@ -332,4 +332,4 @@ def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
 
 def leftover_drifts(root: Path) -> list[Drift]:
     """What an interrupted write left behind: never part of a clean tree."""
-    return [Drift(path, "leftover", None, None) for path in leftovers(root, leftover_folders(root), may_swap)]
+    return [Drift(path, "leftover", None, None) for path in leftovers(root, leftover_folders(root), is_write_target)]

@@ -512,12 +512,12 @@ def fetch_spec(
     project: Project, source: Source, messages: Messages, base: Base | None = None, *, fresh: bool = False
 ) -> FetchedSpec:
     """The source and fetch steps: what the environment changed, then the spec's bytes (`fresh`: `obtain_spec`)."""
-    for note in source.notes():
-        messages(note)
-    with messages.step("fetch") as used:
+    for line in source.notes():
+        messages(line)
+    with messages.step("fetch") as note:
         fetched = obtain_spec(project, source, base, fresh=fresh)
-        used(f"upstream {source.url}" if fetched.origin == "upstream" else f"the tracked {SPEC}, as locked")
-        used(f"runtime@{source.short_commit}")
+        note(f"upstream {source.url}" if fetched.origin == "upstream" else f"the tracked {SPEC}, as locked")
+        note(f"runtime@{source.short_commit}")
     if fetched.note:
         messages(fetched.note)
     return fetched

@@ -60,7 +60,7 @@ class Commit:
 
 
 @dataclass(frozen=True)
-class Plan:
+class HistoryPlan:
     branch: str
     spec_path: str
     commits: tuple[Commit, ...]
@@ -70,7 +70,7 @@ def _refuse(message: str, where: str = f"spec/upstream-history/{PLAN}") -> Codeg
     return CodegenError(Problem(f"{message}; {_REMEDY}", where=where))  # one line: it says what to do
 
 
-def load_plan(history: Path) -> Plan:
+def load_history_plan(history: Path) -> HistoryPlan:
     """history.toml, every entry checked; each source read from the history folder itself."""
     data = _read(history, PLAN)
     if data is None:
@@ -86,7 +86,7 @@ def load_plan(history: Path) -> Plan:
         raise _refuse(f"spec_path must be a relative path inside the repository (no '..', no .git), not {spec_path!r}")
     if not isinstance(commits, list) or not commits:
         raise _refuse("needs at least one [[commits]] entry")
-    return Plan(branch, spec_path, tuple(_commit(history, n, entry) for n, entry in enumerate(commits, 1)))
+    return HistoryPlan(branch, spec_path, tuple(_commit(history, n, entry) for n, entry in enumerate(commits, 1)))
 
 
 def _read(history: Path, name: str) -> bytes | None:
@@ -155,7 +155,7 @@ def build_runtime_repo(dest: Path, history: Path = HISTORY_DIR) -> list[tuple[st
         raise CodegenError(
             Problem(f"{dest} exists and is not an empty directory; refusing to build the runtime repository there")
         )
-    plan = load_plan(history)
+    plan = load_history_plan(history)
     dest.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.building-"))
     try:
@@ -169,7 +169,7 @@ def build_runtime_repo(dest: Path, history: Path = HISTORY_DIR) -> list[tuple[st
     return built
 
 
-def _build(work: Path, plan: Plan) -> list[tuple[str, str]]:
+def _build(work: Path, plan: HistoryPlan) -> list[tuple[str, str]]:
     repo = Repo.init(work, initial_branch=plan.branch, env=_GIT_ENV)
     repo.git.update_environment(**_GIT_ENV)
     with repo.config_writer() as config:

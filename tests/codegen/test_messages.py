@@ -42,9 +42,9 @@ def test_every_kind_of_message_has_the_one_prefix() -> None:
 
 def test_a_step_says_its_duration_and_what_it_used_only_when_it_succeeds() -> None:
     messages, err, _ = collect()
-    with messages.step("fetch") as used:
-        used("upstream /tmp/runtime")
-        used("runtime@54f8c7f")
+    with messages.step("fetch") as note:
+        note("upstream /tmp/runtime")
+        note("runtime@54f8c7f")
     with pytest.raises(RuntimeError), messages.step("generate"):
         raise RuntimeError("the failure says more than a timing")
     assert len(err) == 1
@@ -56,8 +56,8 @@ def test_a_step_says_its_duration_and_what_it_used_only_when_it_succeeds() -> No
 def test_quiet_keeps_only_problems_and_the_verdict() -> None:
     messages, err, out = collect(quiet=True)
     messages("progress")
-    with messages.step("fetch") as used:
-        used("x")
+    with messages.step("fetch") as note:
+        note("x")
     messages("warning: kept")
     messages.error("kept too")
     messages.result("clean: verdict")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from release.errors import ReleaseError
-from release.make_release import load_plan
+from release.make_release import load_release_plan
 from release.stage import stage_release, tracked_files
 from tests.codegen.conftest import unchanged
 from tests.release.conftest import CLI, SDK, add_fragment
@@ -19,7 +19,7 @@ def test_stage_renders_the_changelog_and_consumes_the_fragments(project: Path, t
     (project / CLI / "CHANGELOG.md").unlink()  # a package's first changelog is created
     scratch = tmp_path / "scratch"
     with unchanged(project):
-        staged = stage_release(project, load_plan(project, []), scratch, "2026-12-01")
+        staged = stage_release(project, load_release_plan(project, []), scratch, "2026-12-01")
     assert sorted(staged.files) == [
         f"{CLI}/CHANGELOG.md",
         f"{CLI}/e2b_cli/__init__.py",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codegen.tree.transaction import leftovers
-from codegen.tree.write import leftover_folders, may_swap, recover_tree
+from codegen.tree.write import is_write_target, leftover_folders, recover_tree
 from release.errors import ReleaseError
 from release.tree import write_all
 from tests.codegen.tree.test_transaction import _each_step, _step_counter
@@ -102,7 +102,7 @@ def test_a_release_write_crashed_at_any_step_is_fully_old_or_fully_new_after_the
     for at in _each_step(run):
         said: list[str] = []
         recover_tree(root, said.append)
-        assert leftovers(root, leftover_folders(root), may_swap) == [], at
+        assert leftovers(root, leftover_folders(root), is_write_target) == [], at
         after = snapshot(root)
         assert after in (old, new), at
         outcomes.append("new" if after == new else "old")
@@ -132,4 +132,4 @@ def test_a_release_write_crashed_at_any_step_is_fully_old_or_fully_new_after_the
     ],
 )
 def test_a_journal_names_only_what_a_codegen_or_release_write_swaps(path: str, allowed: bool) -> None:
-    assert may_swap(path) is allowed
+    assert is_write_target(path) is allowed

@@ -315,12 +315,12 @@ def test_first_done_names_the_generator_that_finished_while_the_other_still_runs
                 ("datamodel-code-generator", ["json.tool", "small.json"]),
             ]
         )
-        assert generators.first_done() == "datamodel-code-generator"
+        assert generators.first_finished() == "datamodel-code-generator"
         generators.wait("datamodel-code-generator")
         with open(gate, "w") as fifo:  # a FIFO: opening it for writing lets the reader on
             fifo.write("[1]")
         generators.wait("openapi-python-client")
-        assert generators.first_done() == "datamodel-code-generator"  # asked again: the same answer
+        assert generators.first_finished() == "datamodel-code-generator"  # asked again: the same answer
     finally:
         generators.close()
 

@@ -62,7 +62,7 @@ CONTENTS: dict[str, bytes | Mapping[str, bytes]] = {
 }
 
 
-def may_swap(target: str) -> bool:
+def is_write_target(target: str) -> bool:
     """The targets these tests' writes swap: all a journal may name here."""
     return target in CONTENTS
 
@@ -86,7 +86,7 @@ def test_a_write_swaps_everything_and_leaves_nothing_behind(root: Path) -> None:
     swap_into_place(root, CONTENTS)
     assert (root / "pkg/api/sub/c.py").read_bytes() == b"new c\n" and not (root / "pkg/api/gone.py").exists()
     assert (root / "spec/runtime-ref").read_bytes() == b"c\n" and (root / "README.md").read_bytes() == b"mine\n"
-    assert leftovers(root, FOLDERS, may_swap) == []
+    assert leftovers(root, FOLDERS, is_write_target) == []
 
 
 # --- crashes: the next run recovers -------------------------------------------------------
@@ -144,8 +144,8 @@ def _crash_in_child(root: Path, at: int, *, fail_rename_at: int | None = None) -
 
 def next_run(root: Path) -> str | None:
     """What the next codegen run does first (codegen.tree.write.recover_tree, on this tree's folders)."""
-    said = recover(root, may_swap)
-    remove_leftovers(root, leftovers(root, FOLDERS, may_swap))
+    said = recover(root, is_write_target)
+    remove_leftovers(root, leftovers(root, FOLDERS, is_write_target))
     return said
 
 
@@ -172,7 +172,7 @@ def test_a_crash_at_any_step_is_recovered_to_fully_old_or_fully_new(
 
     for at in _each_step(run):
         said = next_run(root)
-        assert leftovers(root, FOLDERS, may_swap) == [], at
+        assert leftovers(root, FOLDERS, is_write_target) == [], at
         digest = tree_digest(root)
         assert digest in (old, new), at
         outcomes.append("new" if digest == new else "old")
@@ -198,7 +198,7 @@ def test_a_crash_during_a_rollback_is_recovered_to_fully_old(
     for at in crashed:
         run(at)
         assert "rolled back" in (next_run(root) or "rolled back")
-        assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == [], at
+        assert tree_digest(root) == old and leftovers(root, FOLDERS, is_write_target) == [], at
 
 
 # --- signals: they wait for the swap, and the message says what the tree holds --------------------
@@ -222,7 +222,7 @@ def test_sigint_while_the_new_files_are_prepared_writes_nothing(
     with pytest.raises(KeyboardInterrupt) as caught:
         swap_into_place(root, CONTENTS)
     assert not isinstance(caught.value, InterruptedWrite)
-    assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == []
+    assert tree_digest(root) == old and leftovers(root, FOLDERS, is_write_target) == []
 
 
 @pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGINT, signal.SIGINT), (signal.SIGTERM,)])
@@ -234,7 +234,7 @@ def test_signals_during_the_swap_wait_for_it_and_say_the_tree_is_new(
     try:
         for at in range(1, 15):  # the journal, six renames, the commit point, six removals
             if at > 1:
-                recover(root, may_swap)  # nothing to recover: each write finished
+                recover(root, is_write_target)  # nothing to recover: each write finished
             _step_counter(monkeypatch, at, lambda: _send(signals))
             with pytest.raises(InterruptedWrite) as caught:
                 swap_into_place(root, {**CONTENTS, "spec/runtime-ref": f"{at}\n".encode()})
@@ -242,7 +242,7 @@ def test_signals_during_the_swap_wait_for_it_and_say_the_tree_is_new(
             assert caught.value.signum == signals[0]
             assert "the tree holds the new files" in str(caught.value)
             assert (root / "spec/runtime-ref").read_bytes() == f"{at}\n".encode()
-            assert leftovers(root, FOLDERS, may_swap) == []
+            assert leftovers(root, FOLDERS, is_write_target) == []
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert {k: v for k, v in tree_digest(root).items() if k != "spec/runtime-ref"} == {
@@ -276,7 +276,7 @@ def test_sigterm_while_preparing_rolls_back_like_ctrl_c(
             swap_into_place(root, CONTENTS)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == []
+    assert tree_digest(root) == old and leftovers(root, FOLDERS, is_write_target) == []
 
 
 # --- the journal is data: nothing outside the swaps it may name --------------------------------
@@ -320,7 +320,7 @@ def test_a_journal_codegen_did_not_write_is_refused(root: Path, journal: str, sa
     (root / JOURNAL).write_text(journal)
     before = tree_digest(root)
     with pytest.raises(CodegenError, match="cannot recover the interrupted write") as raised:
-        recover(root, may_swap)
+        recover(root, is_write_target)
     (problem,) = raised.value.problems
     assert says in problem.message and "nothing was touched" in problem.message
     assert problem.message.isprintable()
@@ -330,7 +330,7 @@ def test_a_journal_codegen_did_not_write_is_refused(root: Path, journal: str, sa
 def test_a_journal_printed_in_a_refusal_is_escaped(root: Path) -> None:
     (root / JOURNAL).write_text(_journal([{"target": "\x1b]0;x\x07\u202e\ncodegen: clean", "existed": False}]))
     with pytest.raises(CodegenError) as raised:
-        recover(root, may_swap)
+        recover(root, is_write_target)
     (problem,) = raised.value.problems
     assert "\\x1b]0;x\\x07\\u202e\\ncodegen: clean" in problem.message and problem.message.isprintable()
 
@@ -345,7 +345,7 @@ def test_a_journal_whose_swap_meets_a_symlink_is_refused(root: Path, tmp_path: P
     (root / JOURNAL).write_text(_journal([{"target": "pkg/api", "existed": True}]))
     before, outside = tree_digest(root), tree_digest(elsewhere)
     with pytest.raises(CodegenError, match="is, or lies under, a symlink"):
-        recover(root, may_swap)
+        recover(root, is_write_target)
     assert tree_digest(root) == before and tree_digest(elsewhere) == outside
 
 
@@ -354,11 +354,11 @@ def test_a_journal_that_is_a_symlink_or_a_folder_is_refused(root: Path, tmp_path
     (tmp_path / "target").write_text(_journal([{"target": "pkg/api", "existed": False}]))
     (root / name).symlink_to(tmp_path / "target")
     with pytest.raises(CodegenError, match="is not a journal codegen wrote"):
-        recover(root, may_swap)
+        recover(root, is_write_target)
     (root / name).unlink()
     (root / name).mkdir()
     with pytest.raises(CodegenError, match="is not a journal codegen wrote"):
-        recover(root, may_swap)
+        recover(root, is_write_target)
     assert (root / name).is_dir() and (tmp_path / "target").exists() and (root / "pkg/api/a.py").exists()
 
 
@@ -373,7 +373,7 @@ def test_a_journal_in_the_git_index_is_refused_whatever_it_says(root: Path, name
     subprocess.run([*git, "commit", "-q", "--no-verify", "-m", "journal"], check=True, env=_GIT_ENV)
     before = tree_digest(root)
     with pytest.raises(CodegenError) as raised:
-        recover(root, may_swap)
+        recover(root, is_write_target)
     (problem,) = raised.value.problems
     assert problem.render() == (
         f"{name}: committed, but a codegen journal is never committed and never read from a commit; "
@@ -393,7 +393,7 @@ def test_leftovers_are_only_siblings_of_targets_a_write_swaps(root: Path) -> Non
         ".noxfile.py.codegen-old-0123abcd",
     ):
         (root / rel).write_text("x\n")
-    assert leftovers(root, FOLDERS, may_swap) == ["pkg/.api.codegen-old-0123abcd"]
+    assert leftovers(root, FOLDERS, is_write_target) == ["pkg/.api.codegen-old-0123abcd"]
 
 
 def test_settled_records_each_finished_write_and_recovery(root: Path) -> None:
@@ -427,4 +427,4 @@ def test_signals_during_a_rollback_wait_for_it(
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert renames == 5  # the rollback put the old folder back
-    assert tree_digest(root) == old and leftovers(root, FOLDERS, may_swap) == []
+    assert tree_digest(root) == old and leftovers(root, FOLDERS, is_write_target) == []

@@ -15,7 +15,7 @@ from codegen.config import API_DIR, MANIFEST, WIRE_DIR
 from codegen.errors import CodegenError
 from codegen.generation.stage import Staged, manifest_for
 from codegen.tree.read import read_or_none
-from codegen.tree.write import Drift, compare, find_symlinks, write_tree
+from codegen.tree.write import Drift, compare_tree, find_symlinks, write_tree
 from tests.codegen.conftest import commit_all, git_repo, tree_digest
 
 OLD = {
@@ -100,7 +100,7 @@ def test_write_tree_rolls_back_when_a_rename_fails(
 
 def test_compare_names_every_kind(root: Path) -> None:
     (root / f"{API_DIR}/client/mine.py").write_bytes(b"hand written\n")
-    drifts = {(d.path, d.kind) for d in compare(root, staged(NEW))}
+    drifts = {(d.path, d.kind) for d in compare_tree(root, staged(NEW))}
     assert (f"{API_DIR}/__init__.py", "changed") in drifts
     assert (f"{API_DIR}/client/b.py", "missing") in drifts
     assert (f"{API_DIR}/client/gone.py", "stale") in drifts
@@ -114,14 +114,14 @@ def test_compare_ignores_only_the_bytecode_imports_leave_untracked(root: Path) -
     cache = root / API_DIR / "client" / "__pycache__"
     cache.mkdir()
     (cache / "a.cpython-311.pyc").write_bytes(b"\0")
-    unknown = [(d.path, d.kind) for d in compare(root, staged(NEW))]
+    unknown = [(d.path, d.kind) for d in compare_tree(root, staged(NEW))]
     assert unknown == [(f"{API_DIR}/client/__pycache__/a.cpython-311.pyc", "unexpected")]  # no git: who knows
     Repo.init(root, initial_branch="main")
-    assert compare(root, staged(NEW)) == []
+    assert compare_tree(root, staged(NEW)) == []
     (root / API_DIR / "stray.pyc").write_bytes(b"\0")  # imports never write bytecode beside the source
     (cache / "notes.txt").write_bytes(b"x\n")
     (root / WIRE_DIR / ".hidden").write_bytes(b"x\n")
-    assert {(d.path, d.kind) for d in compare(root, staged(NEW))} == {
+    assert {(d.path, d.kind) for d in compare_tree(root, staged(NEW))} == {
         (f"{API_DIR}/stray.pyc", "unexpected"),
         (f"{API_DIR}/client/__pycache__/notes.txt", "unexpected"),
         (f"{WIRE_DIR}/.hidden", "unexpected"),
@@ -139,7 +139,7 @@ def test_tracked_bytecode_is_unexpected_and_codegen_refuses_it(root: Path) -> No
     Repo.init(root, initial_branch="main")
     git_repo(root).git.add("-f", f"{API_DIR}/__pycache__/a.cpython-311.pyc")
     commit_all(root, "planted")
-    drifts = compare(root, staged(NEW))
+    drifts = compare_tree(root, staged(NEW))
     assert drifts == [Drift(f"{API_DIR}/__pycache__/a.cpython-311.pyc", "unexpected", None, b"planted")]
     before = tree_digest(root)
     with pytest.raises(CodegenError) as caught:
@@ -148,7 +148,7 @@ def test_tracked_bytecode_is_unexpected_and_codegen_refuses_it(root: Path) -> No
     assert "git rm --cached" in (caught.value.problems[0].remedy or "")
     assert tree_digest(root) == before
     git_repo(root).git.rm("-q", "--cached", f"{API_DIR}/__pycache__/a.cpython-311.pyc")
-    assert compare(root, staged(NEW)) == []  # untracked again: a local cache like the other
+    assert compare_tree(root, staged(NEW)) == []  # untracked again: a local cache like the other
 
 
 def test_a_repository_git_refuses_to_read_stops_the_comparison(root: Path) -> None:
@@ -158,7 +158,7 @@ def test_a_repository_git_refuses_to_read_stops_the_comparison(root: Path) -> No
     (root / API_DIR / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
     (root / ".git").write_bytes(b"gitdir: /nonexistent/repository\n")
     with pytest.raises(CodegenError) as caught:
-        compare(root, staged(NEW))
+        compare_tree(root, staged(NEW))
     assert caught.value.exit_code == 2
     [problem] = caught.value.problems
     assert problem.message.startswith("git cannot list the files it tracks under the generated folders: ")
@@ -200,7 +200,7 @@ def secret(tmp_path: Path) -> Path:
 def test_a_symlink_to_a_file_outside_is_drift_and_never_read(root: Path, secret: Path) -> None:
     write_tree(root, staged(NEW))
     (root / f"{API_DIR}/client/leak.py").symlink_to(secret / "environ")
-    drifts = compare(root, staged(NEW))
+    drifts = compare_tree(root, staged(NEW))
     assert drifts == [Drift(f"{API_DIR}/client/leak.py", "symlink", None, None)]
 
 
@@ -208,7 +208,7 @@ def test_a_generated_folder_that_is_a_symlink_is_drift_and_refused(root: Path, s
     shutil.rmtree(root / WIRE_DIR)
     (root / WIRE_DIR).symlink_to(secret, target_is_directory=True)
     assert find_symlinks(root) == [WIRE_DIR]
-    assert Drift(WIRE_DIR, "symlink", None, None) in compare(root, staged(NEW))
+    assert Drift(WIRE_DIR, "symlink", None, None) in compare_tree(root, staged(NEW))
     before = tree_digest(secret)
     with pytest.raises(CodegenError, match="is a symlink"):
         write_tree(root, staged(NEW))
@@ -267,7 +267,7 @@ def test_a_submodule_or_symlink_in_the_index_is_drift_and_refused(root: Path, mo
     if mode == "160000":
         (root / evil).mkdir()  # what `git clone` leaves for a submodule it does not fetch: an empty folder
     _index_entry(root, mode, evil, b"/etc\n")
-    assert compare(root, staged(NEW)) == [Drift(evil, kind, None, None)]
+    assert compare_tree(root, staged(NEW)) == [Drift(evil, kind, None, None)]
     before = tree_digest(root)
     with pytest.raises(CodegenError) as caught:
         write_tree(root, staged(NEW))
@@ -275,7 +275,7 @@ def test_a_submodule_or_symlink_in_the_index_is_drift_and_refused(root: Path, mo
     assert "git rm --cached" in (caught.value.problems[0].remedy or "")
     assert tree_digest(root) == before and (root / evil).exists() == (mode == "160000")
     git_repo(root).git.rm("-q", "--cached", evil)
-    assert compare(root, staged(NEW)) == []
+    assert compare_tree(root, staged(NEW)) == []
 
 
 @pytest.mark.parametrize(
@@ -288,7 +288,7 @@ def test_a_manifest_entry_outside_the_generated_folders_is_never_read(root: Path
     data = json.loads((root / MANIFEST).read_bytes())
     data["files"][outside] = "0" * 64
     (root / MANIFEST).write_text(json.dumps(data, indent=2) + "\n")
-    drifts = compare(root, staged(NEW))
+    drifts = compare_tree(root, staged(NEW))
     assert [(d.path, d.kind) for d in drifts] == [(MANIFEST, "changed")]
     before = tree_digest(root)
     git_config = (root / ".git/config").read_bytes()

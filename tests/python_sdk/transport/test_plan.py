@@ -10,7 +10,7 @@ import httpx
 import pytest
 from e2b._transport import _peek
 from e2b._transport._peek import PeekState, Stop
-from e2b._transport._plan import Action, Plan, RequestContext
+from e2b._transport._plan import Action, RequestContext, RetryPlan
 from e2b._transport._retry_rules import RetryPolicy, is_replayable
 
 REFUSAL = json.dumps({"code": 503, "error_code": "sandbox_pause_refused"}).encode()
@@ -49,7 +49,7 @@ def test_peek_decision(
     response = httpx.Response(503, headers=headers)
     for may_retry, expected in ((False, last), (True, retrying)):
         ctx = _ctx(httpx.Request("GET", "http://x/"), [0.0])
-        plan = Plan(delay=0.5, may_retry=may_retry, peek=True, started=0.0)
+        plan = RetryPlan(delay=0.5, may_retry=may_retry, peek=True, started=0.0)
         state = PeekState(cap=8192, budget_end=1.0, chunks=[raw], size=len(raw), stop=stop, error=OSError("x"))
         outcome = ctx.decide(plan, state, response)
         assert outcome.action is expected

@@ -2,7 +2,7 @@
 
 ``RequestContext`` holds a request's constants (policy, deadline, read
 timeout, whether it can be re-sent) and turns each busy response into a
-``Plan`` before any body I/O, then into an ``Outcome`` once the peek, if any,
+``RetryPlan`` before any body I/O, then into an ``Outcome`` once the peek, if any,
 has stopped. The sync and async transports (`_sync`, `_async`) differ only in
 how they read, close and sleep; the clock and the random draw are passed in,
 so both flavours make the same decisions and they can be table-tested.
@@ -61,7 +61,7 @@ class Action(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Plan:
+class RetryPlan:
     """What to do with one retryable response, fixed before any body I/O."""
 
     delay: float
@@ -134,7 +134,7 @@ class RequestContext:
             extensions={**request.extensions, "timeout": clamped},
         )
 
-    def plan(self, response: httpx.Response, attempt: int) -> Plan | None:
+    def plan(self, response: httpx.Response, attempt: int) -> RetryPlan | None:
         """None when the response is not retryable at all."""
         headers = response.headers
         should_retry = parse_should_retry(headers.get("should-retry"))
@@ -156,9 +156,9 @@ class RequestContext:
             headers.get("content-length"),
             self.policy.peek_cap,
         )
-        return Plan(delay=delay, may_retry=may_retry, peek=peek, started=now)
+        return RetryPlan(delay=delay, may_retry=may_retry, peek=peek, started=now)
 
-    def new_peek(self, plan: Plan) -> PeekState:
+    def new_peek(self, plan: RetryPlan) -> PeekState:
         budget = peek_budget(self.policy, plan.delay, plan.started, self.deadline)
         return PeekState(cap=self.policy.peek_cap, budget_end=plan.started + budget)
 
@@ -168,7 +168,7 @@ class RequestContext:
     def peek_read_bound(self, budget_end: float) -> tuple[float, bool]:
         return peek_read_bound(self.read_timeout, self.clock(), self.deadline, budget_end)
 
-    def decide(self, plan: Plan, state: PeekState | None, response: httpx.Response) -> Outcome:
+    def decide(self, plan: RetryPlan, state: PeekState | None, response: httpx.Response) -> Outcome:
         """What to do with a retryable response once its peek, if any, has stopped."""
         if state is None:
             return Outcome(Action.RETRY, sleep=plan.delay) if plan.may_retry else Outcome(Action.RETURN)
