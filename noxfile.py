@@ -180,7 +180,7 @@ def _bytecode_outside_the_tree(session: nox.Session) -> dict[str, str]:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the whole test suite, one pytest-xdist worker per core (arguments after -- reach pytest; -n 0: serial)."""
+    """Run the whole test suite, cores + 1 pytest-xdist workers (arguments after -- reach pytest; -n 0: serial)."""
     _install_dev(session)
     session.run("python", "-m", "pytest", *XDIST, *session.posargs, env=_bytecode_outside_the_tree(session))
 

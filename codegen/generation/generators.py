@@ -94,38 +94,13 @@ _PRELOAD = {
         "datamodel_code_generator.parser.openapi",
     ),
 }
-# argv: the modules to import; stdin: one JSON line, [module, *arguments], or nothing (not needed after all).
-# Once the generator's __main__ has returned or exited, its files are written and closed and its hooks
-# have run: the interpreter's teardown of everything it imported (some 60 ms for openapi-python-client)
-# is skipped, its output flushed first.  An exception still ends it the usual way, with its traceback.
-_LAUNCHER = """\
-import json, os, runpy, sys
-for module in sys.argv[1:]:
-    __import__(module)
-line = sys.stdin.readline()
-if not line:
-    sys.exit(0)
-sys.argv = json.loads(line)
-try:
-    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-    status = 0
-except SystemExit as stop:
-    status = 0 if stop.code is None else stop.code
-    if not isinstance(status, int):  # as Python says a message given to sys.exit
-        print(status, file=sys.stderr)
-        status = 1
-for stream in (sys.stdout, sys.stderr):
-    try:
-        stream.flush()
-    except (OSError, ValueError):
-        pass  # closed by the generator: nothing left in it
-os._exit(status)
-"""
+# Run as a script (its own module, so that ruff and mypy read it): never imported by codegen.
+LAUNCHER = Path(__file__).resolve().with_name("launcher.py")
 
 
 def launcher(tool: str) -> list[str]:
     """The command that starts `tool`'s interpreter: it imports the generator, then waits for its arguments."""
-    return [*PYTHON, "-c", _LAUNCHER, *_PRELOAD[tool]]
+    return [*PYTHON, str(LAUNCHER), *_PRELOAD[tool]]
 
 
 class Generators:

@@ -25,9 +25,9 @@ from codegen.config import Project, load_source
 from codegen.errors import CodegenError, Problem
 from codegen.generation import generators
 from codegen.generation.generators import (
-    _LAUNCHER,
     _TEXT,
     CLIENT_CONFIG,
+    LAUNCHER,
     PYTHON,
     Generators,
     _Running,
@@ -415,7 +415,7 @@ def test_output_that_cannot_be_read_is_a_failure_not_a_success() -> None:
 def _launched(scratch: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     """The launcher, importing nothing ahead, given `arguments` (`python -m` form) at once."""
     return subprocess.run(
-        [*PYTHON, "-c", _LAUNCHER],
+        [*PYTHON, str(LAUNCHER)],
         input=json.dumps(arguments) + "\n",
         cwd=scratch,
         env=tool_env(scratch),
