@@ -5,6 +5,7 @@ How it works, and why: docs/maintainers/design.md, "codegen/config.py".
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 from dataclasses import dataclass
@@ -106,6 +107,22 @@ class Settings:
         return tuple(key for key, a, b in zip(keys, mine, theirs, strict=True) if a != b)
 
 
+class PinFrom(enum.Enum):
+    """Where the commit to generate from came from; its value is where a problem with it is."""
+
+    RUNTIME_REF = RUNTIME_REF  # the pin
+    ENV = RUNTIME_REF_ENV  # an override that differs from the pin
+    BUMP = "the bump's ref"  # the commit bump resolved and will pin
+
+
+class UpstreamFrom(enum.Enum):
+    """Where the runtime repository's URL came from; its value is where a problem with it is."""
+
+    TREE = "pyproject.toml [tool.codegen] runtime-repo"
+    BASE = "the base revision's [tool.codegen] runtime-repo"  # the check reads the base's
+    ENV = RUNTIME_REPO_ENV
+
+
 @dataclass(frozen=True)
 class Source:
     """The upstream runtime repository, the commit to read, and where the spec is in it."""
@@ -116,9 +133,8 @@ class Source:
     spec_path: str
     commit: str
     sdk_tags: tuple[str, ...]
-    url_overridden: bool = False
-    ref_overridden: bool = False
-    url_from_env: bool = False  # E2B_RUNTIME_REPO was set: a mistyped override must not fall back
+    pin_from: PinFrom = PinFrom.RUNTIME_REF
+    upstream_from: UpstreamFrom = UpstreamFrom.TREE
     # The check: the base revision's runtime-branch, which the pin must be reachable from.
     base_branch: str | None = None
     base_notes: tuple[str, ...] = ()  # what the base changed, for the output
@@ -128,6 +144,11 @@ class Source:
         return self.commit[:7]
 
     @property
+    def pin_where(self) -> str:
+        """Where a problem with the commit is: the file bump writes counts as the pin."""
+        return RUNTIME_REF if self.pin_from is PinFrom.BUMP else self.pin_from.value
+
+    @property
     def verified_branch(self) -> str:
         """The branch fetched and every pin checked against: the base's in the check, else the tree's."""
         return self.base_branch or self.branch
@@ -135,9 +156,9 @@ class Source:
     def notes(self) -> list[str]:
         """What the environment and the base changed, so that the output can say so."""
         said = list(self.base_notes)
-        if self.url_overridden:
+        if self.upstream_from is UpstreamFrom.ENV and self.url != self.configured_url:
             said.append(f"{RUNTIME_REPO_ENV} overrides the runtime repository: {self.url}")
-        if self.ref_overridden:
+        if self.pin_from is PinFrom.ENV:
             said.append(
                 f"{RUNTIME_REF_ENV} overrides spec/runtime-ref: generating from {self.commit}; "
                 "the pin is unchanged, so the generated-files check will fail until you bump"
@@ -368,12 +389,19 @@ def load_source(project: Project, *, commit: str | None = None, base: Settings |
             f"the pin must be reachable from the base's {base.runtime_branch!r}"
         )
     env_ref = os.environ.get(RUNTIME_REF_ENV)
-    ref_overridden = False
+    pin_from = PinFrom.RUNTIME_REF
     if commit is None and env_ref is not None:
         commit = check_commit(env_ref.strip(), origin=RUNTIME_REF_ENV)
-        ref_overridden = True
+        if commit != _pin_or_none(project):
+            pin_from = PinFrom.ENV
     if commit is None:
         commit = read_pin(project)
+    if env_url is not None:
+        upstream_from = UpstreamFrom.ENV
+    elif base is not None and base.runtime_repo != settings.runtime_repo:
+        upstream_from = UpstreamFrom.BASE
+    else:
+        upstream_from = UpstreamFrom.TREE
     return Source(
         url=url,
         configured_url=settings.runtime_repo,
@@ -381,9 +409,8 @@ def load_source(project: Project, *, commit: str | None = None, base: Settings |
         spec_path=settings.spec_path,
         commit=commit,
         sdk_tags=settings.sdk_tags,
-        url_overridden=env_url is not None and env_url != settings.runtime_repo,
-        ref_overridden=ref_overridden and commit != _pin_or_none(project),
-        url_from_env=env_url is not None,
+        pin_from=pin_from,
+        upstream_from=upstream_from,
         base_branch=base.runtime_branch if base is not None else None,
         base_notes=tuple(base_notes),
     )

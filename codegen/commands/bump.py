@@ -21,6 +21,7 @@ from codegen.config import (
     GENERATED_ROOTS,
     RUNTIME_REF,
     SPEC,
+    PinFrom,
     Project,
     Source,
     load_source,
@@ -170,7 +171,7 @@ def run_bump(
     if upstream.is_ancestor(commit, current.commit):
         messages.warning(f"{commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
 
-    target = replace(current, commit=commit, ref_overridden=False)
+    target = replace(current, commit=commit, pin_from=PinFrom.BUMP)
     fetched = fetch_spec(project, target, messages)
     # Read here, validated by the pipeline beside the generators (the report needs only the structure
     # read_spec bounds); a spec the report cannot read is validated first, so its problems are said.

@@ -18,7 +18,7 @@ from typing import Any
 
 import git
 
-from codegen.config import RUNTIME_REF, RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, Project, Source
+from codegen.config import RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, PinFrom, Project, Source, UpstreamFrom
 from codegen.errors import CodegenError, Problem
 from codegen.messages import Messages
 from codegen.tree.cache_folder import cache_root, make_private_folder, private_cache_dir, require_private_tree
@@ -339,7 +339,7 @@ def fetch_configured_branch(upstream: UpstreamRepository, source: Source) -> str
                 remedy="fix runtime-branch (the branch every pin must be reachable from), "
                 + (
                     f"or {RUNTIME_REPO_ENV} if it names the wrong repository"
-                    if source.url_from_env
+                    if source.upstream_from is UpstreamFrom.ENV
                     else "or runtime-repo"
                 ),
             )
@@ -363,7 +363,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
         raise CodegenError(
             Problem(
                 f"commit {source.commit} does not exist in {source.url}",
-                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
+                where=source.pin_where,
                 remedy="pin a commit of the runtime repository (`nox -s bump -- <ref>`)",
             )
         )
@@ -372,7 +372,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
             Problem(
                 f"commit {source.commit} exists upstream but is not reachable from "
                 f"{source.verified_branch!r} (a fork's or an unmerged pull request's commit?)",
-                where=RUNTIME_REF if not source.ref_overridden else RUNTIME_REF_ENV,
+                where=source.pin_where,
                 remedy=f"merge the change into the runtime's {source.verified_branch} first, "
                 "then bump to the merged commit",
             )
@@ -459,53 +459,59 @@ def locked_blob_from_git(project: Project, blob_id: str) -> bytes | None:
 
 
 def obtain_spec(project: Project, source: Source, base: Base | None = None, *, fresh: bool = False) -> FetchedSpec:
-    """The spec at the source commit: from the upstream, else the bytes the lock vouches for.
+    """The spec at the source commit: from the upstream, else (`offline_stand_in`) the bytes the lock vouches for.
 
-    With a base revision (the check), the lock vouches only when the pin, the
-    lock and `[tool.codegen]` are the base's (then the lock is the base's): a
-    change that touches them needs the upstream.  A spec edited on its own is
-    drift, found against the locked blob.  `fresh` (`--no-cache`): fetched into
-    a repository made for the run, never through the cached one.
+    `fresh` (`--no-cache`): fetched into a repository made for the run, never through the cached one.
     """
     try:
         return fetch_spec_at(source, cache=cache_root(project), fresh=fresh)
     except Unreachable as exc:
-        if source.url_from_env:
-            # An explicit override that cannot be used is a mistake (a typo, a missing
-            # mirror), not a cue to fall back to what the tree holds.
-            raise CodegenError(
-                Problem(
-                    f"{source.url} cannot be reached: {exc}",
-                    where=RUNTIME_REPO_ENV,
-                    remedy=f"point {RUNTIME_REPO_ENV} at a reachable runtime repository (a mirror or a checkout), "
-                    "or unset it to use the configured upstream",
-                )
-            ) from None
-        if source.ref_overridden:
-            raise CodegenError(
-                Problem(
-                    f"{source.url} is unreachable ({exc}), so runtime@{source.short_commit} cannot be fetched; "
-                    "the tracked spec is the pin's, not this commit's",
-                    where=RUNTIME_REF_ENV,
-                    remedy=f"run where the runtime repository is reachable, or unset {RUNTIME_REF_ENV}",
-                )
-            ) from None
-        if base is not None and set(base.touched) - {SPEC}:
-            raise CodegenError(
-                Problem(
-                    f"{source.url} is unreachable ({exc}), and this change moves or touches the pin "
-                    f"({', '.join(base.touched)} differ from the base {base.short}, {base.described}): "
-                    "a lock or [tool.codegen] written by the change cannot vouch for its spec, only the upstream can",
-                    remedy="run where the runtime repository is reachable "
-                    "(E2B_RUNTIME_REPO may name a mirror or a checkout; in CI, give the job a token)",
-                )
-            ) from None
-        fetched = tracked_copy_if_locked(project, source, str(exc))
-        if base is None:
-            return fetched
-        return replace(
-            fetched, note=f"{fetched.note}; the lock is unchanged since the base {base.short} ({base.described})"
+        return offline_stand_in(project, source, base, str(exc))
+
+
+def offline_stand_in(project: Project, source: Source, base: Base | None, reason: str) -> FetchedSpec:
+    """The whole fallback policy: the upstream cannot be reached; may the tracked copy stand in for it?
+
+    Not for an upstream the environment names (a mistyped override is a mistake, not a cue to use
+    what the tree holds), nor for a commit it names (the tracked spec is the pin's). With a base
+    revision (the check), only when the pin, the lock and `[tool.codegen]` are the base's: a lock
+    written by the change cannot vouch for its spec. Then only the bytes the lock records for this
+    commit stand in (`tracked_copy_if_locked`); a spec edited on its own is drift, found against them.
+    """
+    if source.upstream_from is UpstreamFrom.ENV:
+        raise CodegenError(
+            Problem(
+                f"{source.url} cannot be reached: {reason}",
+                where=RUNTIME_REPO_ENV,
+                remedy=f"point {RUNTIME_REPO_ENV} at a reachable runtime repository (a mirror or a checkout), "
+                "or unset it to use the configured upstream",
+            )
         )
+    if source.pin_from is PinFrom.ENV:
+        raise CodegenError(
+            Problem(
+                f"{source.url} is unreachable ({reason}), so runtime@{source.short_commit} cannot be fetched; "
+                "the tracked spec is the pin's, not this commit's",
+                where=RUNTIME_REF_ENV,
+                remedy=f"run where the runtime repository is reachable, or unset {RUNTIME_REF_ENV}",
+            )
+        )
+    if base is not None and set(base.touched) - {SPEC}:
+        raise CodegenError(
+            Problem(
+                f"{source.url} is unreachable ({reason}), and this change moves or touches the pin "
+                f"({', '.join(base.touched)} differ from the base {base.short}, {base.described}): "
+                "a lock or [tool.codegen] written by the change cannot vouch for its spec, only the upstream can",
+                remedy="run where the runtime repository is reachable "
+                "(E2B_RUNTIME_REPO may name a mirror or a checkout; in CI, give the job a token)",
+            )
+        )
+    fetched = tracked_copy_if_locked(project, source, reason)
+    if base is None:
+        return fetched
+    return replace(
+        fetched, note=f"{fetched.note}; the lock is unchanged since the base {base.short} ({base.described})"
+    )
 
 
 def fetch_spec(

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from codegen.config import Project, check_commit, check_url, load_source, read_pin
+from codegen.config import (
+    PinFrom,
+    Project,
+    Settings,
+    UpstreamFrom,
+    check_commit,
+    check_url,
+    load_source,
+    read_pin,
+)
 from codegen.errors import CodegenError
 from tests.codegen.conftest import PIN
 
@@ -87,6 +96,31 @@ def test_load_source_defaults_and_env(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "E2B_RUNTIME_REPO overrides" in notes[0] and "E2B_RUNTIME_REF overrides" in notes[1]
     # an explicit commit (bump) wins over the environment
     assert load_source(project, commit=PIN).commit == PIN
+
+
+def test_the_source_says_where_its_commit_and_upstream_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("E2B_RUNTIME_REPO", "E2B_RUNTIME_REF"):
+        monkeypatch.delenv(key, raising=False)
+    project = write_pyproject(tmp_path, BASE)
+    source = load_source(project)
+    assert (source.pin_from, source.upstream_from, source.pin_where) == (
+        PinFrom.RUNTIME_REF,
+        UpstreamFrom.TREE,
+        "spec/runtime-ref",
+    )
+    base = Settings("https://example.com/base.git", "main", "spec/openapi.yml", ("sandboxes",))
+    from_base = load_source(project, base=base)
+    assert (from_base.url, from_base.upstream_from) == ("https://example.com/base.git", UpstreamFrom.BASE)
+    monkeypatch.setenv("E2B_RUNTIME_REF", PIN)  # the pin itself: no override to speak of
+    assert load_source(project).pin_from is PinFrom.RUNTIME_REF
+    monkeypatch.setenv("E2B_RUNTIME_REF", "a" * 40)
+    monkeypatch.setenv("E2B_RUNTIME_REPO", "https://example.com/r.git")  # the configured URL: still the environment
+    overridden = load_source(project, base=base)
+    assert (overridden.pin_from, overridden.pin_where) == (PinFrom.ENV, "E2B_RUNTIME_REF")
+    assert overridden.upstream_from is UpstreamFrom.ENV
+    assert not any("E2B_RUNTIME_REPO overrides" in note for note in overridden.notes())  # it names the same URL
 
 
 @pytest.mark.parametrize(
