@@ -17,7 +17,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from codegen.config import GENERATED_ROOTS, MANIFEST
 from codegen.messages import Say
+from codegen.tree.read import read_or_none
+from codegen.tree.write import read_manifest_paths
 from release.api_check import api_verdicts, show_verdicts
 from release.base import changed_paths, git, merge_base
 from release.errors import EXIT_MISSING_FRAGMENT
@@ -41,10 +44,6 @@ def generated_paths(root: Path, base_commit: str) -> frozenset[str]:
     alike; the generated-files check vouches that the tree's manifest is the
     one the pin produces.
     """
-    from codegen.config import GENERATED_ROOTS, MANIFEST
-    from codegen.tree.read import read_or_none
-    from codegen.tree.write import read_manifest_paths
-
     at_base = subprocess.run(
         ["git", "cat-file", "blob", f"{base_commit}:{MANIFEST}"], cwd=root, capture_output=True, check=False
     )

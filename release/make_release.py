@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import codegen.cli
 from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK
 from codegen.messages import Say
 from codegen.tree.write import recover_tree
@@ -46,15 +47,12 @@ def check_generated_files(root: Path, say: Say, *, base: str | None = None) -> N
 
     `base`: the revision it trusts (`--base`); default: the merge base with the default branch.
     """
-    from codegen.cli import Terminated
-    from codegen.cli import main as codegen_main
-
     out = io.StringIO()
     trusted = ["--base", base] if base is not None else []
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = codegen_main(["--root", str(root), "check", *trusted, "--no-cache"])  # a release trusts no local cache
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):  # a release trusts no local cache
+        code = codegen.cli.main(["--root", str(root), "check", *trusted, "--no-cache"])
     if code - 128 in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or SIGTERM stopped the check: an interrupt, not drift
-        raise Terminated() if code - 128 == signal.SIGTERM else KeyboardInterrupt()
+        raise codegen.cli.Terminated() if code - 128 == signal.SIGTERM else KeyboardInterrupt()
     if code == EXIT_CANNOT_RUN:  # e.g. a committed codegen journal: the check says what to do
         raise ReleaseError(
             Problem(

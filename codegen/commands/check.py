@@ -22,7 +22,7 @@ from codegen.printable import printable
 from codegen.tree.cache_folder import cache_root
 from codegen.tree.read import read_or_none
 from codegen.tree.transaction import JOURNAL, recover
-from codegen.tree.write import Drift, is_write_target, leftover_drifts, symlink_drifts
+from codegen.tree.write import Drift, compare_tree, is_write_target, leftover_drifts, symlink_drifts
 from codegen.upstream.base_revision import Base, find_base
 
 if TYPE_CHECKING:
@@ -73,7 +73,6 @@ def find_drift(
 ) -> list[Drift]:
     """The full run: every step in memory, then the tree compared with the output."""
     from codegen.pipeline import build  # the generators and their dependencies: only on a full run
-    from codegen.tree.write import compare_tree
 
     result = build(project, source, messages, fetched=fetched, use_cache=use_cache)
     drifts: list[Drift] = []
