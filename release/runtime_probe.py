@@ -134,8 +134,15 @@ class Listing:
         self.objects[path] = {"kind": "module"}
         exports = vars(module).get("__all__")
         listed = {n for n in exports if isinstance(n, str)} if isinstance(exports, (list, tuple)) else set()
-        for name, value in sorted(vars(module).items()):
-            if name.startswith("_") or inspect.ismodule(value):
+        for name in sorted({*vars(module), *listed}):
+            if name.startswith("_"):
+                continue
+            try:  # a listed name may be bound only when first read (a module `__getattr__`, PEP 562)
+                value = getattr(module, name) if name in listed else vars(module)[name]
+            except Exception as error:
+                self.missing[f"{path}.{name}"] = _error(error)
+                continue
+            if inspect.ismodule(value):
                 continue
             if name in listed or self._defined_in(value, module):
                 self.walk_object(value, f"{path}.{name}", depth + 1)

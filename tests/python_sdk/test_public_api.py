@@ -43,6 +43,34 @@ def test_import_e2b_leaves_the_http_stack_for_first_use() -> None:
     assert "pyqwest" not in loaded
 
 
+def test_the_sandbox_classes_load_an_operation_and_its_models_on_its_first_call() -> None:
+    loaded = _modules_after("from e2b import Sandbox, AsyncSandbox")
+    operations = {m for m in loaded if m.startswith("e2b.api.client.api.")}
+    models = {m for m in loaded if m.startswith("e2b.api.client.models.")}
+    assert operations == set()
+    # What e2b._sandbox_logic itself reads (the listing's order and states), not all 36.
+    assert models == {"e2b.api.client.models.order_direction", "e2b.api.client.models.sandbox_state"}
+    listed = _modules_after(
+        "from e2b.api import sandbox_sync\nsandbox_sync.list_sandboxes.sync_detailed  # the listing's module, read"
+    )
+    assert {m for m in listed if m.startswith("e2b.api.client.api.")} == {
+        "e2b.api.client.api.sandboxes",  # its package
+        "e2b.api.client.api.sandboxes.list_sandboxes",
+    }
+
+
+def test_the_generated_models_resolve_on_first_read() -> None:
+    from e2b.api.client import models
+
+    assert set(models.__all__) <= set(dir(models))
+    assert models.NewSandbox.__module__ == "e2b.api.client.models.new_sandbox"
+    from e2b.api.client.models import ConnectSandbox  # `from ... import` goes through the same hook
+
+    assert ConnectSandbox is models.ConnectSandbox
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchModel'"):
+        models.NoSuchModel  # noqa: B018
+
+
 def test_the_issue_imports() -> None:
     from e2b import (  # noqa: F401
         SANDBOX_PAUSE_REFUSED_ERROR_CODE,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from git import Repo
 
+import release.python_api
 import release.runtime_api
 from tests.codegen.conftest import ROOT, commit_all, git_repo
 from tests.release.conftest import SDK, Result, add_fragment
@@ -227,6 +228,65 @@ def test_a_new_all_name_that_does_not_resolve_is_a_break(demo: Path, run: Callab
     assert breaks(result) == [
         "demo.Retry: does not resolve at run time (AttributeError: module 'demo' has no attribute 'Retry')"
     ]
+
+
+EAGER_MODELS = """\
+from .thing import Thing
+
+__all__ = ("Thing",)
+"""
+# As templates/client/models_init.py.jinja renders the generated client's models package.
+LAZY_MODELS = """\
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .thing import Thing
+
+__all__ = ("Thing",)
+
+_MODULES = {"Thing": ".thing"}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        import importlib
+
+        module = _MODULES.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module, __name__), name)
+"""
+
+
+@pytest.fixture
+def demo_with_models(demo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`demo.models` on main, eager, and a public tree as `e2b.api.client` is e2b's."""
+    monkeypatch.setitem(release.python_api.PUBLIC_TREES, "demo", ("demo.models",))
+    repo = git_repo(demo)
+    repo.git.checkout("-q", "main")
+    write(demo, "demo/models/__init__.py", EAGER_MODELS)
+    write(demo, "demo/models/thing.py", "class Thing:\n    def to_dict(self) -> dict[str, int]:\n        return {}\n")
+    commit_all(demo, "demo.models")
+    repo.git.checkout("-q", "-B", "work")
+    return demo
+
+
+def test_a_public_tree_whose_exports_load_on_first_use_keeps_its_api(
+    demo_with_models: Path, run: Callable[..., Result]
+) -> None:
+    write(demo_with_models, "demo/models/__init__.py", LAZY_MODELS)
+    result = api_check(run, demo_with_models)
+    assert result.code == 0, result.out + result.err
+    assert breaks(result) == []
+
+
+def test_a_lazy_export_of_a_public_tree_that_no_longer_resolves_is_a_break(
+    demo_with_models: Path, run: Callable[..., Result]
+) -> None:
+    write(demo_with_models, "demo/models/__init__.py", LAZY_MODELS.replace('{"Thing": ".thing"}', "{}"))
+    result = api_check(run, demo_with_models)
+    assert result.code == 1, result.out + result.err
+    assert any(line.startswith("demo.models.Thing: ") and "at run time" in line for line in breaks(result)), result.out
 
 
 def test_changelog_check_runs_the_same_view(demo: Path, run: Callable[..., Result]) -> None:

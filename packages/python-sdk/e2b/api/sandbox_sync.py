@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from e2b import _sandbox_logic as logic
 from e2b._class_method_variant import deprecated_alias, dual, sandbox_method
@@ -24,6 +24,7 @@ from e2b._config import (
 )
 from e2b._exceptions import NotFoundException, SandboxException
 from e2b._http import sync_call as _call
+from e2b._lazy import LazyModule
 from e2b._options import (
     SandboxIamOpts,
     SandboxLifecycle,
@@ -35,33 +36,39 @@ from e2b._options import (
     SnapshotMode,
 )
 from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, SnapshotInfo
-from e2b.api.client.api.sandboxes import (
-    connect_sandbox,
-    create_sandbox,
-    create_snapshot,
-    fork_sandbox,
-    get_sandbox,
-    get_sandbox_metrics,
-    kill_sandbox,
-    list_sandboxes,
-    pause_sandbox,
-    set_sandbox_timeout,
-    update_sandbox_network,
-)
-from e2b.api.client.api.snapshots import list_snapshots
-from e2b.api.client.api.templates import delete_template
-from e2b.api.client.models import (
-    ConnectSandbox,
-    NewSandbox,
-    SandboxForkRequest,
-    SandboxNetworkUpdateConfig,
-    SandboxPauseRequest,
-    SandboxSnapshotRequest,
-    SandboxTimeoutRequest,
-)
+from e2b.api.client import models as _models
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from e2b.api.client.api.sandboxes import (
+        connect_sandbox,
+        create_sandbox,
+        create_snapshot,
+        fork_sandbox,
+        get_sandbox,
+        get_sandbox_metrics,
+        kill_sandbox,
+        list_sandboxes,
+        pause_sandbox,
+        set_sandbox_timeout,
+        update_sandbox_network,
+    )
+    from e2b.api.client.api.snapshots import list_snapshots
+    from e2b.api.client.api.templates import delete_template
+else:
+    # Each operation's module (and so its models) is imported when the operation is first called.
+    connect_sandbox = LazyModule("e2b.api.client.api.sandboxes.connect_sandbox")
+    create_sandbox = LazyModule("e2b.api.client.api.sandboxes.create_sandbox")
+    create_snapshot = LazyModule("e2b.api.client.api.sandboxes.create_snapshot")
+    fork_sandbox = LazyModule("e2b.api.client.api.sandboxes.fork_sandbox")
+    get_sandbox = LazyModule("e2b.api.client.api.sandboxes.get_sandbox")
+    get_sandbox_metrics = LazyModule("e2b.api.client.api.sandboxes.get_sandbox_metrics")
+    kill_sandbox = LazyModule("e2b.api.client.api.sandboxes.kill_sandbox")
+    list_sandboxes = LazyModule("e2b.api.client.api.sandboxes.list_sandboxes")
+    pause_sandbox = LazyModule("e2b.api.client.api.sandboxes.pause_sandbox")
+    set_sandbox_timeout = LazyModule("e2b.api.client.api.sandboxes.set_sandbox_timeout")
+    update_sandbox_network = LazyModule("e2b.api.client.api.sandboxes.update_sandbox_network")
+    list_snapshots = LazyModule("e2b.api.client.api.snapshots.list_snapshots")
+    delete_template = LazyModule("e2b.api.client.api.templates.delete_template")
 
 __all__ = ["Sandbox", "SandboxPaginator", "SnapshotPaginator"]
 
@@ -208,7 +215,9 @@ class Sandbox:
         if config.debug:
             return cls(logic.DEBUG_SANDBOX_ID, connection_config=config)
         with _call(config, logic.CREATE_STATUSES, headers) as client:
-            response = create_sandbox.sync_detailed(client=client, body=NewSandbox.from_dict(body))
+            response = create_sandbox.sync_detailed(
+                client=client, body=_models.NewSandbox.from_dict(body)
+            )
         return cls._from_created(logic.created(logic.wire(response.parsed)), config)
 
     @sandbox_method
@@ -237,7 +246,7 @@ class Sandbox:
             return self
         with _call(config, logic.CONNECT_STATUSES) as client:
             response = connect_sandbox.sync_detailed(
-                self.sandbox_id, client=client, body=ConnectSandbox.from_dict(body)
+                self.sandbox_id, client=client, body=_models.ConnectSandbox.from_dict(body)
             )
         created = logic.created(logic.wire(response.parsed))
         self.template_id = created.template_id or self.template_id
@@ -296,7 +305,7 @@ class Sandbox:
         Each call replaces the previous deadline, shorter or longer.
         """
         config = self._opts(opts)
-        body = SandboxTimeoutRequest.from_dict(logic.timeout_body(timeout))
+        body = _models.SandboxTimeoutRequest.from_dict(logic.timeout_body(timeout))
         with _call(config, logic.TIMEOUT_STATUSES) as client:
             set_sandbox_timeout.sync_detailed(self.sandbox_id, client=client, body=body)
 
@@ -304,7 +313,7 @@ class Sandbox:
     def update_network(self, network: SandboxNetworkUpdate, **opts: Unpack[ApiParams]) -> None:
         """Replace the running sandbox's egress configuration; a key left out is cleared (`SandboxNetworkUpdate`)."""
         config = self._opts(opts)
-        body = SandboxNetworkUpdateConfig.from_dict(logic.network_update_body(network))
+        body = _models.SandboxNetworkUpdateConfig.from_dict(logic.network_update_body(network))
         with _call(config, logic.NETWORK_STATUSES) as client:
             update_sandbox_network.sync_detailed(self.sandbox_id, client=client, body=body)
 
@@ -318,7 +327,7 @@ class Sandbox:
             One entry per fork, in order: the new sandbox, or the exception that kept it from starting.
         """
         config = self._opts(opts)
-        body = SandboxForkRequest.from_dict(logic.fork_body(timeout, count))
+        body = _models.SandboxForkRequest.from_dict(logic.fork_body(timeout, count))
         with _call(config, logic.FORK_STATUSES) as client:
             response = fork_sandbox.sync_detailed(self.sandbox_id, client=client, body=body)
         return [
@@ -343,7 +352,7 @@ class Sandbox:
             mode: "full" (memory and filesystem, the API's default) or "filesystem".
         """
         config = self._opts(opts)
-        body = SandboxSnapshotRequest.from_dict(logic.snapshot_body(name, mode))
+        body = _models.SandboxSnapshotRequest.from_dict(logic.snapshot_body(name, mode))
         with _call(config, logic.SNAPSHOT_STATUSES) as client:
             response = create_snapshot.sync_detailed(self.sandbox_id, client=client, body=body)
         return logic.snapshot_info(logic.wire(response.parsed))
@@ -438,7 +447,7 @@ class Sandbox:
         config = self._opts(opts)
         if keep_memory is not None:
             warnings.warn(logic.KEEP_MEMORY_WARNING, DeprecationWarning, stacklevel=2)
-        body = SandboxPauseRequest.from_dict(
+        body = _models.SandboxPauseRequest.from_dict(
             logic.pause_body(keep_memory=keep_memory, mode=mode, force=force)
         )
         with _call(config, logic.PAUSE_STATUSES) as client:

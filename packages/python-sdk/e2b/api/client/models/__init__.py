@@ -2,41 +2,44 @@
 # Do not edit: change the pin, a template or the pipeline, then regenerate.
 """Contains all the data models used in inputs/outputs"""
 
-from .connect_sandbox import ConnectSandbox
-from .env_vars import EnvVars
-from .error import Error
-from .listed_sandbox import ListedSandbox
-from .new_sandbox import NewSandbox
-from .order_direction import OrderDirection
-from .sandbox import Sandbox
-from .sandbox_auto_resume_config import SandboxAutoResumeConfig
-from .sandbox_detail import SandboxDetail
-from .sandbox_egress_proxy_config_type_0 import SandboxEgressProxyConfigType0
-from .sandbox_fork_request import SandboxForkRequest
-from .sandbox_fork_result import SandboxForkResult
-from .sandbox_iam import SandboxIam
-from .sandbox_iam_token import SandboxIamToken
-from .sandbox_iam_tokens import SandboxIamTokens
-from .sandbox_lifecycle import SandboxLifecycle
-from .sandbox_metadata import SandboxMetadata
-from .sandbox_metric import SandboxMetric
-from .sandbox_network_config import SandboxNetworkConfig
-from .sandbox_network_config_rules import SandboxNetworkConfigRules
-from .sandbox_network_rule import SandboxNetworkRule
-from .sandbox_network_transform import SandboxNetworkTransform
-from .sandbox_network_transform_headers import SandboxNetworkTransformHeaders
-from .sandbox_network_update_config import SandboxNetworkUpdateConfig
-from .sandbox_network_update_config_rules import SandboxNetworkUpdateConfigRules
-from .sandbox_on_timeout import SandboxOnTimeout
-from .sandbox_pause_request import SandboxPauseRequest
-from .sandbox_pause_result import SandboxPauseResult
-from .sandbox_refresh_request import SandboxRefreshRequest
-from .sandbox_snapshot_request import SandboxSnapshotRequest
-from .sandbox_state import SandboxState
-from .sandbox_timeout_request import SandboxTimeoutRequest
-from .sandbox_volume_mount import SandboxVolumeMount
-from .snapshot_info import SnapshotInfo
-from .template import Template
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .connect_sandbox import ConnectSandbox
+    from .env_vars import EnvVars
+    from .error import Error
+    from .listed_sandbox import ListedSandbox
+    from .new_sandbox import NewSandbox
+    from .order_direction import OrderDirection
+    from .sandbox import Sandbox
+    from .sandbox_auto_resume_config import SandboxAutoResumeConfig
+    from .sandbox_detail import SandboxDetail
+    from .sandbox_egress_proxy_config_type_0 import SandboxEgressProxyConfigType0
+    from .sandbox_fork_request import SandboxForkRequest
+    from .sandbox_fork_result import SandboxForkResult
+    from .sandbox_iam import SandboxIam
+    from .sandbox_iam_token import SandboxIamToken
+    from .sandbox_iam_tokens import SandboxIamTokens
+    from .sandbox_lifecycle import SandboxLifecycle
+    from .sandbox_metadata import SandboxMetadata
+    from .sandbox_metric import SandboxMetric
+    from .sandbox_network_config import SandboxNetworkConfig
+    from .sandbox_network_config_rules import SandboxNetworkConfigRules
+    from .sandbox_network_rule import SandboxNetworkRule
+    from .sandbox_network_transform import SandboxNetworkTransform
+    from .sandbox_network_transform_headers import SandboxNetworkTransformHeaders
+    from .sandbox_network_update_config import SandboxNetworkUpdateConfig
+    from .sandbox_network_update_config_rules import SandboxNetworkUpdateConfigRules
+    from .sandbox_on_timeout import SandboxOnTimeout
+    from .sandbox_pause_request import SandboxPauseRequest
+    from .sandbox_pause_result import SandboxPauseResult
+    from .sandbox_refresh_request import SandboxRefreshRequest
+    from .sandbox_snapshot_request import SandboxSnapshotRequest
+    from .sandbox_state import SandboxState
+    from .sandbox_timeout_request import SandboxTimeoutRequest
+    from .sandbox_volume_mount import SandboxVolumeMount
+    from .snapshot_info import SnapshotInfo
+    from .template import Template
 
 __all__ = (
     "ConnectSandbox",
@@ -75,3 +78,57 @@ __all__ = (
     "SnapshotInfo",
     "Template",
 )
+
+# The module of each model ("from .sandbox import Sandbox": "Sandbox" is in ".sandbox").
+_MODULES = {
+    "ConnectSandbox": ".connect_sandbox",
+    "EnvVars": ".env_vars",
+    "Error": ".error",
+    "ListedSandbox": ".listed_sandbox",
+    "NewSandbox": ".new_sandbox",
+    "OrderDirection": ".order_direction",
+    "Sandbox": ".sandbox",
+    "SandboxAutoResumeConfig": ".sandbox_auto_resume_config",
+    "SandboxDetail": ".sandbox_detail",
+    "SandboxEgressProxyConfigType0": ".sandbox_egress_proxy_config_type_0",
+    "SandboxForkRequest": ".sandbox_fork_request",
+    "SandboxForkResult": ".sandbox_fork_result",
+    "SandboxIam": ".sandbox_iam",
+    "SandboxIamToken": ".sandbox_iam_token",
+    "SandboxIamTokens": ".sandbox_iam_tokens",
+    "SandboxLifecycle": ".sandbox_lifecycle",
+    "SandboxMetadata": ".sandbox_metadata",
+    "SandboxMetric": ".sandbox_metric",
+    "SandboxNetworkConfig": ".sandbox_network_config",
+    "SandboxNetworkConfigRules": ".sandbox_network_config_rules",
+    "SandboxNetworkRule": ".sandbox_network_rule",
+    "SandboxNetworkTransform": ".sandbox_network_transform",
+    "SandboxNetworkTransformHeaders": ".sandbox_network_transform_headers",
+    "SandboxNetworkUpdateConfig": ".sandbox_network_update_config",
+    "SandboxNetworkUpdateConfigRules": ".sandbox_network_update_config_rules",
+    "SandboxOnTimeout": ".sandbox_on_timeout",
+    "SandboxPauseRequest": ".sandbox_pause_request",
+    "SandboxPauseResult": ".sandbox_pause_result",
+    "SandboxRefreshRequest": ".sandbox_refresh_request",
+    "SandboxSnapshotRequest": ".sandbox_snapshot_request",
+    "SandboxState": ".sandbox_state",
+    "SandboxTimeoutRequest": ".sandbox_timeout_request",
+    "SandboxVolumeMount": ".sandbox_volume_mount",
+    "SnapshotInfo": ".snapshot_info",
+    "Template": ".template",
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        import importlib
+
+        module = _MODULES.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_MODULES})
