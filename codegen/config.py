@@ -376,10 +376,12 @@ def load_source(project: Project, *, commit: str | None = None, base: Settings |
     settings = load_settings(project)
     url = base.runtime_repo if base is not None else settings.runtime_repo
     base_notes: list[str] = []
+    upstream_from = UpstreamFrom.TREE
     env_url = os.environ.get(RUNTIME_REPO_ENV)
     if env_url is not None:
-        url = check_url(env_url, origin=RUNTIME_REPO_ENV)
+        url, upstream_from = check_url(env_url, origin=RUNTIME_REPO_ENV), UpstreamFrom.ENV
     elif base is not None and base.runtime_repo != settings.runtime_repo:
+        upstream_from = UpstreamFrom.BASE
         base_notes.append(
             f"[tool.codegen] runtime-repo differs from the base revision's: fetching from the base's {url}"
         )
@@ -396,12 +398,6 @@ def load_source(project: Project, *, commit: str | None = None, base: Settings |
             pin_from = PinFrom.ENV
     if commit is None:
         commit = read_pin(project)
-    if env_url is not None:
-        upstream_from = UpstreamFrom.ENV
-    elif base is not None and base.runtime_repo != settings.runtime_repo:
-        upstream_from = UpstreamFrom.BASE
-    else:
-        upstream_from = UpstreamFrom.TREE
     return Source(
         url=url,
         configured_url=settings.runtime_repo,
