@@ -9,8 +9,9 @@ so both end with the same regenerated tree (codegen on a warm machine, as a main
 after a bump), and then the same two as `nox -R -s bump -- R0` and `nox -R -s codegen` in the
 copy (its own venvs, built by the warm-up). One warm-up of each first. Prints the medians and
 the median of the rounds' ratios; `--profile FILE` writes a cProfile of one more bump instead.
+`--cold`: every bump starts without the parser's and griffe's remembered answers (a first bump).
 
-    python benchmarks/bench_bump.py [--runs N] [--profile FILE]
+    python benchmarks/bench_bump.py [--runs N] [--cold] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--cold", action="store_true")
     args = parser.parse_args()
     if not REAL_SPEC.is_file():
         print(f"bump benchmark: skipped, {REAL_SPEC} is absent")
@@ -69,6 +71,9 @@ def main() -> None:
             reset(project)  # .nox is ignored by git: the copy's venvs stay
             if name.endswith("codegen"):
                 (project / "spec/runtime-ref").write_text(commit + "\n")
+            elif args.cold:
+                for kind in ("client-parser", "python-api"):
+                    shutil.rmtree(work / "cache" / kind, ignore_errors=True)
             return timed(command or commands[name], project, env)
 
         for name in commands:
@@ -86,7 +91,7 @@ def main() -> None:
         for _ in range(args.runs):
             for name in commands:
                 results[name].append(run(name))
-        print(f"real shape, runs: {args.runs} (interleaved), medians:")
+        print(f"real shape, runs: {args.runs} (interleaved){', cold' if args.cold else ''}, medians:")
         for key, values in results.items():
             print(f"  {key:12} {statistics.median(values):6.2f} s   (all: {', '.join(f'{x:.2f}' for x in values)})")
         for prefix in ("", "nox "):

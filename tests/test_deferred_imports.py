@@ -21,8 +21,6 @@ DEFERRED = frozenset(
         # Third-party imports that are a visible part of a run's time, needed by some runs only.
         "openapi_spec_validator.shortcuts",  # the validator: skipped when this machine's verdict stands
         "jsonschema_path",
-        "openapi_python_client.parser.responses",  # bump's report only
-        "attrs",
         "ruff",  # the binary's path: only when something is formatted
         "importlib.metadata",  # tool versions, for step lines and cache keys
         "tomllib",  # pyproject.toml, read only when the settings are
@@ -30,6 +28,9 @@ DEFERRED = frozenset(
         "codegen.generation.overlays",
         "codegen.openapi.document",
         "release.python_api",
+        # What bump's report and Python API section need only when nothing remembers their answers.
+        "codegen.api_changes.client_parser",  # openapi-python-client's parser
+        "release.api_reader",  # griffe
         # generate's warm path: everything after the generators were handed their spec, so that
         # they get it sooner; and what the check's cached answer never reaches.
         "codegen.pipeline",

@@ -4,10 +4,12 @@ Modules other parts of codegen may import (the rest are this folder's own):
 
 - `compare`: compare_specs and the RULES table (docs/maintainers/bump.md's classification table)
 - `report`: the report's data and its Markdown
+- `generated_names`: the class names the generated client has for each place in a spec, and where
+  the generator's parser's answers are remembered (`parser_records`)
 
 Internal:
 
-- `generated_names`: the class names openapi-python-client gives each place in a spec (compare's helper)
+- `client_parser`: those names and the response's fields, from openapi-python-client's parser
 """
 
-__all__ = ["compare", "report"]
+__all__ = ["compare", "generated_names", "report"]

@@ -9,9 +9,9 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from codegen.api_changes.generated_names import GeneratedNames, generated_names
+from codegen.api_changes.generated_names import GeneratedNames, client_surfaces_response_headers, generated_names
 from codegen.api_changes.report import (
     LEVELS,
     ApiChange,
@@ -27,6 +27,9 @@ from codegen.openapi.json_pointer import PointerSyntaxError, resolve_pointer
 from codegen.openapi.operation_map import UPSTREAM_OPERATION_ID
 from codegen.openapi.operations import HTTP_METHODS
 from codegen.openapi.schema_places import Budget
+
+if TYPE_CHECKING:
+    from codegen.generation.cache import Records
 
 __all__ = [
     "LEVELS",
@@ -199,17 +202,19 @@ def compare_specs(
     *,
     credentials: Collection[str] | None = None,
     surfaced_headers: bool | None = None,
+    records: Records | None = None,
 ) -> ApiChangeReport:
     """Compare two filtered specs; operations are matched by (METHOD, path).
 
     `credentials`: the security schemes the SDK sends, all at once (spec/contract.yml's `credential`
     entries); None when the contract names none: then every way a caller authenticated counts.
     `surfaced_headers`: whether the generated client surfaces documented response headers (default:
-    what `client_surfaces_response_headers` finds in the generator).
+    what `client_surfaces_response_headers` finds in the generator). `records`: where the generator's
+    parser's answers are remembered (`parser_records`), None to parse every time.
     """
     if surfaced_headers is None:
-        surfaced_headers = client_surfaces_response_headers()
-    comparer = _Comparer(old, new, credentials=credentials, surfaced_headers=surfaced_headers)
+        surfaced_headers = client_surfaces_response_headers(records)
+    comparer = _Comparer(old, new, credentials=credentials, surfaced_headers=surfaced_headers, records=records)
     comparer.operations()
     comparer.removed_models()
     comparer.error_codes()
@@ -349,18 +354,6 @@ def _join(base: str, path: str) -> str:
 # --- the comparison ----------------------------------------------------------
 
 
-def client_surfaces_response_headers() -> bool:
-    """Whether the generated client surfaces a response's documented headers: its generator's parser reads them.
-
-    openapi-python-client's `Response` (0.29.1: status, property, source and the raw data) has no
-    field for headers, and its functions hand back the raw `Response.headers`, documented or not.
-    """
-    import attrs
-    from openapi_python_client.parser.responses import Response
-
-    return any("header" in field.name for field in attrs.fields(Response))
-
-
 class _Comparer:
     def __init__(
         self,
@@ -369,6 +362,7 @@ class _Comparer:
         *,
         credentials: Collection[str] | None = None,
         surfaced_headers: bool = True,
+        records: Records | None = None,
     ) -> None:
         self.old = old
         self.new = new
@@ -379,8 +373,8 @@ class _Comparer:
         self.header_texts = 0  # changes to headers the client does not surface: documentation
         # Security changes no SDK caller sees, gathered over the operations: (kind, variant, subject, detail) -> ops.
         self.unseen_security: dict[tuple[ChangeKind, Variant, str, str], set[str]] = {}
-        self.old_names = generated_names(old, _path_key)
-        self.new_names = generated_names(new, _path_key)
+        self.old_names = generated_names(old, _path_key, records=records)
+        self.new_names = generated_names(new, _path_key, records=records)
         self.renamed_classes: set[str] = set()
         self.budget = Budget()  # the walk below the operations visits paths: bounded like reading the spec
         # The operation being compared: its (METHOD, path key), and the name its locations start with.

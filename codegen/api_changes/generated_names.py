@@ -1,4 +1,4 @@
-"""The Python names openapi-python-client gives a spec's schemas, by where they are used.
+"""The Python names openapi-python-client gives a spec's schemas, by where they are used; remembered by spec.
 
 How it works, and why: docs/maintainers/design.md, "codegen/api_changes/generated_names.py".
 """
@@ -6,24 +6,19 @@ How it works, and why: docs/maintainers/design.md, "codegen/api_changes/generate
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-from openapi_python_client.config import Config, ConfigFile, MetaType
-from openapi_python_client.parser.openapi import GeneratorData
-from openapi_python_client.parser.properties import EnumProperty, LiteralEnumProperty, ModelProperty, Property
-from openapi_python_client.parser.properties.list_property import ListProperty
-from openapi_python_client.parser.properties.union import UnionProperty
-
+from codegen.config import Project
+from codegen.generation.cache import Records, source_of
 from codegen.generation.generators import CLIENT_CONFIG
-from codegen.openapi.schema_places import Budget
 
 # (METHOD, path with its parameters blanked, place inside the operation):
 # ("POST", "/sandboxes/{}/connect", "request body .metadata").
 Place = tuple[str, str, str]
+_PARSER = "codegen.api_changes.client_parser"
 
 
 @dataclass(frozen=True)
@@ -34,73 +29,63 @@ class GeneratedNames:
     at: Mapping[Place, str]
 
 
-@cache
-def _config() -> Config:
-    path = Path(__file__).resolve().parents[1] / CLIENT_CONFIG
-    settings = ConfigFile.load_from_path(path)
-    return Config.from_sources(settings, MetaType.NONE, str(path), "utf-8", False, None)
+def parser_records(project: Project) -> Records:
+    """Where the parser's answers are remembered: they depend on it, its configuration and this code."""
+    from importlib.metadata import version
+
+    return Records(
+        project,
+        "client-parser",
+        {
+            "openapi-python-client": version("openapi-python-client").encode(),
+            "config": (Path(__file__).resolve().parents[1] / CLIENT_CONFIG).read_bytes(),
+            # The path key the comparison hands the parse is compare's own.
+            **{module: source_of(module) for module in (__name__, _PARSER, "codegen.api_changes.compare")},
+        },
+    )
 
 
-def generated_names(spec: dict[str, Any], path_key: Callable[[str], str]) -> GeneratedNames:
+def generated_names(
+    spec: dict[str, Any], path_key: Callable[[str], str], *, records: Records | None = None
+) -> GeneratedNames:
     """Parse `spec` as the generator does; `path_key` blanks path parameters as the comparison does."""
-    # The generator reads the spec from the JSON file the pipeline writes (status codes become text there).
-    data = GeneratorData.from_dict(json.loads(json.dumps(spec)), config=_config())
-    if not isinstance(data, GeneratorData):
-        # The pipeline refuses such a spec later, with the generator's own words.
-        return GeneratedNames(frozenset(), {})
-    classes = frozenset(str(prop.class_info.name) for prop in (*data.models, *data.enums))
-    at: dict[Place, str] = {}
-    budget = Budget()
-    walked: set[tuple[str, str]] = set()
-    for collection in data.endpoint_collections_by_tag.values():
-        for endpoint in collection.endpoints:
-            operation = (str(endpoint.method).upper(), path_key(_text(endpoint.path)))
-            if operation in walked:
-                continue  # an operation with several tags is in several collections
-            walked.add(operation)
-            below = f"{operation[0]} {_text(endpoint.path)}"
-            for base, prop in _places(endpoint):
-                for place, name in _classes_below(prop, base, "", frozenset(), partial(budget.spend, below)):
-                    at.setdefault((*operation, place), name)
-    return GeneratedNames(classes, at)
+    data = json.dumps(spec).encode()
+    known = records.recall(data) if records is not None else None
+    names = _names_from(known)
+    if names is None:
+        from codegen.api_changes.client_parser import parse_names
+
+        names = parse_names(spec, path_key)
+        if records is not None:
+            records.remember(data, _as_value(names))
+    return names
 
 
-def _places(endpoint: Any) -> Iterator[tuple[str, Any]]:
-    """Each top-level property of an operation, named as the comparison names it."""
-    # The comparison follows the JSON body when there are several media types.
-    for body in sorted(endpoint.bodies, key=lambda body: body.body_type != "json"):
-        yield "request body", body.prop
-    for response in endpoint.responses:
-        yield f"{response.status_code.pattern} response", response.prop
-    for where in ("path", "query", "header", "cookie"):
-        for param in getattr(endpoint, f"{where}_parameters"):
-            yield f"{where} parameter {_text(param.name)}", param
+def client_surfaces_response_headers(records: Records | None = None) -> bool:
+    """Whether the generated client surfaces a response's documented headers: its generator's parser reads them."""
+    known = records.recall(b"response headers") if records is not None else None
+    if isinstance(known, bool):
+        return known
+    from codegen.api_changes.client_parser import surfaces_response_headers
+
+    surfaced = surfaces_response_headers()
+    if records is not None:
+        records.remember(b"response headers", surfaced)
+    return surfaced
 
 
-def _classes_below(
-    prop: Any, base: str, path: str, busy: frozenset[int], spend: Callable[[], None]
-) -> Iterator[tuple[str, str]]:
-    """(place, class name) for `prop` and every property under it; `spend` is called at each place."""
-    spend()
-    place = f"{base} {path}" if path else base
-    if isinstance(prop, UnionProperty):
-        # `allOf: [$ref]` + nullable, or `X | None`: the class of its one non-None member.
-        members = [inner for inner in prop.inner_properties if type(inner).__name__ != "NoneProperty"]
-        if len(members) == 1:
-            yield from _classes_below(members[0], base, path, busy, spend)
-    elif isinstance(prop, ListProperty):
-        yield from _classes_below(prop.inner_property, base, path + "[]", busy, spend)
-    elif isinstance(prop, EnumProperty | LiteralEnumProperty):
-        yield place, str(prop.class_info.name)
-    elif isinstance(prop, ModelProperty) and id(prop) not in busy:
-        yield place, str(prop.class_info.name)
-        busy = busy | {id(prop)}
-        for child in (*(prop.required_properties or ()), *(prop.optional_properties or ())):
-            yield from _classes_below(child, base, f"{path}.{_text(child.name)}", busy, spend)
-        if isinstance(prop.additional_properties, Property):
-            yield from _classes_below(prop.additional_properties, base, path + "{*}", busy, spend)
+def _as_value(names: GeneratedNames) -> dict[str, Any]:
+    return {"classes": sorted(names.classes), "at": [[*place, name] for place, name in names.at.items()]}
 
 
-def _text(value: Any) -> str:
-    # The generator wraps spec text so that it is never rendered unescaped by mistake.
-    return str(value.get_untrusted_value()) if hasattr(value, "get_untrusted_value") else str(value)
+def _names_from(value: object) -> GeneratedNames | None:
+    """The names a remembered value holds; None when it is not one `_as_value` wrote."""
+    if not isinstance(value, dict):
+        return None
+    classes, at = value.get("classes"), value.get("at")
+    if not isinstance(classes, list) or not isinstance(at, list):
+        return None
+    rows = [row for row in at if isinstance(row, list) and len(row) == 4]
+    if len(rows) != len(at) or not all(isinstance(text, str) for text in (*classes, *(t for r in rows for t in r))):
+        return None
+    return GeneratedNames(frozenset(classes), {(method, path, place): name for method, path, place, name in rows})

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import git
 
 from codegen.api_changes.compare import compare_specs
+from codegen.api_changes.generated_names import parser_records
 from codegen.api_changes.report import ApiChangeReport, render_report
 from codegen.commands.handwritten import SECTION_TITLE, generated_unchanged, handwritten_check
 from codegen.config import (
@@ -188,7 +189,7 @@ def run_bump(
         new = filter_spec(document.data, tags=target.sdk_tags, operations=operations)
         # The contract is checked on the new spec by the pipeline below; here it names the SDK's credential.
         credentials = credential_schemes(load_contract(project.contract))
-        changes = compare_specs(old, new, credentials=credentials)
+        changes = compare_specs(old, new, credentials=credentials, records=parser_records(project))
         note(f"runtime@{current.short_commit} -> runtime@{target.short_commit}: {changes.level}")
     report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
     messages.show(report)
@@ -253,10 +254,15 @@ def python_api_section(project: Project, generated: Mapping[str, bytes], http_le
 
 
 def python_api_diffs(project: Project, generated: Mapping[str, bytes]) -> list[ApiDiff]:
-    """Each package's Python API, the tree against the tree with `generated` in place (griffe); changed ones only."""
-    from release.python_api import diff_generated
+    """Each package's Python API, the tree against the tree with `generated` in place (griffe); changed ones only.
 
-    return [d for d in diff_generated(project.root, generated, GENERATED_ROOTS) if d.breaks or d.added]
+    griffe's reading of each side is remembered by the files it read (`api_records`): a bump of a tree
+    read before (after a --dry-run, a fix, or the bump that made the tree) runs griffe on neither side.
+    """
+    from release.python_api import api_records, diff_generated
+
+    diffs = diff_generated(project.root, generated, GENERATED_ROOTS, records=api_records(project))
+    return [d for d in diffs if d.breaks or d.added]
 
 
 def render_python_api(diffs: list[ApiDiff], http_level: str) -> tuple[str, str]:

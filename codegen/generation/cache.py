@@ -277,3 +277,41 @@ def tree_matches(root: Path, recorded: Recorded, spec: bytes) -> bool:
     # the manifest (compared above) lists what was generated.
     present, odd = generated_entries(root)
     return not odd and present <= recorded.files.keys()
+
+
+class Records:
+    """One kind of remembered answer (griffe's reading of a package, the client's names for a spec): JSON
+    values in the cache folder, each under the digest of its input and of what every answer of the kind
+    depends on (`depends_on`: the code that computes it, the tools' versions)."""
+
+    def __init__(self, project: Project, kind: str, depends_on: Mapping[str, bytes]) -> None:
+        self.project = project
+        self.kind = kind
+        self._base = _Digest()
+        self._base.add("kind", kind.encode())
+        self._base.add("python", sys.version.encode())
+        for name, data in sorted(depends_on.items()):
+            self._base.add(name, data)
+
+    def _key(self, data: bytes) -> str:
+        digest = _Digest()
+        digest.add("base", self._base.hexdigest().encode())
+        digest.add("input", data)
+        return digest.hexdigest()
+
+    def recall(self, data: bytes) -> object:
+        """The value remembered for `data`; None when there is none."""
+        key = self._key(data)
+        entry = _read(_entry_path(self.project, self.kind, key))
+        if isinstance(entry, dict) and entry.get("key") == key:
+            return entry.get("value")
+        return None
+
+    def remember(self, data: bytes, value: object) -> None:
+        key = self._key(data)
+        _write(_entry_path(self.project, self.kind, key), {"key": key, "value": value})
+
+
+def source_of(module: str) -> bytes:
+    """The source of one of this repository's modules (`codegen.api_changes.generated_names`), for `depends_on`."""
+    return (Path(__file__).resolve().parents[2] / (module.replace(".", "/") + ".py")).read_bytes()

@@ -1,4 +1,5 @@
-"""release.python_api.diff_generated: the regenerated folders against the tree, package by package (griffe)."""
+"""release.python_api.diff_generated: the regenerated folders against the tree, package by package (griffe);
+griffe's readings remembered by the files read."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from codegen.config import GENERATED_ROOTS
-from release import python_api
+from codegen.config import GENERATED_ROOTS, Project
+from release import api_reader, python_api
 from release.errors import ReleaseError
-from release.packages import Package
+from release.packages import Package, load_packages
 
 WIRE = "packages/local-api/e2b_local_api/wire"
 CLIENT_MODELS = "packages/python-sdk/e2b/api/client/models"
@@ -30,13 +31,13 @@ def generated_files(root: Path) -> dict[str, bytes]:
 def packages_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The packages griffe is asked to read, one entry per side."""
     read: list[str] = []
-    load_api = python_api.load_api
+    read_api = api_reader.read_api
 
     def spy(package: Package, where: Path) -> dict[str, Any]:
         read.append(package.name)
-        return load_api(package, where)
+        return read_api(package, where)
 
-    monkeypatch.setattr(python_api, "load_api", spy)
+    monkeypatch.setattr(api_reader, "read_api", spy)
     return read
 
 
@@ -70,3 +71,61 @@ def test_a_link_in_an_unchanged_generated_folder_is_still_refused(project: Path)
     os.symlink("/etc/passwd", project / WIRE / "passwd.py")
     with pytest.raises(ReleaseError, match="is a symlink"):
         python_api.diff_generated(project, staged, GENERATED_ROOTS)
+
+
+# --- griffe's readings, remembered ------------------------------------------------------------
+
+
+def test_a_tree_read_before_is_not_read_again_and_gives_the_same_diff(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    staged = generated_files(project)
+    staged[f"{CLIENT_MODELS}/sandbox_note.py"] = b"class SandboxNote:\n    text: str\n"
+    staged[f"{CLIENT_MODELS}/__init__.py"] += b"from .sandbox_note import SandboxNote\n"
+    records = python_api.api_records(Project(project))
+    plain = python_api.diff_generated(project, staged, GENERATED_ROOTS)
+    read = packages_read(monkeypatch)
+
+    first = python_api.diff_generated(project, staged, GENERATED_ROOTS, records=records)
+    again = python_api.diff_generated(project, staged, GENERATED_ROOTS, records=records)
+
+    assert first == again == plain
+    assert read == ["e2b", "e2b"]  # both sides once; the second diff read neither
+
+
+def test_a_changed_file_is_read_again(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = next(p for p in load_packages(project) if p.name == "e2b")
+    records = python_api.api_records(Project(project))
+    read = packages_read(monkeypatch)
+    before = python_api.load_api(package, project / package.path, records=records)
+    (project / CLIENT_MODELS / "sandbox_note.py").write_text("class SandboxNote:\n    text: str\n")
+    after = python_api.load_api(package, project / package.path, records=records)
+    assert read == ["e2b", "e2b"]
+    assert "e2b.api.client.models.sandbox_note" in after.keys() - before.keys()
+
+
+def test_a_remembered_reading_that_is_not_one_is_read_again(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
+    records = python_api.api_records(Project(project))
+    expected = python_api.load_api(package, project / package.path)
+    read = packages_read(monkeypatch)
+    digest = python_api._files_digest(package, project / package.path)
+    values: list[object] = [
+        {"a.b": ["class", [1], []]},
+        {"a.b": ["function", [], [["x", "keyword-only"]]]},
+        {"a": 1},
+        [],
+    ]
+    for value in values:
+        records.remember(digest, value)
+        assert python_api.load_api(package, project / package.path, records=records) == expected
+    assert len(read) == 4
+
+
+def test_a_link_is_refused_before_any_remembered_reading(project: Path) -> None:
+    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
+    records = python_api.api_records(Project(project))
+    python_api.load_api(package, project / package.path, records=records)
+    os.symlink("/etc/passwd", project / WIRE / "passwd.py")
+    with pytest.raises(ReleaseError, match="is a symlink"):
+        python_api.load_api(package, project / package.path, records=records)

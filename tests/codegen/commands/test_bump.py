@@ -267,6 +267,24 @@ def test_a_renamed_model_class_is_breaking_for_importers(project: Path, upstream
     assert (project / CHANGELOG / f"+runtime-{commit[:12]}.breaking.md").is_file()
 
 
+def test_a_bump_after_its_dry_run_parses_and_reads_nothing_again(
+    project: Path, chain: Chain, bump: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser's names and griffe's readings of both sides are remembered: the same report, from records."""
+    from codegen.api_changes import client_parser
+    from release import api_reader
+
+    dry = bump(project, chain.note, "--dry-run")
+    assert dry.code == 0, dry.text
+    monkeypatch.setattr(client_parser, "parse_names", lambda *_: pytest.fail("parsed a spec again"))
+    monkeypatch.setattr(api_reader, "read_api", lambda *_: pytest.fail("griffe read a tree again"))
+    result = bump(project, chain.note)
+    assert result.code == 0, result.text
+    # The report and its Python API section; then the dry run's result line, and the bump's.
+    assert result.out.partition("codegen: pinned")[0] == dry.out.partition("codegen: --dry-run")[0]
+    assert "- added: `e2b.api.client.models.NewSandbox.note (attribute)`" in result.out
+
+
 def test_the_python_api_level_can_raise_the_fragment_type(project: Path) -> None:
     """A regenerated field rename that the HTTP report would call `none` still types the fragment `breaking`."""
     from codegen.commands.bump import python_api_section

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from codegen.config import Project, load_source
-from codegen.generation.cache import FORMAT, generation_key, prepared_key, recall_prepared, record_prepared
+from codegen.errors import CodegenError
+from codegen.generation.cache import FORMAT, Records, generation_key, prepared_key, recall_prepared, record_prepared
 from codegen.generation.inputs import read_inputs
 from codegen.tree.transaction import JOURNAL
 from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
@@ -538,3 +539,42 @@ def test_after_a_bump_the_warm_run_takes_the_validators_verdict_from_the_bump(
     assert run(project, "bump", commit).code == 0
     result = run(project, "generate")
     assert result.code == 0 and PASSED_BEFORE in _validate_line(result), result.text
+
+
+# --- remembered answers (Records) -------------------------------------------------------
+
+
+@pytest.fixture
+def records_of(project: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Records]:
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
+    return lambda kind="demo", **depends_on: Records(Project(project), kind, depends_on)
+
+
+def test_an_answer_is_recalled_for_the_same_input_and_nothing_else(records_of: Callable[..., Records]) -> None:
+    records = records_of(code=b"v1")
+    assert records.recall(b"input") is None
+    records.remember(b"input", {"names": ["A", "B"]})
+    assert records.recall(b"input") == {"names": ["A", "B"]}
+    assert records.recall(b"other input") is None
+    assert records_of(code=b"v2").recall(b"input") is None  # what every answer depends on changed
+    assert records_of("another kind", code=b"v1").recall(b"input") is None
+
+
+def test_a_corrupt_or_foreign_answer_is_none(records_of: Callable[..., Records], cache: Path) -> None:
+    records = records_of(code=b"v1")
+    records.remember(b"input", [1, 2])
+    [entry] = (cache / "demo").glob("*.json")
+    entry.write_text("{not json")
+    assert records.recall(b"input") is None
+    entry.write_text(json.dumps({"key": "0" * 64, "value": [1, 2]}))  # written for another key
+    assert records.recall(b"input") is None
+
+
+def test_an_answer_others_may_write_is_refused(records_of: Callable[..., Records], cache: Path) -> None:
+    records = records_of(code=b"v1")
+    records.remember(b"input", [1, 2])
+    [entry] = (cache / "demo").glob("*.json")
+    entry.chmod(0o666)
+    with pytest.raises(CodegenError) as caught:
+        records.recall(b"input")
+    assert "is writable by others (mode 0666)" in caught.value.problems[0].render()
