@@ -54,14 +54,15 @@ def load_api(package: Package, package_dir: Path, *, records: Records | None = N
                 remedy="replace it with the regular file or folder from git, or delete it, then run again",
             )
         )
-    files = _files_digest(package, package_dir) if records is not None else b""
-    known = _entries_from(records.recall(files)) if records is not None else None
+    files = _package_files(package_dir) if records is not None else {}
+    known = _recall(package, files, records)
     if known is None:
         from release.api_reader import read_api
 
         known = read_api(package, package_dir)
         if records is not None:
-            records.remember(files, {path: [e.kind, e.bases, e.parameters] for path, e in known.items()})
+            value = {path: [e.kind, e.bases, e.parameters] for path, e in known.items()}
+            records.remember(_files_digest(package, files), value)
     return known
 
 
@@ -73,13 +74,24 @@ def api_records(project: Project) -> Records:
     return Records(project, "python-api", {"griffe": version("griffe").encode()} | {m: source_of(m) for m in modules})
 
 
-def _files_digest(package: Package, package_dir: Path) -> bytes:
+def _package_files(package_dir: Path) -> dict[str, bytes]:
+    """Path in the package -> sha256, for every file griffe may read."""
+    return {
+        path.relative_to(package_dir).as_posix(): hashlib.sha256(path.read_bytes()).digest()
+        for path in package_dir.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def _files_digest(package: Package, files: Mapping[str, bytes]) -> bytes:
     digest = hashlib.sha256(package.name.encode() + b"\0")
-    for path in sorted(package_dir.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            rel = path.relative_to(package_dir).as_posix()
-            digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for rel, sha in sorted(files.items()):
+        digest.update(rel.encode() + b"\0" + sha)
     return digest.digest()
+
+
+def _recall(package: Package, files: Mapping[str, bytes], records: Records | None) -> dict[str, ApiEntry] | None:
+    return _entries_from(records.recall(_files_digest(package, files))) if records is not None else None
 
 
 def _entries_from(value: object) -> dict[str, ApiEntry] | None:
@@ -252,14 +264,40 @@ def diff_generated(
         if holds_exactly(root, inside, generated):  # the usual bump changes one package: griffe reads the other not
             diffs.append(ApiDiff(package.name, (), ()))
             continue
-        with tempfile.TemporaryDirectory(prefix="e2b-api-new-") as tmp:
-            new = Path(tmp) / package.path
-            shutil.copytree(root / package.path, new, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-            for folder in inside:
-                shutil.rmtree(Path(tmp) / folder, ignore_errors=True)
-            for rel, data in generated.items():
-                if rel.startswith(tuple(f"{folder}/" for folder in inside)):
-                    (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
-                    (Path(tmp) / rel).write_bytes(data)
-            diffs.append(diff_package(package, root / package.path, new, records=records))
+        old = load_api(package, root / package.path, records=records)
+        # The new side: remembered by the files the copy would hold, else read from the copy.
+        new = _recall(package, _swapped_files(root, package, inside, generated), records)
+        if new is None:
+            with _swapped_copy(root, package, inside, generated) as new_dir:
+                new = load_api(package, new_dir, records=records)
+        diffs.append(compare_apis(package.name, old, new) if old else ApiDiff(package.name, (), ()))
     return diffs
+
+
+def _swapped_files(root: Path, package: Package, inside: list[str], generated: Mapping[str, bytes]) -> dict[str, bytes]:
+    """`_package_files` of what `_swapped_copy` would make."""
+    swapped = tuple(f"{folder}/" for folder in inside)
+    files = {
+        rel: sha
+        for rel, sha in _package_files(root / package.path).items()
+        if not f"{package.path}/{rel}".startswith(swapped)
+    }
+    for rel, data in generated.items():
+        if rel.startswith(swapped):
+            files[rel.removeprefix(f"{package.path}/")] = hashlib.sha256(data).digest()
+    return files
+
+
+@contextmanager
+def _swapped_copy(root: Path, package: Package, inside: list[str], generated: Mapping[str, bytes]) -> Iterator[Path]:
+    """A scratch copy of the package with its generated folders `inside` swapped for `generated`'s."""
+    with tempfile.TemporaryDirectory(prefix="e2b-api-new-") as tmp:
+        new = Path(tmp) / package.path
+        shutil.copytree(root / package.path, new, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        for folder in inside:
+            shutil.rmtree(Path(tmp) / folder, ignore_errors=True)
+        for rel, data in generated.items():
+            if rel.startswith(tuple(f"{folder}/" for folder in inside)):
+                (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+                (Path(tmp) / rel).write_bytes(data)
+        yield new

@@ -18,7 +18,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,11 +138,12 @@ def handwritten_check(project: Project, generated: Mapping[str, bytes], messages
         held(folder / "lock", f"the type-check cache {folder}", messages),
         tempfile.TemporaryDirectory(prefix="tree-", dir=folder) as scratch,
     ):
-        _copy_packages(project.root, Path(scratch), generated)
         context = _Context(project, folder, messages, started)
         pending = PendingCheck(context)
         try:
-            pending.start(Path(scratch))
+            # The copy is made only when its findings are not remembered: its digest is the plan's.
+            copy = _Copy(Path(scratch), _digest(_planned(project.root, generated), project))
+            pending.start(copy, lambda: _copy_packages(project.root, copy.root, generated))
             yield pending
         finally:
             pending.stop()
@@ -163,9 +164,10 @@ class PendingCheck:
         self._context = context
         self._checks: list[_Check] = []
 
-    def start(self, root: Path) -> None:
+    def start(self, copy: _Copy, make: Callable[[], None]) -> None:
+        """Check the packages in `copy`, made by `make` unless their findings are remembered."""
         assert self._context is not None
-        self._checks.append(_Check(root, self._context))
+        self._checks.append(_Check(copy, self._context, make))
 
     def verdict(self, report: ApiChangeReport, python_breaks: Sequence[str]) -> Verdict:
         """What the bump breaks; said in one step line."""
@@ -174,7 +176,8 @@ class PendingCheck:
         after = self._checks[0].findings()
         new: list[Finding] = []
         if after:
-            baseline = _Check(self._context.project.root, self._context)
+            root = self._context.project.root
+            baseline = _Check(_Copy(root, _digest(_planned(root, None), self._context.project)), self._context)
             self._checks.append(baseline)
             known = {finding.key for finding in baseline.findings()}
             # A module that does not parse stops mypy: said whether or not it parsed before.
@@ -211,16 +214,24 @@ def render_section(breakages: Sequence[Breakage]) -> str:
 # --- the two checks -----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Copy:
+    """Where the packages checked are (or are to be copied), and the digest of what they hold."""
+
+    root: Path
+    digest: str
+
+
 class _Check:
     """Every finding on the packages under `root`: remembered by the digest of what was checked, else run.
 
     The import and mypy start at once, each in its own session; `findings` waits for both.
     """
 
-    def __init__(self, root: Path, context: _Context) -> None:
-        self.root = root
+    def __init__(self, copy: _Copy, context: _Context, make: Callable[[], None] = lambda: None) -> None:
+        self.root = root = copy.root
         self.context = context
-        self.remembered = context.folder / "results" / f"{_digest(root, context.project)}.json"
+        self.remembered = context.folder / "results" / f"{copy.digest}.json"
         self.known: list[Finding] | None = None
         self.processes: list[_Process] = []
         try:
@@ -228,6 +239,7 @@ class _Check:
             self.known = [Finding(**entry) for entry in entries]
         except (OSError, ValueError, TypeError):
             # Not checked before (or an unreadable entry): check now.
+            make()
             self.processes = [
                 _Process(_import_command(root), None, IMPORT_TIMEOUT, "the import of the packages", env={}),
                 _Process(_mypy_command(context), root, MYPY_TIMEOUT, "mypy"),
@@ -379,11 +391,22 @@ def _is_generated(path: str) -> bool:
     return path.startswith(tuple(f"{root}/" for root in GENERATED_ROOTS))
 
 
-def _files(root: Path) -> Iterable[tuple[str, Path]]:
+def _planned(root: Path, generated: Mapping[str, bytes] | None) -> dict[str, bytes]:
+    """Path -> sha256 of each file in the packages, as `_copy_packages` would make them (None: as the tree has them)."""
+    planned = {}
     for package in PACKAGES:
-        for path in sorted((root / package).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                yield path.relative_to(root).as_posix(), path
+        for path in (root / package).rglob("*"):
+            rel = path.relative_to(root).as_posix()
+            if (
+                path.is_file()
+                and "__pycache__" not in path.parts
+                and not (generated is not None and _is_generated(rel))
+            ):
+                planned[rel] = hashlib.sha256(path.read_bytes()).digest()
+    for rel, data in (generated or {}).items():
+        if rel.startswith(tuple(f"{package}/" for package in PACKAGES)):
+            planned[rel] = hashlib.sha256(data).digest()
+    return planned
 
 
 def generated_unchanged(project: Project, generated: Mapping[str, bytes]) -> bool:
@@ -403,16 +426,27 @@ def _copy_packages(source: Path, dest: Path, generated: Mapping[str, bytes]) -> 
         target.write_bytes(data)
 
 
-def _digest(root: Path, project: Project) -> str:
+def _digest(files: Mapping[str, bytes], project: Project) -> str:
     """What a check's answer depends on: the files checked, the configuration, mypy and the installed distributions."""
     digest = hashlib.sha256()
-    distributions = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
-    for part in (sys.version, sys.prefix, _mypy_version(), *distributions, _DRIVER, *PACKAGES):
+    for part in (sys.version, sys.prefix, _mypy_version(), *_installed(), _DRIVER, *PACKAGES):
         digest.update(part.encode() + b"\0")
     digest.update(hashlib.sha256(project.pyproject.read_bytes()).digest())
-    for rel, path in _files(root):
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for rel, sha in sorted(files.items()):
+        digest.update(rel.encode() + b"\0" + sha)
     return digest.hexdigest()
+
+
+def _installed() -> list[str]:
+    """Every distribution on sys.path, by its metadata folder's name (name and version; no metadata parsed)."""
+    found = []
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        found += [f"{entry}/{name}" for name in names if name.endswith((".dist-info", ".egg-info"))]
+    return sorted(found)
 
 
 def _mypy_version() -> str:

@@ -180,3 +180,46 @@ def test_what_a_problem_used_and_what_it_became(message: str, used: str | None, 
     finding = handwritten.Finding("packages/python-sdk/e2b/_sandbox_logic.py", 33, message, "attr-defined")
     breakage = handwritten._breakage(finding, ApiChangeReport((RENAME,)), breaks)
     assert (breakage.used, breakage.became) == (used, became)
+
+
+def test_the_plan_of_the_copy_is_what_the_copy_holds(packages_only: Path, tmp_path: Path) -> None:
+    """The findings are remembered by the plan's digest, so that a remembered check copies nothing."""
+    generated = generated_files(packages_only)
+    generated["packages/python-sdk/e2b/api/client/models/sandbox_note.py"] = b"class SandboxNote: ...\n"
+    del generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"]
+    copy = tmp_path / "copy"
+    handwritten._copy_packages(packages_only, copy, generated)
+    assert handwritten._planned(packages_only, generated) == handwritten._planned(copy, None)
+    assert handwritten._planned(packages_only, generated) != handwritten._planned(packages_only, None)
+
+
+def test_remembered_findings_are_the_verdict_and_nothing_is_copied(
+    packages_only: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generated = generated_files(packages_only)
+    generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n# regenerated\n"
+    project = Project(packages_only)
+    digest = handwritten._digest(handwritten._planned(packages_only, generated), project)
+    results = packages_only.parent / "cache/typecheck/results"
+    results.mkdir(parents=True, mode=0o700)
+    (packages_only.parent / "cache").chmod(0o700)
+    (packages_only.parent / "cache/typecheck").chmod(0o700)
+    (results / f"{digest}.json").write_text(json.dumps([]))
+    monkeypatch.setattr(handwritten, "_copy_packages", lambda *_: pytest.fail("copied a remembered tree"))
+    monkeypatch.setattr(handwritten, "_Process", lambda *_, **__: pytest.fail("ran a remembered check"))
+    messages, _ = quiet()
+    with handwritten_check(project, generated, messages) as pending:
+        verdict = pending.verdict(ApiChangeReport(()), [])
+    assert not verdict.broken and verdict.section == ""
+
+
+def test_another_installed_distribution_is_another_digest(
+    packages_only: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, files = Project(packages_only), handwritten._planned(packages_only, None)
+    site = tmp_path / "site"
+    (site / "httpx-0.28.1.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(site))
+    before = handwritten._digest(files, project)
+    (site / "httpx-0.28.1.dist-info").rename(site / "httpx-0.29.0.dist-info")
+    assert handwritten._digest(files, project) != before
