@@ -172,7 +172,7 @@ def build(
     with ExitStack() as stack:
         if generators is None:
             # refused: a cache inside the project
-            generators = stack.enter_context(open_generators(project, use_cache=use_cache))
+            generators = stack.enter_context(open_generators(project))
         if inputs is None:
             inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
         if prepared is not None:

@@ -33,7 +33,7 @@ def run_generate(project: Project, messages: Messages, *, use_cache: bool = True
 def _run_generate(project: Project, messages: Messages, *, use_cache: bool) -> int:
     # The generators start first (a cache folder inside the project is refused there): they import
     # themselves while this process prepares their spec, so even its own imports wait until then.
-    with open_generators(project, use_cache=use_cache) as generators:
+    with open_generators(project) as generators:
         from codegen.generation.cache import prepared_key, recall_prepared
         from codegen.generation.inputs import read_inputs
         from codegen.generation.stage import start_tree

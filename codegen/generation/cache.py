@@ -10,7 +10,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,6 @@ from codegen.tree.write import generated_entries
 FORMAT = "e2b-codegen-generation/2"
 VALIDATION_FORMAT = "e2b-codegen-validation/1"
 PREPARED_FORMAT = "e2b-codegen-prepared/2"
-COMPILED_FORMAT = "e2b-codegen-compiled/1"
 # openapi-spec-validator and what decides its verdict with it.
 VALIDATOR = (
     "openapi-spec-validator",
@@ -110,19 +109,6 @@ def prepared_key(inputs: GenerationInputs, source: Source) -> str:
     return digest.hexdigest()
 
 
-def compiled_key(modules: Iterable[bytes]) -> str:
-    """The interpreter and every module's bytes: what decides whether `compile()` accepts them.
-
-    A change to what `check_syntax` checks must change COMPILED_FORMAT, or old records would vouch for it.
-    """
-    digest = _Digest()
-    digest.add("format", COMPILED_FORMAT.encode())
-    digest.add("python", sys.version.encode())
-    for data in modules:
-        digest.add("module", hashlib.sha256(data).digest())
-    return digest.hexdigest()
-
-
 def _installed(name: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version  # only once the generators have their spec
 
@@ -155,15 +141,6 @@ def record_valid(project: Project, key: str) -> None:
 def recall_valid(project: Project, key: str) -> bool:
     """True when the validator passed exactly this spec with exactly this validator and code."""
     return _read(_entry_path(project, "validations", key)) == {"format": VALIDATION_FORMAT, "key": key, "valid": True}
-
-
-def record_compiled(project: Project, key: str) -> None:
-    """This Python compiled the modules of `key` (`compiled_key`), every one of them."""
-    _write(_entry_path(project, "compiled", key), {"format": COMPILED_FORMAT, "key": key})
-
-
-def recall_compiled(project: Project, key: str) -> bool:
-    return _read(_entry_path(project, "compiled", key)) == {"format": COMPILED_FORMAT, "key": key}
 
 
 def _read(path: Path) -> object:

@@ -111,9 +111,8 @@ class Generators:
     caller which finished first, `wait` gives one's verdict.
     """
 
-    def __init__(self, scratch: Path, project: Project | None = None) -> None:
+    def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
-        self.project = project  # whose cache folder keeps which client code compiled before (`check_syntax`)
         self._started: dict[str, subprocess.Popen[str]] = {}  # waiting for their arguments
         self._running: dict[str, _Running] = {}  # given their arguments
         self._done: queue.SimpleQueue[str] = queue.SimpleQueue()
@@ -264,14 +263,13 @@ def join_helper(thread: threading.Thread, timeout: float | None = None) -> bool:
 
 
 @contextmanager
-def open_generators(project: Project, *, use_cache: bool = True) -> Iterator[Generators]:
+def open_generators(project: Project) -> Iterator[Generators]:
     """A private scratch folder under the cache folder's `scratch/`, and the generators, started, for it.
 
-    Nothing outlives the block: the processes are stopped and the folder removed.  Without
-    `use_cache` the client's code is compiled whatever was compiled before (`check_syntax`).
+    Nothing outlives the block: the processes are stopped and the folder removed.
     """
     with private_scratch(cache_root(project) / "scratch") as scratch:
-        generators = Generators(scratch, project if use_cache else None)
+        generators = Generators(scratch)
         try:
             generators.start()
             yield generators
@@ -306,20 +304,10 @@ def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
     return Problem(f"{tool} failed (exit {exit_code}): {message}", where=where)
 
 
-def check_syntax(folder: Path, shown_as: str = "", *, project: Project | None = None) -> None:
-    """Every generated module must parse; said with its file and line (`shown_as` + its path under `folder`).
-
-    With `project`, modules that this Python compiled before on this machine, byte for byte and all
-    together, are not compiled again (codegen/generation/cache.py): the client of an unchanged spec.
-    """
-    modules = [(path, path.read_bytes()) for path in sorted(folder.rglob("*.py"))]
-    if project is not None:
-        from codegen.generation.cache import compiled_key, recall_compiled, record_compiled
-
-        key = compiled_key(data for _, data in modules)
-        if recall_compiled(project, key):
-            return
-    for path, data in modules:
+def check_syntax(folder: Path, shown_as: str = "") -> None:
+    """Every generated module must parse; said with its file and line (`shown_as` + its path under `folder`)."""
+    for path in sorted(folder.rglob("*.py")):
+        data = path.read_bytes()
         try:
             # Compiled, not parsed into Python objects: a third faster, and it refuses no less.
             compile(data, str(path), "exec", dont_inherit=True)
@@ -332,8 +320,6 @@ def check_syntax(folder: Path, shown_as: str = "", *, project: Project | None = 
                     remedy="fix the template or the pipeline that wrote it",
                 )
             ) from None
-    if project is not None:
-        record_compiled(project, key)
 
 
 FILTERED_SPEC = "openapi.filtered.json"  # in the scratch folder: what both generators read
@@ -451,7 +437,7 @@ def wait_for_client(generators: Generators, client: Path, shown_as: str) -> None
         if client.is_dir():
             check_syntax(client, shown_as)
         raise
-    check_syntax(client, shown_as, project=generators.project)
+    check_syntax(client, shown_as)
 
 
 def generate(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:

@@ -31,13 +31,11 @@ from codegen.generation.generators import (
     PYTHON,
     Generators,
     _Running,
-    check_syntax,
     client_config,
     format_python,
     formatting,
     generate,
     join_helper,
-    open_generators,
     private_scratch,
     ruff_binary,
     ruff_passes,
@@ -498,47 +496,12 @@ def _children() -> list[str]:
 # --- client code compiled before is not compiled again ------------------------------------------------------
 
 
-def test_modules_this_python_compiled_before_are_not_compiled_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    project = Project(tmp_path / "project")
-    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
-    client = tmp_path / "client"
-    client.mkdir()
-    (client / "a.py").write_text("x = 1\n")
-    compiled: list[str] = []
-    real = compile
-
-    def counting(source: bytes, filename: str, *args: Any, **kwargs: Any) -> Any:
-        compiled.append(Path(filename).name)
-        return real(source, filename, *args, **kwargs)
-
-    monkeypatch.setattr("builtins.compile", counting)
-    check_syntax(client, project=project)
-    check_syntax(client, project=project)
-    assert compiled == ["a.py"]
-    (client / "a.py").write_text("x = (\n")  # other bytes: compiled, and refused
-    with pytest.raises(CodegenError, match="generated code does not parse"):
-        check_syntax(client, project=project)
-    assert compiled == ["a.py", "a.py"]
-
-
 def test_a_block_that_fails_with_a_problem_stops_ruff_too(tmp_path: Path, scratch: Path) -> None:
     """The fetch's failure is a CodegenError as ruff's is: it is the block's, and ruff is stopped."""
     (tmp_path / "m.py").write_text("x=[1,\n2]\n")
     with pytest.raises(CodegenError, match="the fetch failed"), formatting(tmp_path, scratch):
         raise CodegenError(Problem("the fetch failed"))
     assert not [line for line in _children() if "ruff" in line]
-
-
-def test_without_the_cache_the_client_is_compiled_whatever_was_compiled_before(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    project = Project(tmp_path / "project")
-    project.root.mkdir()
-    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
-    with open_generators(project, use_cache=False) as uncached, open_generators(project) as cached:
-        assert uncached.project is None and cached.project == project
 
 
 def test_a_signal_a_finalizer_swallowed_ends_an_unbounded_wait_and_not_a_bounded_one() -> None:
