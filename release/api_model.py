@@ -13,6 +13,13 @@ from pathlib import Path
 # Distribution -> modules whose every public name and public submodule is API.
 PUBLIC_TREES: dict[str, tuple[str, ...]] = {"e2b": ("e2b.api.client",)}
 
+# griffe's kinds of object (griffe.Kind's values), and "name": an object outside the package.
+KINDS = frozenset({"module", "class", "function", "attribute", "alias", "type alias", "name"})
+# griffe.ParameterKind's values.
+PARAMETER_KINDS = frozenset(
+    {"positional-only", "positional or keyword", "variadic positional", "keyword-only", "variadic keyword"}
+)
+
 # One parameter as both views see it (griffe's and the interpreter's, release.runtime_api):
 # name, kind (a griffe.ParameterKind value), the default's text or None.
 Parameter = tuple[str, str, str | None]

@@ -46,6 +46,7 @@ def read_api(package: Package, package_dir: Path) -> dict[str, ApiEntry]:
                 module = griffe.load(
                     name,
                     search_paths=[str(package_dir)],
+                    try_relative_path=False,  # never a package in the working directory instead
                     allow_inspection=False,
                     resolve_aliases=True,
                     resolve_external=False,

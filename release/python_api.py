@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import shutil
 import subprocess
 import tarfile
@@ -20,7 +21,7 @@ from codegen.config import Project
 from codegen.generation.cache import Records, source_of
 from codegen.printable import printable
 from codegen.tree.read import holds_exactly
-from release.api_model import ApiEntry, Parameter
+from release.api_model import KINDS, PARAMETER_KINDS, ApiEntry, Parameter
 from release.errors import Problem, ReleaseError
 from release.packages import Package, load_packages
 
@@ -52,6 +53,16 @@ def load_api(package: Package, package_dir: Path, *, records: Records | None = N
                 f"{package.name}: {printable(', '.join(links[:5]))} in {package_dir} is a symlink; "
                 "the Python API check reads no file through one",
                 remedy="replace it with the regular file or folder from git, or delete it, then run again",
+            )
+        )
+    # griffe follows a .pth file in its search path (the package's folder) to folders anywhere.
+    paths = sorted(p.name for p in package_dir.glob("*.pth"))
+    if paths:
+        raise ReleaseError(
+            Problem(
+                f"{package.name}: {printable(', '.join(paths[:5]))} in {package_dir} is a .pth file, which would "
+                "point the Python API check at folders outside the package",
+                remedy="delete it (a distribution's folder holds none), then run again",
             )
         )
     files = _package_files(package_dir) if records is not None else {}
@@ -86,7 +97,7 @@ def _package_files(package_dir: Path) -> dict[str, bytes]:
 def _files_digest(package: Package, files: Mapping[str, bytes]) -> bytes:
     digest = hashlib.sha256(package.name.encode() + b"\0")
     for rel, sha in sorted(files.items()):
-        digest.update(rel.encode() + b"\0" + sha)
+        digest.update(os.fsencode(rel) + b"\0" + sha)
     return digest.digest()
 
 
@@ -95,7 +106,11 @@ def _recall(package: Package, files: Mapping[str, bytes], records: Records | Non
 
 
 def _entries_from(value: object) -> dict[str, ApiEntry] | None:
-    """The entries a remembered value holds; None when it is not one `load_api` wrote."""
+    """The entries a remembered value holds; None when it is not one `load_api` could have written.
+
+    Names and kinds are held to what griffe gives (dotted identifiers, its kinds), so that nothing
+    else reaches a report; bases and defaults are source text, escaped wherever they are shown.
+    """
     if not isinstance(value, dict):
         return None
     try:
@@ -105,11 +120,17 @@ def _entries_from(value: object) -> dict[str, ApiEntry] | None:
         }
     except (ValueError, TypeError):
         return None
-    texts = [text for path, entry in known.items() for text in (path, entry.kind, *entry.bases)]
-    parameters = [part for entry in known.values() for parameter in entry.parameters for part in parameter]
-    if all(isinstance(text, str) for text in texts) and all(p is None or isinstance(p, str) for p in parameters):
-        return known
-    return None
+    for path, entry in known.items():
+        if not (_dotted(path) and entry.kind in KINDS and all(isinstance(base, str) for base in entry.bases)):
+            return None
+        for name, how, default in entry.parameters:
+            if not (_dotted(name) and how in PARAMETER_KINDS and (default is None or isinstance(default, str))):
+                return None
+    return known
+
+
+def _dotted(name: object) -> bool:
+    return isinstance(name, str) and all(part.isidentifier() for part in name.split("."))
 
 
 def compare_apis(package: str, old: dict[str, ApiEntry], new: dict[str, ApiEntry]) -> ApiDiff:

@@ -235,9 +235,8 @@ class _Check:
         self.known: list[Finding] | None = None
         self.processes: list[_Process] = []
         try:
-            entries = json.loads(self.remembered.read_text(encoding="utf-8"))
-            self.known = [Finding(**entry) for entry in entries]
-        except (OSError, ValueError, TypeError):
+            self.known = _findings_from(json.loads(self.remembered.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError, RecursionError):
             # Not checked before (or an unreadable entry): check now.
             make()
             self.processes = [
@@ -260,6 +259,19 @@ class _Check:
     def stop(self) -> None:
         for process in self.processes:
             process.stop()
+
+
+def _findings_from(entries: object) -> list[Finding]:
+    """The findings a remembered entry holds; TypeError when it is not one `findings` wrote."""
+    if not isinstance(entries, list):
+        raise TypeError("not a list of findings")
+    known = [Finding(**entry) for entry in entries]
+    fields = [(f.path, f.line, f.message, f.code) for f in known]
+    if not all(
+        isinstance(p, str) and type(n) is int and isinstance(m, str) and isinstance(c, str) for p, n, m, c in fields
+    ):
+        raise TypeError("a finding of other types")
+    return known
 
 
 class _Process:
@@ -433,7 +445,7 @@ def _digest(files: Mapping[str, bytes], project: Project) -> str:
         digest.update(part.encode() + b"\0")
     digest.update(hashlib.sha256(project.pyproject.read_bytes()).digest())
     for rel, sha in sorted(files.items()):
-        digest.update(rel.encode() + b"\0" + sha)
+        digest.update(os.fsencode(rel) + b"\0" + sha)
     return digest.hexdigest()
 
 

@@ -150,7 +150,7 @@ def _read(path: Path) -> object:
     data = read_or_none(path)
     try:
         return json.loads(data) if data is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
 
 

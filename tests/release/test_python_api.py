@@ -120,7 +120,7 @@ def test_a_remembered_reading_that_is_not_one_is_read_again(project: Path, monke
     for value in values:
         records.remember(digest, value)
         assert python_api.load_api(package, project / package.path, records=records) == expected
-    assert len(read) == 4
+    assert len(read) == len(values)
 
 
 def test_a_link_is_refused_before_any_remembered_reading(project: Path) -> None:
@@ -130,3 +130,30 @@ def test_a_link_is_refused_before_any_remembered_reading(project: Path) -> None:
     os.symlink("/etc/passwd", project / WIRE / "passwd.py")
     with pytest.raises(ReleaseError, match="is a symlink"):
         python_api.load_api(package, project / package.path, records=records)
+
+
+def test_a_pth_file_in_a_package_folder_is_refused(project: Path) -> None:
+    """griffe would follow it to folders outside the package, which no digest covers."""
+    package = next(p for p in load_packages(project) if p.name == "e2b")
+    (project / package.path / "extra.pth").write_text("/tmp\n")
+    with pytest.raises(ReleaseError, match=r"extra.pth in .* is a .pth file"):
+        python_api.load_api(package, project / package.path)
+
+
+def test_a_package_in_the_working_directory_is_not_read_instead(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
+    expected = python_api.load_api(package, project / package.path)
+    (tmp_path / "elsewhere/e2b_local_api").mkdir(parents=True)
+    (tmp_path / "elsewhere/e2b_local_api/__init__.py").write_text("def other(): ...\n")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert python_api.load_api(package, project / package.path) == expected
+
+
+def test_a_file_name_that_is_not_utf_8_is_read_and_remembered(project: Path) -> None:
+    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
+    (project / package.path / os.fsdecode(b"notes-\xff.md")).write_text("notes\n")
+    records = python_api.api_records(Project(project))
+    assert python_api.load_api(package, project / package.path, records=records)
+    assert python_api.load_api(package, project / package.path, records=records)

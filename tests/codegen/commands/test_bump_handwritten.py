@@ -223,3 +223,20 @@ def test_another_installed_distribution_is_another_digest(
     before = handwritten._digest(files, project)
     (site / "httpx-0.28.1.dist-info").rename(site / "httpx-0.29.0.dist-info")
     assert handwritten._digest(files, project) != before
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        {"path": "a.py"},
+        [{"path": 1, "line": 2, "message": "m", "code": "c"}],
+        [{"path": "a.py", "line": "2", "message": "m", "code": "c"}],
+        [{"path": "a.py", "line": 2, "message": None, "code": "c"}],
+        [{"path": "a.py", "line": 2, "message": "m", "code": "c", "extra": 1}],
+        ["a.py"],
+    ],
+)
+def test_a_remembered_entry_that_is_not_findings_is_not_taken(entries: object) -> None:
+    with pytest.raises(TypeError):
+        handwritten._findings_from(entries)
+    assert handwritten._findings_from([{"path": "a.py", "line": 2, "message": "m", "code": "c"}])

@@ -568,6 +568,8 @@ def test_a_corrupt_or_foreign_answer_is_none(records_of: Callable[..., Records],
     assert records.recall(b"input") is None
     entry.write_text(json.dumps({"key": "0" * 64, "value": [1, 2]}))  # written for another key
     assert records.recall(b"input") is None
+    entry.write_text("[" * 100_000 + "]" * 100_000)  # deeper than the JSON parser goes
+    assert records.recall(b"input") is None
 
 
 def test_an_answer_others_may_write_is_refused(records_of: Callable[..., Records], cache: Path) -> None:
