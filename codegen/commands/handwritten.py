@@ -409,11 +409,18 @@ def _planned(root: Path, generated: Mapping[str, bytes] | None) -> dict[str, byt
     for package in PACKAGES:
         for path in (root / package).rglob("*"):
             rel = path.relative_to(root).as_posix()
-            if (
-                path.is_file()
-                and "__pycache__" not in path.parts
-                and not (generated is not None and _is_generated(rel))
-            ):
+            if "__pycache__" in path.parts:
+                continue
+            if path.is_symlink():
+                # The copy would keep it, and mypy and the import would read through it, out of the tree.
+                raise CodegenError(
+                    Problem(
+                        f"{printable(rel)} is a symlink; bump's check of the hand-written code reads no file "
+                        "through one",
+                        remedy="replace it with the regular file or folder from git, or delete it, then run again",
+                    )
+                )
+            if path.is_file() and not (generated is not None and _is_generated(rel)):
                 planned[rel] = hashlib.sha256(path.read_bytes()).digest()
     for rel, data in (generated or {}).items():
         if rel.startswith(tuple(f"{package}/" for package in PACKAGES)):

@@ -240,3 +240,18 @@ def test_a_remembered_entry_that_is_not_findings_is_not_taken(entries: object) -
     with pytest.raises(TypeError):
         handwritten._findings_from(entries)
     assert handwritten._findings_from([{"path": "a.py", "line": 2, "message": "m", "code": "c"}])
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "/etc"])
+def test_a_link_in_a_hand_written_package_is_refused_before_anything_is_read(
+    packages_only: Path, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
+    (packages_only / "packages/cli/e2b_cli/outside").symlink_to(target)
+    generated = generated_files(packages_only)
+    generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n# regenerated\n"
+    monkeypatch.setattr(handwritten, "_copy_packages", lambda *_: pytest.fail("copied a tree with a link"))
+    messages, _ = quiet()
+    with pytest.raises(CodegenError) as caught, handwritten_check(Project(packages_only), generated, messages):
+        pass
+    [problem] = caught.value.problems
+    assert problem.message.startswith("packages/cli/e2b_cli/outside is a symlink; bump's check")
