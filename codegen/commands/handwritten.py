@@ -27,6 +27,7 @@ from typing import Any
 from codegen.api_changes.report import ApiChangeReport, code_span
 from codegen.config import GENERATED_ROOTS, Project
 from codegen.errors import CodegenError, Problem
+from codegen.generation.cache import Records
 from codegen.messages import Messages
 from codegen.printable import printable
 from codegen.tree.cache_folder import cache_root
@@ -138,7 +139,7 @@ def handwritten_check(project: Project, generated: Mapping[str, bytes], messages
         held(folder / "lock", f"the type-check cache {folder}", messages),
         tempfile.TemporaryDirectory(prefix="tree-", dir=folder) as scratch,
     ):
-        context = _Context(project, folder, messages, started)
+        context = _Context(project, folder, messages, started, Records(project, "typecheck-findings", {}))
         pending = PendingCheck(context)
         try:
             # The copy is made only when its findings are not remembered: its digest is the plan's.
@@ -152,9 +153,11 @@ def handwritten_check(project: Project, generated: Mapping[str, bytes], messages
 @dataclass(frozen=True)
 class _Context:
     project: Project
-    folder: Path  # typecheck/ in the cache folder
+    folder: Path  # typecheck/ in the cache folder: mypy's cache
     messages: Messages
     started: float
+    # The findings by the digest of what was checked (`_digest`, which says what they depend on).
+    findings: Records
 
 
 class PendingCheck:
@@ -231,13 +234,10 @@ class _Check:
     def __init__(self, copy: _Copy, context: _Context, make: Callable[[], None] = lambda: None) -> None:
         self.root = root = copy.root
         self.context = context
-        self.remembered = context.folder / "results" / f"{copy.digest}.json"
-        self.known: list[Finding] | None = None
+        self.digest = copy.digest.encode()
+        self.known = _findings_from(context.findings.recall(self.digest))
         self.processes: list[_Process] = []
-        try:
-            self.known = _findings_from(json.loads(self.remembered.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError, RecursionError):
-            # Not checked before (or an unreadable entry): check now.
+        if self.known is None:  # not checked before (or an entry that is not findings): check now
             make()
             self.processes = [
                 _Process(_import_command(root), None, IMPORT_TIMEOUT, "the import of the packages", env={}),
@@ -249,10 +249,7 @@ class _Check:
             imports, mypy = self.processes
             found = _import_findings(imports.output(), self.root, self.context.messages)
             found += _mypy_findings(mypy.output())
-            self.remembered.parent.mkdir(mode=0o700, exist_ok=True)
-            partial = self.remembered.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_text(json.dumps([finding.__dict__ for finding in found]), encoding="utf-8")
-            partial.replace(self.remembered)
+            self.context.findings.remember(self.digest, [finding.__dict__ for finding in found])
             self.known = found
         return self.known
 
@@ -261,16 +258,18 @@ class _Check:
             process.stop()
 
 
-def _findings_from(entries: object) -> list[Finding]:
-    """The findings a remembered entry holds; TypeError when it is not one `findings` wrote."""
+def _findings_from(entries: object) -> list[Finding] | None:
+    """The findings a remembered value holds; None when it is not one `_Check.findings` wrote."""
     if not isinstance(entries, list):
-        raise TypeError("not a list of findings")
-    known = [Finding(**entry) for entry in entries]
-    fields = [(f.path, f.line, f.message, f.code) for f in known]
-    if not all(
-        isinstance(p, str) and type(n) is int and isinstance(m, str) and isinstance(c, str) for p, n, m, c in fields
-    ):
-        raise TypeError("a finding of other types")
+        return None
+    try:
+        known = [Finding(**entry) for entry in entries]
+    except TypeError:
+        return None
+    for finding in known:
+        texts = (finding.path, finding.message, finding.code)
+        if type(finding.line) is not int or not all(isinstance(text, str) for text in texts):
+            return None
     return known
 
 

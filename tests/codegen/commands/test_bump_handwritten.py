@@ -22,6 +22,7 @@ from codegen.commands import handwritten
 from codegen.commands.handwritten import PACKAGES, SECTION_TITLE, handwritten_check
 from codegen.config import GENERATED_ROOTS, Project
 from codegen.errors import CodegenError
+from codegen.generation.cache import Records
 from codegen.messages import Messages
 
 
@@ -200,11 +201,7 @@ def test_remembered_findings_are_the_verdict_and_nothing_is_copied(
     generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n# regenerated\n"
     project = Project(packages_only)
     digest = handwritten._digest(handwritten._planned(packages_only, generated), project)
-    results = packages_only.parent / "cache/typecheck/results"
-    results.mkdir(parents=True, mode=0o700)
-    (packages_only.parent / "cache").chmod(0o700)
-    (packages_only.parent / "cache/typecheck").chmod(0o700)
-    (results / f"{digest}.json").write_text(json.dumps([]))
+    Records(project, "typecheck-findings", {}).remember(digest.encode(), [])
     monkeypatch.setattr(handwritten, "_copy_packages", lambda *_: pytest.fail("copied a remembered tree"))
     monkeypatch.setattr(handwritten, "_Process", lambda *_, **__: pytest.fail("ran a remembered check"))
     messages, _ = quiet()
@@ -237,8 +234,7 @@ def test_another_installed_distribution_is_another_digest(
     ],
 )
 def test_a_remembered_entry_that_is_not_findings_is_not_taken(entries: object) -> None:
-    with pytest.raises(TypeError):
-        handwritten._findings_from(entries)
+    assert handwritten._findings_from(entries) is None
     assert handwritten._findings_from([{"path": "a.py", "line": 2, "message": "m", "code": "c"}])
 
 
