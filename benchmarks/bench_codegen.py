@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAUSE_CHANGE = ROOT / "tests" / "codegen" / "real_upstream" / "pause-contract.patch"
 sys.path.insert(0, str(ROOT))
 
-from codegen.config import Project, load_source  # noqa: E402
+from codegen.config import load_source  # noqa: E402
 from codegen.generation.generators import (  # noqa: E402
     CLIENT,
     CLIENT_CONFIG,
@@ -58,6 +58,7 @@ from codegen.openapi.document import load_spec  # noqa: E402
 from codegen.openapi.operation_map import load_operation_map  # noqa: E402
 from codegen.openapi.sdk_filter import filter_spec  # noqa: E402
 from tests.fixtures import REAL_SPEC  # noqa: E402
+from toolkit.paths import Project  # noqa: E402
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:

@@ -3,7 +3,7 @@
 `generate` (codegen/commands/generate.py), `check` (codegen/commands/check.py), `bump`
 (codegen/commands/bump.py), `rebuild-runtime` (codegen/upstream/history.py).  One
 top-level handler turns problems into messages and exit statuses
-(codegen.errors); tracebacks only with --debug.
+(toolkit.errors); tracebacks only with --debug.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
-from codegen.config import Project
-from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK, CodegenError, note_lost_signal, take_lost_signals
 from codegen.messages import Messages
 from codegen.tree.file_lock import held
-from codegen.tree.transaction import finished_writes
+from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, ToolError, note_lost_signal, take_lost_signals
+from toolkit.paths import Project
+from toolkit.transaction import finished_writes
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LOCK = ".codegen.lock"
@@ -199,7 +199,7 @@ def _unraisable(previous: Callable[[sys.UnraisableHookArgs], object], unraisable
     A signal that lands in a finalizer (GitPython's cat-file stream, importlib's module-lock callback)
     cannot stop the run from there, nor be raised again from here: any way of raising it lands in this
     hook, and a thread started from a finalizer can deadlock on the locks the collected code held.  So
-    it is noted (codegen.errors.note_lost_signal): the main thread's next wait raises it, and if none
+    it is noted (toolkit.errors.note_lost_signal): the main thread's next wait raises it, and if none
     comes, the run's end says so.  Once a signal has ended the run, the finalizers of what it left
     half-used complain as they are collected; the run's own message says what happened.
     """
@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with held(project.root / RUN_LOCK, f"the working tree {project.root}", messages):
                 return int(args.run(project, args, messages))
         return int(args.run(project, args, messages))
-    except CodegenError as exc:
+    except ToolError as exc:
         for problem in exc.problems:
             messages.error(problem)
         if args.debug:

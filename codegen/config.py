@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from codegen.errors import CodegenError, Problem
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import PYPROJECT, RUNTIME_REF, SPEC, Project
 
 RUNTIME_REPO_ENV = "E2B_RUNTIME_REPO"
 RUNTIME_REF_ENV = "E2B_RUNTIME_REF"
@@ -21,73 +22,8 @@ FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
 # scp-like ssh syntax: user@host:path (no "::", which would name a remote helper)
 _SCP_LIKE = re.compile(r"[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!:)[^\s]+")
 _ALLOWED_SCHEMES = ("https://", "ssh://", "file://")
-
-
-# Every path the pipeline reads or writes, relative to the repository's root.
-PYPROJECT = "pyproject.toml"
-SPEC = "spec/openapi.yml"
-RUNTIME_REF = "spec/runtime-ref"
-LOCK = "spec/openapi.lock.json"
-MANIFEST = "spec/generated-files.json"
-CONTRACT = "spec/contract.yml"
-OPERATIONS = "spec/operations.yml"
-TEMPLATES = "templates"
-TOOLCHAIN_LOCK = "requirements/codegen.txt"
-API_DIR = "packages/python-sdk/e2b/api"
-CLIENT_DIR = f"{API_DIR}/client"
-WIRE_DIR = "packages/local-api/e2b_local_api/wire"
-# Folders the pipeline owns entirely: nothing hand-written may live in them.
-GENERATED_ROOTS = (API_DIR, WIRE_DIR)
 # The code generators and the formatter whose versions the manifest records.
 TOOLCHAIN = ("openapi-python-client", "datamodel-code-generator", "ruff")
-# bump's changelog fragments (the report) go here.
-CHANGELOG_DIR = "packages/python-sdk/changelog.d"
-
-
-@dataclass(frozen=True)
-class Project:
-    """The paths this repository owns, under its root."""
-
-    root: Path
-
-    @property
-    def pyproject(self) -> Path:
-        return self.root / PYPROJECT
-
-    @property
-    def spec(self) -> Path:
-        return self.root / SPEC
-
-    @property
-    def runtime_ref(self) -> Path:
-        return self.root / RUNTIME_REF
-
-    @property
-    def lock(self) -> Path:
-        return self.root / LOCK
-
-    @property
-    def manifest(self) -> Path:
-        return self.root / MANIFEST
-
-    @property
-    def contract(self) -> Path:
-        return self.root / CONTRACT
-
-    @property
-    def operations(self) -> Path:
-        return self.root / OPERATIONS
-
-    @property
-    def templates(self) -> Path:
-        return self.root / TEMPLATES
-
-    @property
-    def toolchain_lock(self) -> Path:
-        return self.root / TOOLCHAIN_LOCK
-
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
 
 
 @dataclass(frozen=True)
@@ -189,7 +125,7 @@ def check_url(url: str, *, origin: str) -> str:
         # (one slash) is a look-alike of a URL whatever folder the tree may hold.
         problem = f"the runtime repository URL {url!r} is neither a URL nor a local path (a ':' before the first '/')"
     if problem:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 problem,
                 where=origin,
@@ -202,7 +138,7 @@ def check_url(url: str, *, origin: str) -> str:
 def check_commit(ref: str, *, origin: str) -> str:
     if not FULL_COMMIT.fullmatch(ref):
         shown = ref if ref.isprintable() and len(ref) <= 80 else repr(ref[:80])
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{shown!r} is not a full commit id (40 lowercase hex digits)" if ref else "the pin is empty",
                 where=origin,
@@ -217,14 +153,14 @@ def read_pin(project: Project) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{RUNTIME_REF} is missing",
                 remedy="restore it from git, or pin a commit with `nox -s bump -- <ref>`",
             )
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise CodegenError(Problem(f"cannot read {RUNTIME_REF}: {exc}")) from None
+        raise ToolError(Problem(f"cannot read {RUNTIME_REF}: {exc}")) from None
     return check_commit(text.strip(), origin=RUNTIME_REF)
 
 
@@ -237,32 +173,32 @@ def read_settings(text: str, project: Project, *, where: str = PYPROJECT) -> Set
         if not isinstance(table, dict):
             raise TypeError("[tool.codegen] is not a table")
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise CodegenError(Problem(f"cannot read [tool.codegen]: {exc}", where=where)) from None
+        raise ToolError(Problem(f"cannot read [tool.codegen]: {exc}", where=where)) from None
 
     def setting(key: str, default: str | None = None) -> str:
         value = table.get(key, default)
         if not isinstance(value, str) or not value:
-            raise CodegenError(Problem(f"[tool.codegen] {key} must be a non-empty string", where=where))
+            raise ToolError(Problem(f"[tool.codegen] {key} must be a non-empty string", where=where))
         return value
 
     origin = f"{where} [tool.codegen]"
     runtime_repo = refuse_inside_tree(check_url(setting("runtime-repo"), origin=origin), project, origin=origin)
     branch = setting("runtime-branch", "main")
     if branch.startswith("-") or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) or ".." in branch:
-        raise CodegenError(Problem(f"runtime-branch {branch!r} is not a plain branch name", where=where))
+        raise ToolError(Problem(f"runtime-branch {branch!r} is not a plain branch name", where=where))
     spec_path = setting("spec-path", SPEC)
     if spec_path.startswith(("/", "-")) or ".." in spec_path.split("/"):
-        raise CodegenError(Problem(f"spec-path {spec_path!r} must be a relative path", where=where))
+        raise ToolError(Problem(f"spec-path {spec_path!r} must be a relative path", where=where))
     tags = table.get("sdk-tags")
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
-        raise CodegenError(Problem("[tool.codegen] sdk-tags must be a list of tag names", where=where))
+        raise ToolError(Problem("[tool.codegen] sdk-tags must be a list of tag names", where=where))
     return Settings(runtime_repo, branch, spec_path, tuple(tags))
 
 
 def load_settings(project: Project) -> Settings:
     """The tree's `[tool.codegen]` (never through a symlink)."""
     if project.pyproject.is_symlink():
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 "pyproject.toml is a symlink; codegen never reads through one",
                 where=PYPROJECT,
@@ -272,7 +208,7 @@ def load_settings(project: Project) -> Settings:
     try:
         text = project.pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise CodegenError(Problem(f"cannot read [tool.codegen]: {exc}", where=PYPROJECT)) from None
+        raise ToolError(Problem(f"cannot read [tool.codegen]: {exc}", where=PYPROJECT)) from None
     return read_settings(text, project)
 
 
@@ -293,7 +229,7 @@ def refuse_inside_tree(url: str, project: Project, *, origin: str) -> str:
     candidates = {(base / Path(path).expanduser()).resolve() for base in (root, Path.cwd())}
     for candidate in candidates:
         if any(candidate.is_relative_to(folder) for folder in guarded):
-            raise CodegenError(
+            raise ToolError(
                 Problem(
                     f"the runtime repository {url!r} resolves inside this repository ({candidate}): "
                     "whatever commits there would vouch for itself",
@@ -415,5 +351,5 @@ def load_source(project: Project, *, commit: str | None = None, base: Settings |
 def _pin_or_none(project: Project) -> str | None:
     try:
         return read_pin(project)
-    except CodegenError:
+    except ToolError:
         return None

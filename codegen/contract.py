@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.errors import CodegenError, Problem
 from codegen.openapi.document import SpecDocument
 from codegen.openapi.error_codes import CODE, codes_in_schema
 from codegen.openapi.json_pointer import PointerSyntaxError, Segments, parse_pointer, resolve_pointer
 from codegen.openapi.plain_yaml import YamlTree, load_yaml, load_yaml_file
-from codegen.printable import printable
+from toolkit.errors import Problem, ToolError
+from toolkit.printable import printable
 
 REMEDY = (
     "the contract lands upstream first: bump spec/runtime-ref to a runtime commit "
@@ -62,7 +62,7 @@ Check = Callable[[Any, Segments, Any, Any], str | None]
 
 
 def load_contract(path: Path) -> list[ContractEntry]:
-    """Read the contract; raise CodegenError naming every malformed entry."""
+    """Read the contract; raise ToolError naming every malformed entry."""
     return _entries(load_yaml_file(path, display_path=str(path), what="the contract"))
 
 
@@ -73,7 +73,7 @@ def parse_contract(data: bytes, *, display_path: str) -> list[ContractEntry]:
 
 def _entries(tree: YamlTree) -> list[ContractEntry]:
     if not isinstance(tree.data, list):
-        raise CodegenError(Problem("the contract must be a list of entries", where=tree.where("")))
+        raise ToolError(Problem("the contract must be a list of entries", where=tree.where("")))
     entries: list[ContractEntry] = []
     problems: list[Problem] = []
     for index, raw_entry in enumerate(tree.data):
@@ -82,7 +82,7 @@ def _entries(tree: YamlTree) -> list[ContractEntry]:
         if entry is not None:
             entries.append(entry)
     if problems:
-        raise CodegenError(*problems)
+        raise ToolError(*problems)
     return entries
 
 

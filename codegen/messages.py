@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from codegen.errors import Problem
-from codegen.printable import printable_lines
+from toolkit.errors import Problem
+from toolkit.printable import printable_lines
 
 PREFIX = "codegen: "
 WARNING = "warning: "
@@ -99,6 +99,3 @@ class Messages:
         """The line of a step timed elsewhere (one that ran in the background)."""
         detail = f" ({', '.join(used)})" if used else ""
         self(f"{name:9} {elapsed:5.2f} s{detail}")
-
-
-Say = Callable[[str], None]

@@ -15,8 +15,7 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 import codegen
-from codegen.config import CONTRACT, OPERATIONS, SPEC, Project, Source
-from codegen.errors import CodegenError, Problem, interrupt_behind
+from codegen.config import Source
 from codegen.generation.cache import (
     Prepared,
     generation_key,
@@ -38,6 +37,8 @@ from codegen.generation.inputs import GenerationInputs, read_inputs
 from codegen.generation.stage import Staged, generate_tree, stamp
 from codegen.messages import Messages
 from codegen.upstream.fetch import FetchedSpec, fetch_spec
+from toolkit.errors import Problem, ToolError, interrupt_behind
+from toolkit.paths import CONTRACT, OPERATIONS, SPEC, Project
 
 if TYPE_CHECKING:
     from codegen.openapi.document import SpecDocument
@@ -114,11 +115,11 @@ def validated_alongside(
             raise interrupt from None
         join_helper(worker)
         if verdict:
-            raise CodegenError(*verdict) from None
+            raise ToolError(*verdict) from None
         raise
     join_helper(worker)
     if verdict:
-        raise CodegenError(*verdict)
+        raise ToolError(*verdict)
     on_pass()
     messages.step_done(
         "validate",
@@ -146,7 +147,7 @@ def check_requirements(
         misses += check_operation_map(document, operations, source.sdk_tags)
         misses += error_code_problems(document)
         if misses:
-            raise CodegenError(*misses)
+            raise ToolError(*misses)
         note(f"{CONTRACT}, {OPERATIONS}: {len(operations)} operations")
     return operations, warnings
 
@@ -215,7 +216,7 @@ def _build(
             note(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
         try:
             generated = generate_tree(generators, inputs, source, filtered, messages)
-        except CodegenError as failed:
+        except ToolError as failed:
             raise _named_after(failed, spec_display(source, fetched)) from None
         assert generated is not None  # nothing runs while it formats that could find it unwanted
     staged = _stamp(project, source, messages, inputs, fetched, generated, warnings, filtered)
@@ -258,7 +259,7 @@ def _as_prepared(
         document = read_spec(fetched.data, display_path=spec_display(source, fetched))
         operations, warnings = check_requirements(inputs, source, document, Messages(err=lambda _: None))
         derived = json.loads(filtered_json(filter_spec(document.data, tags=source.sdk_tags, operations=operations)))
-    except CodegenError:
+    except ToolError:
         return None  # the full run says why
     return document if derived == prepared.filtered and warnings == prepared.warnings else None
 
@@ -276,14 +277,14 @@ class _PreparedSpecCheck:
         self.project, self.source, self.messages = project, source, messages
         self.inputs, self.prepared = inputs, prepared
         self.fetched: FetchedSpec | None = None
-        self.failed: CodegenError | None = None
+        self.failed: ToolError | None = None
         self._held: bool | None = None
 
     def holds(self) -> bool:
         if self._held is None:
             try:
                 self._held = self._confirm()
-            except CodegenError as failed:  # the run's failure, whatever the generators say
+            except ToolError as failed:  # the run's failure, whatever the generators say
                 self.failed, self._held = failed, False
         return self._held
 
@@ -336,7 +337,7 @@ def _build_prepared(
     The fetched spec instead of a build: it is not the one prepared, and the run starts over from it.
     """
     confirm = _PreparedSpecCheck(project, source, messages, inputs, prepared)
-    generator_failed: CodegenError | None = None
+    generator_failed: ToolError | None = None
     try:
         generated = generate_tree(
             generators,
@@ -347,7 +348,7 @@ def _build_prepared(
             while_formatting=confirm.holds,
             formatting_alongside="the fetch",
         )
-    except CodegenError as failed:  # a generator's failure stands only for a spec the fetch confirmed
+    except ToolError as failed:  # a generator's failure stands only for a spec the fetch confirmed
         generated, generator_failed = None, failed
     if not confirm.holds():  # the fetch decides first, whatever the generators said
         if confirm.failed is not None:
@@ -362,9 +363,9 @@ def _build_prepared(
     return Build(source, confirm.fetched, prepared.filtered, staged)
 
 
-def _named_after(failed: CodegenError, display: str) -> CodegenError:
+def _named_after(failed: ToolError, display: str) -> ToolError:
     """A generator names the operation in the filtered spec: say which spec that came from."""
-    return CodegenError(
+    return ToolError(
         *(
             replace(p, where=display + p.where.removeprefix(SPEC)) if p.where and p.where.startswith(f"{SPEC} (") else p
             for p in failed.problems
@@ -388,7 +389,7 @@ def _stamp(
         note(f"{len(staged.generated)} generated file(s), the lock and the manifest")
     edited = inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
     if edited:
-        changed = ", ".join(f"codegen/{rel}" for rel in edited)
+        changed = ", ".join(edited)
         messages(f"not recorded for the check's cache: {changed} changed while this run ran")
     else:
         record(project, generation_key(inputs, source, fetched.data), staged.files(), warnings)

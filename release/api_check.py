@@ -14,8 +14,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.errors import EXIT_OK
-from codegen.messages import Say
 from release.base import changed_paths, merge_base
 from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
 from release.fragments import parse_name
@@ -23,7 +21,9 @@ from release.packages import Package, load_packages
 from release.plan import ReleasePlan
 from release.python_api import ApiDiff, base_tree, diff_package, render
 from release.runtime_api import with_runtime_breaks
-from release.versions import LEVEL_RANK
+from toolkit.changelog import LEVEL_RANK
+from toolkit.errors import EXIT_OK
+from toolkit.printable import Say
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import griffe
 
-from codegen.printable import printable
 from release.api_model import PUBLIC_TREES, ApiEntry, Parameter, import_packages
 from release.errors import Problem, ReleaseError
 from release.packages import Package
+from toolkit.printable import printable
 
 _PUBLIC_DUNDERS = frozenset({"__init__", "__call__"})
 _MAX_DEPTH = 12  # nested classes and submodules; far beyond any real package

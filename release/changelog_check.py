@@ -17,16 +17,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from codegen.config import GENERATED_ROOTS, MANIFEST
-from codegen.messages import Say
-from codegen.tree.read import read_or_none
-from codegen.tree.write import read_manifest_paths
 from release.api_check import api_verdicts, show_verdicts
 from release.base import changed_paths, git, merge_base
 from release.errors import EXIT_MISSING_FRAGMENT
 from release.fragments import HOW_TO_ADD, parse_name, read_fragments
-from release.layout import CHANGELOG
 from release.packages import Package, load_packages
+from toolkit.paths import CHANGELOG, GENERATED_ROOTS, MANIFEST, read_manifest_paths
+from toolkit.printable import Say
+from toolkit.read import read_or_none
 
 SKIP_TRAILER = "Changelog: skip"
 _SHOWN = 5

@@ -6,7 +6,7 @@ sends on cancel) is Ctrl-C's twin: every step's clean-up runs, and the run
 ends with one `release: interrupted: ...` line, exit 143 (130 for Ctrl-C),
 whichever step it stopped, also when a step turned the signal into an error
 of its own (the generated-files check answers 143: an interrupt, not drift).
-Every line printed passes through `codegen.printable.printable`: file names,
+Every line printed passes through `toolkit.printable.printable`: file names,
 fragments and changelogs are data from the tree, and none of their bytes may
 reach the terminal as a control.
 """
@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from codegen.errors import EXIT_CANNOT_RUN, CodegenError, interrupt_behind
-from codegen.printable import printable_lines
 from release.errors import ReleaseError
+from toolkit.errors import EXIT_CANNOT_RUN, ToolError, interrupt_behind
+from toolkit.printable import printable_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,12 +38,12 @@ def _to_stdout(message: str) -> None:
 
 
 def cmd_release(root: Path, args: argparse.Namespace) -> int:
-    from codegen.tree.transaction import refuse_tracked_journal
     from release.make_release import run_release
+    from toolkit.transaction import refuse_tracked_journal
 
     try:  # the release's generated-files check would refuse it too, after the plan: say it first, alone
         refuse_tracked_journal(root)
-    except CodegenError as exc:
+    except ToolError as exc:
         raise ReleaseError(*exc.problems) from None
     date = args.date or datetime.date.today().isoformat()
     return run_release(root, args.packages, dry_run=args.dry_run, date=date, say=_to_stderr, show=_to_stdout)
@@ -121,7 +121,7 @@ def _run(args: argparse.Namespace, root: Path) -> int:
             if interrupt is None or args.debug:
                 raise
             raise interrupt from None
-    except CodegenError as exc:  # a ReleaseError, or codegen's own (e.g. a journal it cannot recover)
+    except ToolError as exc:  # a ReleaseError, or codegen's own (e.g. a journal it cannot recover)
         for problem in exc.problems:
             print(printable_lines(f"error: {problem.render()}"), file=sys.stderr)
         if args.debug:

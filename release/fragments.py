@@ -1,11 +1,6 @@
 """Changelog fragments: `packages/<package>/changelog.d/<id>.<type>.md`, towncrier's format.
 
-The table of types lives here once.  towncrier reads its own copy of it from
-each package's `[tool.towncrier]` (it builds the changelog from that file), so
-those tables must list the same types and titles, in this order: checked when
-packages are loaded (release/packages.py).  codegen's bump takes the type of
-the fragment it writes from here too (`BUMP_TYPES`).  A fragment's type
-decides the semver level of the package's next release.
+Their types, and the semver level each gives a package's next release, are toolkit/changelog.py's.
 """
 
 from __future__ import annotations
@@ -15,37 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from release.errors import Problem, ReleaseError
-from release.versions import LEVEL_RANK, Level
+from toolkit.changelog import FRAGMENT_DIR, LEVEL_RANK, TYPE_BY_NAME, TYPES, FragmentType, Level
 
-
-@dataclass(frozen=True)
-class FragmentType:
-    name: str  # the file name part: 123.<name>.md
-    title: str  # the changelog heading
-    level: Level
-
-
-TYPES: tuple[FragmentType, ...] = (
-    FragmentType("breaking", "Breaking changes", "major"),
-    FragmentType("feature", "Features", "minor"),
-    FragmentType("fix", "Fixes", "patch"),
-    FragmentType("doc", "Documentation", "patch"),
-    FragmentType("misc", "Other changes", "patch"),
-)
-TYPE_BY_NAME = {t.name: t for t in TYPES}
-# The fragment `codegen bump` writes, by the level of its API change report: the first type of that semver
-# level, and `misc` for a change no user of the Python API can see (the pin still moved: a patch release).
-BUMP_TYPES: dict[str, str] = {
-    **{level: next(t.name for t in TYPES if t.level == level) for level in ("major", "minor", "patch")},
-    "none": "misc",
-}
-FRAGMENT_DIR = "changelog.d"
 # What towncrier itself skips in a fragment folder.
 NOT_FRAGMENTS = frozenset({"readme.md", "readme", "readme.rst", ".gitkeep", ".gitignore", ".keep"})
 # <id>.<type>.md; the id is a pull request number or, after '+', a name that is not shown.
 _NAME = re.compile(r"(?P<id>\+?[A-Za-z0-9][A-Za-z0-9_-]{0,99})\.(?P<type>[A-Za-z]+)\.md")
-# The name of a fragment of one of the types, as a pattern to embed (no groups).
-FRAGMENT_NAME = rf"\+?[A-Za-z0-9][A-Za-z0-9_-]{{0,99}}\.(?:{'|'.join(t.name for t in TYPES)})\.md"
 HOW_TO_ADD = (
     "add `changelog.d/<PR number>.<type>.md` (or `+<name>.<type>.md` to show no number) in the package's folder, "
     "one or two sentences for its users; <type> is one of " + ", ".join(t.name for t in TYPES)

@@ -15,9 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import codegen.cli
-from codegen.errors import EXIT_CANNOT_RUN, EXIT_OK
-from codegen.messages import Say
-from codegen.tree.write import recover_tree
 from release.api_check import check_release_levels
 from release.errors import Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, Fragment, read_fragments
@@ -26,6 +23,9 @@ from release.plan import ReleasePlan, make_plan
 from release.stage import stage_release
 from release.tree import write_all
 from release.wheels import BUILD_LOCK, build_all, smoke_test
+from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK
+from toolkit.printable import Say
+from toolkit.transaction import recover_tree
 
 
 def load_release_plan(root: Path, names: Sequence[str]) -> ReleasePlan:

@@ -17,9 +17,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from release.errors import Problem, ReleaseError
-from release.fragments import FRAGMENT_DIR, TYPES
-from release.layout import CHANGELOG, PACKAGES_DIR
 from release.versions import Version
+from toolkit.changelog import FRAGMENT_DIR, TYPES
+from toolkit.paths import CHANGELOG, PACKAGES_DIR
 
 _PYPROJECT_VERSION = re.compile(r'^version = "(?P<v>[^"]*)"$', re.MULTILINE)
 _DUNDER_VERSION = re.compile(r'^__version__ = "(?P<v>[^"]*)"$', re.MULTILINE)

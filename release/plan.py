@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from release.errors import Problem, ReleaseError
-from release.fragments import TYPE_BY_NAME, Fragment, FragmentType
+from release.fragments import Fragment
 from release.packages import Bound, Package, in_repo_bounds
-from release.versions import LEVEL_RANK, Level, Version
+from release.versions import Version
+from toolkit.changelog import LEVEL_RANK, TYPE_BY_NAME, FragmentType, Level
 
 
 @dataclass(frozen=True)

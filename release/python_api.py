@@ -17,13 +17,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.config import Project
-from codegen.generation.cache import Records, source_of
-from codegen.printable import printable
-from codegen.tree.read import holds_exactly
 from release.api_model import KINDS, PARAMETER_KINDS, ApiEntry, Parameter
 from release.errors import Problem, ReleaseError
 from release.packages import Package, load_packages
+from toolkit.paths import Project
+from toolkit.printable import printable
+from toolkit.read import holds_exactly
+from toolkit.records import Records, source_of
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codegen.printable import printable
 from release.api_model import PUBLIC_TREES, Parameter, import_packages
 from release.errors import Problem, ReleaseError
 from release.packages import Package
 from release.python_api import ApiDiff, signature_breaks
+from toolkit.printable import printable
 
 PROBE = Path(__file__).with_name("runtime_probe.py")
 PROBE_TIMEOUT = 60.0  # seconds for one side: imports of a real package take one or two

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from release.errors import Problem, ReleaseError
-from release.layout import PACKAGES_DIR
 from release.packages import move_bound, write_version
 from release.plan import ReleasePlan
+from toolkit.paths import PACKAGES_DIR
 
 CHANGELOG_HEAD = (
     "# Changelog\n\n"

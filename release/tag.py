@@ -18,13 +18,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from codegen.errors import EXIT_OK
-from codegen.messages import Say
 from release.errors import Problem, ReleaseError
 from release.make_release import check_generated_files
 from release.packages import Package, load_packages
 from release.versions import Version
 from release.wheels import BUILD_LOCK, build_all, smoke_test
+from toolkit.errors import EXIT_OK
+from toolkit.printable import Say
 
 _TAG = re.compile(r"(?P<name>[a-z0-9][a-z0-9-]*)-v(?P<version>[0-9][0-9.]*)")
 MAIN = "origin/main"  # release.yml checks out with fetch-depth: 0, which fetches every branch

@@ -1,10 +1,10 @@
 """The one write of a release: files replaced and fragments removed, all or nothing.
 
-It goes through codegen's journaled transaction (codegen/tree/transaction.py), the
+It goes through codegen's journaled transaction (toolkit/transaction.py), the
 one way anything here writes many files as one change: an error, Ctrl-C,
 SIGTERM or a crash leaves the tree, after the next run at the latest (a
 release, or any codegen verb), fully old or fully new.  What a release may
-write is also all its journal may name (release/layout.py).
+write is also all its journal may name (toolkit/paths.py).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from codegen.tree.transaction import Content, swap_into_place
 from release.errors import Problem, ReleaseError
+from toolkit.transaction import Content, swap_into_place
 
 
 def _inside(root: Path, rel: str) -> Path:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from release.errors import Problem, ReleaseError
+from toolkit.changelog import Level
 
-Level = Literal["major", "minor", "patch"]
-LEVEL_RANK: dict[Level, int] = {"patch": 0, "minor": 1, "major": 2}
 _VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 
 

@@ -28,10 +28,10 @@ from pathlib import Path, PurePosixPath
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from codegen.messages import Say
 from release.errors import Problem, ReleaseError
 from release.packages import Package
 from release.versions import Version
+from toolkit.printable import Say
 
 CONSTRAINTS = "requirements/dev.txt"
 BUILD_LOCK = "requirements/build.txt"  # the build backend and its dependencies, hashed

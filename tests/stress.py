@@ -36,7 +36,7 @@ from contextlib import contextmanager
 STRESSED = (
     # signals: sent to the test process itself or to the subprocesses it starts
     "tests/test_signal_dispositions.py",
-    "tests/codegen/tree/test_transaction.py",
+    "tests/toolkit/test_transaction.py",
     "tests/codegen/test_cli.py",  # also two runs racing for one tree's lock
     "tests/codegen/commands/test_check.py::test_sigint_during_check_leaves_the_tree_unchanged",
     "tests/codegen/test_pipeline.py::test_sigint_during_generation_leaves_the_tree_unchanged",

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("codegen", "release")
+PACKAGES = ("codegen", "release", "toolkit")
 COMMAND_LINES = ("codegen/cli.py", "release/cli.py")
 DEFERRED = frozenset(
     {
@@ -37,7 +37,7 @@ DEFERRED = frozenset(
         "codegen.generation.cache",
         "codegen.generation.inputs",
         "codegen.generation.stage",
-        "codegen.tree.read",
+        "toolkit.read",
         "codegen.tree.write",
         "codegen.upstream.fetch",
         "codegen.contract",

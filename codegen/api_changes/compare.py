@@ -29,7 +29,7 @@ from codegen.openapi.operations import HTTP_METHODS
 from codegen.openapi.schema_places import Budget
 
 if TYPE_CHECKING:
-    from codegen.generation.cache import Records
+    from toolkit.records import Records
 
 __all__ = [
     "LEVELS",

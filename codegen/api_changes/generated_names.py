@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.config import Project
-from codegen.generation.cache import Records, source_of
 from codegen.generation.generators import CLIENT_CONFIG
+from toolkit.paths import Project
+from toolkit.records import Records, source_of
 
 # (METHOD, path with its parameters blanked, place inside the operation):
 # ("POST", "/sandboxes/{}/connect", "request body .metadata").

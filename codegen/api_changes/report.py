@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from codegen.printable import printable
+from toolkit.printable import printable
 
 Level = Literal["none", "patch", "minor", "major"]
 

@@ -17,31 +17,24 @@ from codegen.api_changes.compare import compare_specs
 from codegen.api_changes.generated_names import parser_records
 from codegen.api_changes.report import ApiChangeReport, render_report
 from codegen.commands.handwritten import SECTION_TITLE, generated_unchanged, handwritten_check
-from codegen.config import (
-    FULL_COMMIT,
-    GENERATED_ROOTS,
-    RUNTIME_REF,
-    SPEC,
-    PinFrom,
-    Project,
-    Source,
-    load_source,
-    read_pin,
-)
+from codegen.config import FULL_COMMIT, PinFrom, Source, load_source, read_pin
 from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.contract import credential_schemes, load_contract
-from codegen.errors import EXIT_HANDWRITTEN, EXIT_OK, CodegenError, Problem
-from codegen.messages import Messages, Say
+from codegen.messages import Messages
 from codegen.openapi.document import SpecDocument, read_spec, validation_problems
 from codegen.openapi.operation_map import REMEDY as OPERATION_MAP_REMEDY
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
 from codegen.pipeline import build, parse_spec
-from codegen.tree.read import read_or_none
-from codegen.tree.write import fragment_path, recover_tree, refuse_symlinks, write_tree
+from codegen.tree.write import refuse_symlinks, write_tree
 from codegen.upstream.fetch import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
 from codegen.upstream.spec_lock import git_blob_id, read_lock
-from release.fragments import BUMP_TYPES
+from toolkit.changelog import BUMP_TYPES
+from toolkit.errors import EXIT_HANDWRITTEN, EXIT_OK, Problem, ToolError
+from toolkit.paths import GENERATED_ROOTS, RUNTIME_REF, SPEC, Project, fragment_path
+from toolkit.printable import Say
+from toolkit.read import read_or_none
+from toolkit.transaction import recover_tree
 
 if TYPE_CHECKING:
     from codegen.generation.generators import Generators
@@ -69,7 +62,7 @@ def check_ref_text(ref: str) -> str:
     elif not _REF.fullmatch(ref):
         why = f"the ref {ref!r} is not a plain branch, tag or commit name"
     if why:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 why,
                 remedy="name one runtime commit: a commit id (full or abbreviated), a tag or a branch",
@@ -91,13 +84,13 @@ def resolve_ref(upstream: UpstreamRepository, ref: str, branch: str) -> tuple[st
         if commit is None:
             kind_of = upstream.object_type(name)
             if kind_of in ("tree", "blob"):
-                raise CodegenError(Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit"))
+                raise ToolError(Problem(f"{ref!r} names a {kind_of}, not a commit", remedy="name a runtime commit"))
             continue
         if FULL_COMMIT.fullmatch(commit):
             return commit, kind
     if FULL_COMMIT.fullmatch(ref) and upstream.try_fetch_commit(ref):
         return ref, "commit"
-    raise CodegenError(
+    raise ToolError(
         Problem(
             f"{ref!r} is not a tag, branch or commit of the runtime repository ({upstream.url})",
             remedy="check the name; `git ls-remote` on the runtime repository lists tags and branches",
@@ -130,7 +123,7 @@ def old_pin_spec(project: Project, upstream: UpstreamRepository, current: Source
             else f"{SPEC} (blob {blob[:12]}) differs from the lock (blob {lock.blob[:12]})"
         )
     if why is not None or tracked is None or blob is None:  # (the last two: only for the type checker)
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"the old pin runtime@{current.short_commit} ({current.spec_path}) is not in {upstream.url}, "
                 f"and the tracked spec cannot stand in for it: {why}",
@@ -163,7 +156,7 @@ def run_bump(
         messages.result(f"{RUNTIME_REF} already pins {commit}; nothing to do")
         return EXIT_OK
     if not upstream.is_ancestor(commit, branch_ref):
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"commit {commit} is not reachable from the runtime's {current.branch!r} branch",
                 remedy=f"pin only commits merged into {current.branch}",
@@ -195,8 +188,8 @@ def run_bump(
     messages.show(report)
     try:
         result = build(project, target, messages, fetched=fetched, document=document, generators=generators)
-    except CodegenError as exc:
-        raise CodegenError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
+    except ToolError as exc:
+        raise ToolError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
     # This repository's own code against the regenerated client: its processes run beside griffe.
     with handwritten_check(project, result.staged.generated, messages) as pending:
         with messages.step("python api") as note:
@@ -289,7 +282,7 @@ def _invalid_spec_first(document: SpecDocument) -> Iterator[None]:
     except Exception:
         problems = validation_problems(document)
         if problems:
-            raise CodegenError(*problems) from None
+            raise ToolError(*problems) from None
         raise
 
 
@@ -304,7 +297,7 @@ def _fetch_refs(upstream: UpstreamRepository, current: Source, ref: str) -> str:
             except MissingRef:
                 pass  # not a branch; maybe a tag or a commit
     except Unreachable as exc:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"the runtime repository {current.url} cannot be reached: {exc}",
                 remedy="bumping needs the upstream; set E2B_RUNTIME_REPO to a reachable mirror or checkout",

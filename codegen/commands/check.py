@@ -15,15 +15,16 @@ import difflib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from codegen.config import SPEC, Project, Source, load_source
-from codegen.errors import EXIT_DRIFT, EXIT_OK, CodegenError, Problem
+from codegen.config import Source, load_source
 from codegen.messages import Messages
-from codegen.printable import printable
-from codegen.tree.cache_folder import cache_root
-from codegen.tree.read import read_or_none
-from codegen.tree.transaction import JOURNAL, recover
-from codegen.tree.write import Drift, compare_tree, is_write_target, leftover_drifts, symlink_drifts
+from codegen.tree.write import Drift, compare_tree, leftover_drifts, symlink_drifts
 from codegen.upstream.base_revision import Base, find_base
+from toolkit.cache_folder import cache_root
+from toolkit.errors import EXIT_DRIFT, EXIT_OK, Problem, ToolError
+from toolkit.paths import SPEC, Project, is_write_target
+from toolkit.printable import printable
+from toolkit.read import read_or_none
+from toolkit.transaction import JOURNAL, recover
 
 if TYPE_CHECKING:
     from codegen.upstream.fetch import FetchedSpec
@@ -190,7 +191,7 @@ def run_check(
     if trust_tree:
         messages("--trust-tree: no base revision; the tree's lock and [tool.codegen] are trusted as they are")
     elif base is None:
-        raise CodegenError(NO_BASE)
+        raise ToolError(NO_BASE)
     source = load_source(project, base=base.settings if base is not None else None)
     fetched = _fetch(project, source, messages, base, fresh=not use_cache)
     if use_cache and not recovered and not leftovers and _clean_by_cache(project, source, fetched, messages):

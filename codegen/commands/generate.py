@@ -10,10 +10,12 @@ the fetch decides whether that spec stands (codegen/pipeline.py).
 from __future__ import annotations
 
 import codegen
-from codegen.config import SPEC, Project, load_source
-from codegen.errors import EXIT_OK, interrupt_behind
+from codegen.config import load_source
 from codegen.generation.generators import filtered_json, open_generators
 from codegen.messages import Messages
+from toolkit.errors import EXIT_OK, interrupt_behind
+from toolkit.paths import SPEC, Project
+from toolkit.transaction import recover_tree
 
 LISTED = 50  # changed paths named one by one; the rest are counted
 
@@ -37,8 +39,8 @@ def _run_generate(project: Project, messages: Messages, *, use_cache: bool) -> i
         from codegen.generation.cache import prepared_key, recall_prepared
         from codegen.generation.inputs import read_inputs
         from codegen.generation.stage import start_tree
-        from codegen.tree.read import read_or_none
-        from codegen.tree.write import recover_tree, refuse_symlinks, write_tree
+        from codegen.tree.write import refuse_symlinks, write_tree
+        from toolkit.read import read_or_none
 
         refuse_symlinks(project.root)
         recover_tree(project.root, messages)  # before anything reads the pin, the templates or the contract

@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from codegen.api_changes.report import ApiChangeReport, code_span
-from codegen.config import GENERATED_ROOTS, Project
-from codegen.errors import CodegenError, Problem
-from codegen.generation.cache import Records
 from codegen.messages import Messages
-from codegen.printable import printable
-from codegen.tree.cache_folder import cache_root
 from codegen.tree.file_lock import held
-from codegen.tree.read import holds_exactly
+from toolkit.cache_folder import cache_root
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import GENERATED_ROOTS, Project
+from toolkit.printable import printable
+from toolkit.read import holds_exactly
+from toolkit.records import Records
 
 # The hand-written packages and their import names (what `nox -s lint` type-checks besides codegen and release).
 PACKAGES: tuple[str, ...] = (
@@ -124,7 +124,7 @@ def handwritten_check(project: Project, generated: Mapping[str, bytes], messages
         yield PendingCheck(None)
         return
     if importlib.util.find_spec("mypy") is None:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 "bump type-checks this repository's code against the regenerated client with mypy, "
                 f"which {sys.executable} lacks",
@@ -300,11 +300,11 @@ class _Process:
             out, err = self.process.communicate(timeout=max(0.0, self.deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.stop()
-            raise CodegenError(Problem(f"{self.what} took more than {self.timeout:g} s; stopped it")) from None
+            raise ToolError(Problem(f"{self.what} took more than {self.timeout:g} s; stopped it")) from None
         code = self.process.returncode
         if code not in (0, 1, 2) or (code and not out.strip()):
             tail = tuple(printable(line) for line in err.strip().splitlines()[-5:])
-            raise CodegenError(Problem(f"{self.what} failed (exit {code})", detail=tail))
+            raise ToolError(Problem(f"{self.what} failed (exit {code})", detail=tail))
         return out
 
     def stop(self) -> None:
@@ -369,7 +369,7 @@ def _import_findings(output: str, root: Path, messages: Messages) -> list[Findin
     try:
         failures = json.loads(output.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise CodegenError(
+        raise ToolError(
             Problem(f"the import of {', '.join(names)} printed no verdict: {printable(output[-400:])}")
         ) from None
     found = []
@@ -412,7 +412,7 @@ def _planned(root: Path, generated: Mapping[str, bytes] | None) -> dict[str, byt
                 continue
             if path.is_symlink():
                 # The copy would keep it, and mypy and the import would read through it, out of the tree.
-                raise CodegenError(
+                raise ToolError(
                     Problem(
                         f"{printable(rel)} is a symlink; bump's check of the hand-written code reads no file "
                         "through one",

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.config import SPEC, TOOLCHAIN, Project, Source
+from codegen.config import TOOLCHAIN, Source
 from codegen.generation.inputs import GenerationInputs
-from codegen.tree.cache_folder import cache_root, make_private_folder, require_private
-from codegen.tree.read import read_or_none
 from codegen.tree.write import generated_entries
+from toolkit.paths import SPEC, Project
+from toolkit.read import read_or_none
+from toolkit.records import Digest, entry_path, read_entry, write_entry
 
 FORMAT = "e2b-codegen-generation/2"
 VALIDATION_FORMAT = "e2b-codegen-validation/1"
@@ -44,22 +43,9 @@ class Recorded:
     warnings: tuple[str, ...]
 
 
-class _Digest:
-    def __init__(self) -> None:
-        self._sha = hashlib.sha256()
-
-    def add(self, name: str, data: bytes | None) -> None:
-        # Length-prefixed, so that no two different inputs run together into one.
-        body = b"<absent>" if data is None else data
-        self._sha.update(f"{name}\0{len(body)}\0".encode() + body)
-
-    def hexdigest(self) -> str:
-        return self._sha.hexdigest()
-
-
 def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str:
     """A digest of every input of a generation, as the run read them: equal keys, byte-identical output."""
-    digest = _Digest()
+    digest = Digest()
     digest.add("format", FORMAT.encode())
     digest.add("python", sys.version.encode())
     # Every field of the source that reaches the output (the lock, the filter, the overlays).
@@ -74,19 +60,19 @@ def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str
     for rel, data in inputs.templates.items():
         digest.add(f"templates/{rel}", data)
     for rel, data in inputs.code.items():
-        digest.add(f"codegen/{rel}", data)
+        digest.add(rel, data)
     return digest.hexdigest()
 
 
 def validation_key(inputs: GenerationInputs, spec: bytes) -> str:
     """The spec's bytes, the validator's versions and the code that calls it."""
-    digest = _Digest()
+    digest = Digest()
     digest.add("format", VALIDATION_FORMAT.encode())
     digest.add("python", sys.version.encode())
     digest.add("spec", hashlib.sha256(spec).hexdigest().encode())
     digest.add("validator", json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode())
     for rel, data in inputs.code.items():
-        digest.add(f"codegen/{rel}", data)
+        digest.add(rel, data)
     return digest.hexdigest()
 
 
@@ -97,7 +83,7 @@ def prepared_key(inputs: GenerationInputs, source: Source) -> str:
     came from (a mirror's commit is the same commit), so the URL and branch are not in it.  The
     toolchain's lock is (PyYAML parses the spec).
     """
-    digest = _Digest()
+    digest = Digest()
     digest.add("format", PREPARED_FORMAT.encode())
     digest.add("python", sys.version.encode())
     digest.add("source", json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode())
@@ -105,7 +91,7 @@ def prepared_key(inputs: GenerationInputs, source: Source) -> str:
     digest.add("operations", inputs.operations)
     digest.add("toolchain", inputs.toolchain_lock)  # PyYAML's version among them: it reads the spec
     for rel, data in inputs.code.items():
-        digest.add(f"codegen/{rel}", data)
+        digest.add(rel, data)
     return digest.hexdigest()
 
 
@@ -118,10 +104,6 @@ def _installed(name: str) -> str | None:
         return None
 
 
-def _entry_path(project: Project, kind: str, key: str) -> Path:
-    return cache_root(project) / kind / f"{key}.json"
-
-
 def record(project: Project, key: str, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> None:
     """After a real generation: remember what it produced (atomically; a failure to cache is no failure)."""
     entry = {
@@ -130,28 +112,21 @@ def record(project: Project, key: str, files: Mapping[str, bytes], warnings: tup
         "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())},
         "warnings": list(warnings),
     }
-    _write(_entry_path(project, "generations", key), entry)
+    write_entry(entry_path(project, "generations", key), entry)
 
 
 def record_valid(project: Project, key: str) -> None:
     """The validator passed the spec of `key`."""
-    _write(_entry_path(project, "validations", key), {"format": VALIDATION_FORMAT, "key": key, "valid": True})
+    write_entry(entry_path(project, "validations", key), {"format": VALIDATION_FORMAT, "key": key, "valid": True})
 
 
 def recall_valid(project: Project, key: str) -> bool:
     """True when the validator passed exactly this spec with exactly this validator and code."""
-    return _read(_entry_path(project, "validations", key)) == {"format": VALIDATION_FORMAT, "key": key, "valid": True}
-
-
-def _read(path: Path) -> object:
-    """The JSON value stored at `path`; None when there is none or it is not JSON; refused when not private."""
-    require_private(path.parent)
-    require_private(path)
-    data = read_or_none(path)
-    try:
-        return json.loads(data) if data is not None else None
-    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
-        return None
+    return read_entry(entry_path(project, "validations", key)) == {
+        "format": VALIDATION_FORMAT,
+        "key": key,
+        "valid": True,
+    }
 
 
 @dataclass(frozen=True)
@@ -189,12 +164,12 @@ def record_prepared(
         "warnings": list(warnings),
         "validation": validation,
     }
-    _write(_entry_path(project, "prepared", key), entry)
+    write_entry(entry_path(project, "prepared", key), entry)
 
 
 def recall_prepared(project: Project, key: str) -> Prepared | None:
     """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
-    entry = _read(_entry_path(project, "prepared", key))
+    entry = read_entry(entry_path(project, "prepared", key))
     if not isinstance(entry, dict) or entry.get("format") != PREPARED_FORMAT or entry.get("key") != key:
         return None
     spec, filtered, warnings = entry.get("spec"), entry.get("filtered"), entry.get("warnings")
@@ -208,20 +183,9 @@ def recall_prepared(project: Project, key: str) -> Prepared | None:
     return Prepared(spec=spec, filtered=filtered, warnings=tuple(warnings), validation=validation)
 
 
-def _write(path: Path, entry: Mapping[str, object]) -> None:
-    try:
-        make_private_folder(path.parent)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-")  # mode 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(entry, handle)
-        os.replace(temporary, path)
-    except OSError:
-        pass  # a read-only or full cache only costs the next check its shortcut
-
-
 def recall(project: Project, key: str) -> Recorded | None:
     """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
-    entry = _read(_entry_path(project, "generations", key))
+    entry = read_entry(entry_path(project, "generations", key))
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
         return None
     files, warnings = entry.get("files"), entry.get("warnings")
@@ -254,41 +218,3 @@ def tree_matches(root: Path, recorded: Recorded, spec: bytes) -> bool:
     # the manifest (compared above) lists what was generated.
     present, odd = generated_entries(root)
     return not odd and present <= recorded.files.keys()
-
-
-class Records:
-    """One kind of remembered answer (griffe's reading of a package, the client's names for a spec): JSON
-    values in the cache folder, each under the digest of its input and of what every answer of the kind
-    depends on (`depends_on`: the code that computes it, the tools' versions)."""
-
-    def __init__(self, project: Project, kind: str, depends_on: Mapping[str, bytes]) -> None:
-        self.project = project
-        self.kind = kind
-        self._base = _Digest()
-        self._base.add("kind", kind.encode())
-        self._base.add("python", sys.version.encode())
-        for name, data in sorted(depends_on.items()):
-            self._base.add(name, data)
-
-    def _key(self, data: bytes) -> str:
-        digest = _Digest()
-        digest.add("base", self._base.hexdigest().encode())
-        digest.add("input", data)
-        return digest.hexdigest()
-
-    def recall(self, data: bytes) -> object:
-        """The value remembered for `data`; None when there is none."""
-        key = self._key(data)
-        entry = _read(_entry_path(self.project, self.kind, key))
-        if isinstance(entry, dict) and entry.get("key") == key:
-            return entry.get("value")
-        return None
-
-    def remember(self, data: bytes, value: object) -> None:
-        key = self._key(data)
-        _write(_entry_path(self.project, self.kind, key), {"key": key, "value": value})
-
-
-def source_of(module: str) -> bytes:
-    """The source of one of this repository's modules (`codegen.api_changes.generated_names`), for `depends_on`."""
-    return (Path(__file__).resolve().parents[2] / (module.replace(".", "/") + ".py")).read_bytes()

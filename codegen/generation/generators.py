@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from codegen.config import SPEC, Project
-from codegen.errors import CodegenError, Problem, raise_lost_signal
-from codegen.tree.cache_folder import cache_root
+from toolkit.cache_folder import cache_root
+from toolkit.errors import Problem, ToolError, raise_lost_signal
+from toolkit.paths import SPEC, Project
 
 # openapi-python-client's settings for the generated client, under codegen/ (JSON: read without a YAML
 # parser on the way to the generators' start).  No post_hooks there: `client_config` adds them as it runs
@@ -42,7 +42,7 @@ def private_scratch(parent: Path) -> Iterator[Path]:
     parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = parent.lstat()
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{parent} is not a folder of this user's: codegen's scratch folders go there "
                 "(point E2B_CODEGEN_CACHE at a folder of your own)"
@@ -80,7 +80,7 @@ _TEXT: dict[str, Any] = {"encoding": "utf-8", "errors": "backslashreplace"}
 def _finish(tool: str, process: subprocess.Popen[str]) -> None:
     output, _ = process.communicate()
     if process.returncode != 0:
-        raise CodegenError(tool_failure(tool, process.returncode, output))
+        raise ToolError(tool_failure(tool, process.returncode, output))
 
 
 CLIENT = "openapi-python-client"
@@ -169,7 +169,7 @@ class Generators:
         running = self._running[tool]
         join_helper(running.waiter)
         if running.problem is not None:
-            raise CodegenError(running.problem)
+            raise ToolError(running.problem)
 
     def close(self) -> None:
         """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started.
@@ -210,7 +210,7 @@ class _Running:
         try:
             _finish(self.tool, self.process)
             self.problem = None
-        except CodegenError as failed:
+        except ToolError as failed:
             self.problem = failed.problems[0]
         except Exception as error:  # said as a problem of the run, never a traceback from a thread
             self.problem = Problem(f"{self.tool}: its output could not be read: {type(error).__name__}: {error}")
@@ -313,7 +313,7 @@ def check_syntax(folder: Path, shown_as: str = "") -> None:
             compile(data, str(path), "exec", dont_inherit=True)
         except SyntaxError as error:
             rel = (Path(shown_as) / path.relative_to(folder)).as_posix()
-            raise CodegenError(
+            raise ToolError(
                 Problem(
                     f"generated code does not parse: {error.msg}",
                     where=f"{rel}:{error.lineno}",
@@ -398,9 +398,9 @@ def client_config(base: Path, scratch: Path) -> Path:
     try:
         settings = json.loads(base.read_bytes())
     except ValueError as error:
-        raise CodegenError(Problem(f"codegen/{CLIENT_CONFIG} is not JSON: {error}")) from None
+        raise ToolError(Problem(f"codegen/{CLIENT_CONFIG} is not JSON: {error}")) from None
     if not isinstance(settings, dict):
-        raise CodegenError(Problem(f"codegen/{CLIENT_CONFIG} is not a JSON object"))
+        raise ToolError(Problem(f"codegen/{CLIENT_CONFIG} is not a JSON object"))
     hooks = [shlex.join(command) for command in ruff_passes("ruff", ".")]
     path = scratch / "openapi_python_client.run.yml"
     path.write_text(json.dumps({**settings, "post_hooks": hooks}, indent=2) + "\n", encoding="utf-8")  # JSON is YAML
@@ -433,7 +433,7 @@ def wait_for_client(generators: Generators, client: Path, shown_as: str) -> None
     """
     try:
         generators.wait(CLIENT)
-    except CodegenError:
+    except ToolError:
         if client.is_dir():
             check_syntax(client, shown_as)
         raise
@@ -506,7 +506,7 @@ def formatting(folder: Path, scratch: Path) -> Iterator[None]:
         process.wait()
         raise
     if process.returncode != 0:
-        raise CodegenError(tool_failure("ruff", process.returncode, output))
+        raise ToolError(tool_failure("ruff", process.returncode, output))
 
 
 def format_python(folder: Path, scratch: Path) -> None:

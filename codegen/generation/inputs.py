@@ -10,11 +10,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen.config import CONTRACT, OPERATIONS, TOOLCHAIN_LOCK, Project
-from codegen.errors import CodegenError, Problem
-from codegen.tree.read import read_or_none
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import CONTRACT, OPERATIONS, TOOLCHAIN_LOCK, Project
+from toolkit.read import read_or_none
 
-CODEGEN_SOURCE = Path(__file__).resolve().parents[1]  # all of codegen/
+# The code that decides a generation's output: all of codegen/ and of what it stands on, toolkit/.
+CODE_ROOT = Path(__file__).resolve().parents[2]
+CODE_FOLDERS = ("codegen", "toolkit")
 
 
 def folder_files(folder: Path) -> Iterator[tuple[str, bytes | None]]:
@@ -37,16 +39,16 @@ class GenerationInputs:
     toolchain_lock: bytes | None
     templates: Mapping[str, bytes | None]
     code: Mapping[str, bytes | None]
-    # Where codegen's source was read from, and when the process began loading it (None: not checked).
-    codegen_source: Path = field(default=Path())
+    # Where CODE_FOLDERS were read from, and when the process began loading them (None: not checked).
+    code_root: Path = field(default=Path())
     imported_ns: int | None = None
 
     @property
     def code_changed_since_import(self) -> tuple[str, ...]:
-        """Codegen source files modified since `imported_ns`, as of now: maybe not what Python ran."""
+        """Code files modified since `imported_ns`, as of now: maybe not what Python ran."""
         if self.imported_ns is None:
             return ()
-        return tuple(rel for rel in self.code if _modified_ns(self.codegen_source / rel) > self.imported_ns)
+        return tuple(rel for rel in self.code if _modified_ns(self.code_root / rel) > self.imported_ns)
 
     def required(self, name: str) -> bytes:
         """The contract's or the map's bytes; missing is the problem the file reader would have said."""
@@ -55,7 +57,7 @@ class GenerationInputs:
             "operations": (self.operations, OPERATIONS, "the operation map"),
         }[name]
         if data is None:
-            raise CodegenError(Problem(f"cannot read {what}: missing or not a regular file", where=display))
+            raise ToolError(Problem(f"cannot read {what}: missing or not a regular file", where=display))
         return data
 
     def write_templates(self, dest: Path) -> Path:
@@ -68,16 +70,16 @@ class GenerationInputs:
         return dest
 
     def write_code_file(self, rel: str, dest: Path) -> Path:
-        """One of codegen's own files as read (the client generator's config), at `dest`."""
+        """One of the code files as read (`codegen/...`: the client generator's config), at `dest`."""
         data = self.code.get(rel)
         if data is None:
-            raise CodegenError(Problem(f"cannot read codegen/{rel}: missing or not a regular file"))
+            raise ToolError(Problem(f"cannot read {rel}: missing or not a regular file"))
         dest.write_bytes(data)
         return dest
 
 
 def read_inputs(
-    project: Project, *, codegen_source: Path = CODEGEN_SOURCE, imported_ns: int | None = None
+    project: Project, *, code_root: Path = CODE_ROOT, imported_ns: int | None = None
 ) -> GenerationInputs:
     """Read every input once.  `imported_ns`: when the process began loading codegen (time.time_ns())."""
     return GenerationInputs(
@@ -85,8 +87,8 @@ def read_inputs(
         operations=read_or_none(project.operations),
         toolchain_lock=read_or_none(project.root / TOOLCHAIN_LOCK),
         templates=dict(folder_files(project.templates)),
-        code=dict(folder_files(codegen_source)),
-        codegen_source=codegen_source,
+        code={f"{folder}/{rel}": data for folder in CODE_FOLDERS for rel, data in folder_files(code_root / folder)},
+        code_root=code_root,
         imported_ns=imported_ns,
     )
 

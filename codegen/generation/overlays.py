@@ -14,12 +14,12 @@ from typing import Any
 
 import jinja2
 
-from codegen.config import GENERATED_ROOTS, TEMPLATES
-from codegen.errors import CodegenError, Problem
 from codegen.generation.python_source import PythonCode, identifier_filter, python_source_environment, template_line
 from codegen.openapi.error_codes import constant_name, documented_error_codes
 from codegen.openapi.operations import iter_operations, snake_case
-from codegen.printable import printable
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import GENERATED_ROOTS, TEMPLATES
+from toolkit.printable import printable
 
 
 @dataclass(frozen=True)
@@ -37,24 +37,24 @@ def load_overlays(folder: Path) -> list[Overlay]:
         entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
         overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise CodegenError(Problem(f"cannot read the overlay index: {exc}", where=shown)) from None
+        raise ToolError(Problem(f"cannot read the overlay index: {exc}", where=shown)) from None
     outputs: set[str] = set()
     for number, overlay in enumerate(overlays, 1):
         entry = f"[[overlay]] #{number} (template {printable(repr(overlay.template))})"
         if overlay.flavour not in (None, "sync", "async"):
-            raise CodegenError(
+            raise ToolError(
                 Problem(
                     f"{entry}: flavour must be 'sync' or 'async', not {printable(repr(overlay.flavour))}",
                     where=shown,
                 )
             )
         if not isinstance(overlay.template, str):
-            raise CodegenError(Problem(f"{entry}: template must be a file name", where=shown))
+            raise ToolError(Problem(f"{entry}: template must be a file name", where=shown))
         problem = output_problem(overlay.output)
         if problem is None and overlay.output in outputs:
             problem = "is also the output of an earlier entry"
         if problem is not None:
-            raise CodegenError(
+            raise ToolError(
                 Problem(
                     f"{entry}: output {printable(repr(overlay.output))} {problem}",
                     where=shown,
@@ -184,10 +184,10 @@ def render_overlays(folder: Path, spec: Mapping[str, Any]) -> dict[str, bytes]:
         try:
             text = env.get_template(overlay.template).render(context)
         except _Fail as exc:
-            raise CodegenError(Problem(str(exc), where=f"{TEMPLATES}/overlays/{overlay.template}")) from None
+            raise ToolError(Problem(str(exc), where=f"{TEMPLATES}/overlays/{overlay.template}")) from None
         except jinja2.TemplateError as exc:
             line = getattr(exc, "lineno", None) or template_line(exc, overlay.template)
             where = f"{TEMPLATES}/overlays/{overlay.template}" + (f":{line}" if line else "")
-            raise CodegenError(Problem(f"cannot render: {exc}", where=where)) from None
+            raise ToolError(Problem(f"cannot render: {exc}", where=where)) from None
         rendered[overlay.output] = text.encode()
     return rendered

@@ -16,17 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from codegen.config import (
-    CLIENT_DIR,
-    GENERATED_ROOTS,
-    LOCK,
-    SPEC,
-    TEMPLATES,
-    TOOLCHAIN,
-    WIRE_DIR,
-    Source,
-)
-from codegen.errors import CodegenError, Problem
+from codegen.config import TOOLCHAIN, Source
 from codegen.generation.generators import (
     CLIENT,
     CLIENT_CONFIG,
@@ -42,6 +32,8 @@ from codegen.generation.inputs import GenerationInputs
 from codegen.messages import Messages
 from codegen.tree.staged import Staged
 from codegen.upstream.spec_lock import Lock
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import CLIENT_DIR, GENERATED_ROOTS, LOCK, SPEC, TEMPLATES, WIRE_DIR
 
 __all__ = ["HEADER", "Staged", "generate_tree", "stamp", "start_tree"]
 
@@ -91,7 +83,7 @@ def start_tree(generators: Generators, inputs: GenerationInputs, spec_json: byte
             raise RuntimeError("the generators were handed another spec than the one the pipeline confirmed")
         return scratch / "client", scratch / "wire_models.py"
     templates = inputs.write_templates(scratch / TEMPLATES)
-    config = inputs.write_code_file(CLIENT_CONFIG, scratch / Path(CLIENT_CONFIG).name)
+    config = inputs.write_code_file(f"codegen/{CLIENT_CONFIG}", scratch / Path(CLIENT_CONFIG).name)
     spec_path.write_bytes(spec_json)
     return start_generating(spec_path, generators, templates / "client", config)
 
@@ -145,11 +137,11 @@ def generate_tree(
             if formatting_alongside:
                 note(f"{formatting_alongside} alongside")
         _verdict(generators, CLIENT, client)
-    except CodegenError as failed:
+    except ToolError as failed:
         # Which generator finishes first varies from run to run; what a failed run reports does not:
         # both generators' verdicts, the client's first, then whatever else failed.
         verdicts = _verdicts(generators, client)
-        raise CodegenError(*verdicts, *(p for p in failed.problems if p not in verdicts)) from None
+        raise ToolError(*verdicts, *(p for p in failed.problems if p not in verdicts)) from None
     assert generators.handed_at is not None
     messages.step_done(
         "generate", time.perf_counter() - generators.handed_at, " ∥ ".join(f"{n} {version(n)}" for n in TOOLCHAIN[:2])
@@ -163,7 +155,7 @@ def _verdicts(generators: Generators, client: Path) -> list[Problem]:
     for tool in (CLIENT, WIRE):
         try:
             _verdict(generators, tool, client)
-        except CodegenError as failed:
+        except ToolError as failed:
             problems.extend(failed.problems)
     return problems
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 from urllib.parse import unquote
 
-from codegen.config import SPEC
-from codegen.errors import CodegenError, Problem
 from codegen.openapi.json_pointer import Segments, format_pointer, resolve_pointer
 from codegen.openapi.plain_yaml import MAX_PROBLEMS, YamlTree, load_yaml
 from codegen.openapi.ref_chains import MAX_HOPS, RefChains
 from codegen.openapi.schema_places import first_overflow, too_tangled
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import SPEC
 
 # Keys whose string value the validator's resolver dereferences.  `$id`
 # changes the base URI, so even a "#/..." ref under it would resolve remotely.
@@ -45,7 +45,7 @@ class SpecDocument:
 
 
 def load_spec(data: bytes, *, display_path: str = SPEC) -> SpecDocument:
-    """Parse and validate the spec; raise CodegenError with every problem found."""
+    """Parse and validate the spec; raise ToolError with every problem found."""
     document = read_spec(data, display_path=display_path)
     _raise_if(validation_problems(document))
     return document
@@ -253,8 +253,8 @@ def _first_line(message: str) -> str:
 
 def _raise_if(problems: list[Problem]) -> None:
     if problems:
-        raise CodegenError(*problems)
+        raise ToolError(*problems)
 
 
 def _fail(problem: Problem) -> NoReturn:
-    raise CodegenError(problem)
+    raise ToolError(problem)

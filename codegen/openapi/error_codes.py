@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from codegen.errors import Problem
 from codegen.openapi.document import SpecDocument
 from codegen.openapi.json_pointer import format_pointer, resolve_pointer
+from toolkit.errors import Problem
 
 ERROR_CODE_FIELD = ("components", "schemas", "Error", "properties", "error_code")
 ERROR_CODE_FIELD_POINTER = format_pointer(ERROR_CODE_FIELD)

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.config import OPERATIONS
-from codegen.errors import CodegenError, Problem
 from codegen.openapi.document import SpecDocument
 from codegen.openapi.json_pointer import format_pointer
 from codegen.openapi.operations import HTTP_METHODS, iter_operations, snake_case
 from codegen.openapi.plain_yaml import YamlTree, load_yaml, load_yaml_file
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import OPERATIONS
 
 UPSTREAM_OPERATION_ID = "x-upstream-operation-id"
 REMEDY = (
@@ -49,7 +49,7 @@ class MappedOperation:
 
 
 def load_operation_map(path: Path, *, display_path: str = OPERATIONS) -> tuple[MappedOperation, ...]:
-    """Read the map; raise CodegenError naming every bad entry (nothing is generated)."""
+    """Read the map; raise ToolError naming every bad entry (nothing is generated)."""
     return _entries(load_yaml_file(path, display_path=display_path, what="the operation map"))
 
 
@@ -60,7 +60,7 @@ def parse_operation_map(data: bytes, *, display_path: str = OPERATIONS) -> tuple
 
 def _entries(tree: YamlTree) -> tuple[MappedOperation, ...]:
     if not isinstance(tree.data, dict):
-        raise CodegenError(Problem("the operation map must be a mapping of name: METHOD /path", where=tree.where("")))
+        raise ToolError(Problem("the operation map must be a mapping of name: METHOD /path", where=tree.where("")))
     problems: list[Problem] = []
     entries: list[MappedOperation] = []
     for name, value in tree.data.items():
@@ -84,7 +84,7 @@ def _entries(tree: YamlTree) -> tuple[MappedOperation, ...]:
         entries.append(MappedOperation(name, match["method"].lower(), match["path"]))
     problems += _clashes(entries, tree.where)
     if problems:
-        raise CodegenError(*problems)
+        raise ToolError(*problems)
     return tuple(entries)
 
 

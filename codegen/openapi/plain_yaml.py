@@ -25,8 +25,8 @@ from yaml.events import (
     SequenceEndEvent,
 )
 
-from codegen.errors import CodegenError, Problem
 from codegen.openapi.json_pointer import Segments, format_pointer, parse_pointer
+from toolkit.errors import Problem, ToolError
 
 MAX_YAML_BYTES = 5 * 1024 * 1024
 # Real specs nest a dozen levels; 64 leaves room while keeping every later
@@ -98,14 +98,14 @@ def load_yaml_file(path: Path, *, display_path: str, what: str) -> YamlTree:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise CodegenError(Problem(f"cannot read {what}: {error.strerror}", where=display_path)) from error
+        raise ToolError(Problem(f"cannot read {what}: {error.strerror}", where=display_path)) from error
     return load_yaml(data, display_path=display_path)
 
 
 def load_yaml(data: bytes, *, display_path: str, max_bytes: int = MAX_YAML_BYTES) -> YamlTree:
-    """Parse one YAML document of plain data; raise CodegenError with every problem found."""
+    """Parse one YAML document of plain data; raise ToolError with every problem found."""
     if len(data) > max_bytes:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"is {len(data):,} bytes, over the {max_bytes:,}-byte cap",
                 where=display_path,
@@ -126,7 +126,7 @@ def load_yaml(data: bytes, *, display_path: str, max_bytes: int = MAX_YAML_BYTES
     except yaml.YAMLError as error:
         reader.problems.append(Problem(f"is not valid YAML: {error}", where=display_path))
     if reader.problems:
-        raise CodegenError(*reader.problems)
+        raise ToolError(*reader.problems)
     reader.lines.setdefault((), 1)
     return YamlTree(data=reader.root, display_path=display_path, lines=reader.lines)
 
@@ -351,7 +351,7 @@ def _decode(data: bytes, display_path: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise CodegenError(
+        raise ToolError(
             Problem(f"is not UTF-8 (byte {error.start}: {error.reason})", where=f"{display_path}:{line}")
         ) from None
     return text.removeprefix("\ufeff")

@@ -9,9 +9,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from codegen.errors import CodegenError, Problem
 from codegen.openapi.json_pointer import Segments, resolve_pointer
 from codegen.openapi.operations import HTTP_METHODS
+from toolkit.errors import Problem, ToolError
 
 MAX_PLACES = 20_000
 # Keys whose value is one schema below this one, and keys whose values (a map or a list) each are.
@@ -37,7 +37,7 @@ class Budget:
     def spend(self, below: str) -> None:
         self.left -= 1
         if self.left < 0:
-            raise CodegenError(Problem(too_tangled(below)))
+            raise ToolError(Problem(too_tangled(below)))
 
 
 def first_overflow(spec: Mapping[str, Any]) -> Segments | None:

@@ -11,10 +11,10 @@ import copy
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from codegen.errors import CodegenError, Problem
 from codegen.openapi.json_pointer import format_pointer, parse_pointer, resolve_pointer
 from codegen.openapi.operation_map import MappedOperation, name_operations
 from codegen.openapi.operations import HTTP_METHODS, iter_operations
+from toolkit.errors import Problem, ToolError
 
 NOT_IMPLEMENTED = "x-not-implemented"
 
@@ -213,7 +213,7 @@ def _raise_on_dangling_refs(spec: dict[str, Any]) -> None:
         if ref.startswith("#") and not _resolves(spec, ref)
     ]
     if problems:
-        raise CodegenError(*problems)
+        raise ToolError(*problems)
 
 
 def _resolves(spec: dict[str, Any], ref: str) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from codegen.errors import CodegenError, Problem
+from toolkit.errors import Problem, ToolError
 
 TIMEOUT_ENV = "E2B_CODEGEN_LOCK_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
@@ -29,7 +29,7 @@ def lock_timeout() -> float:
     try:
         return max(0.0, float(raw)) if raw else DEFAULT_TIMEOUT
     except ValueError:
-        raise CodegenError(Problem(f"{TIMEOUT_ENV}={raw!r} is not a number of seconds")) from None
+        raise ToolError(Problem(f"{TIMEOUT_ENV}={raw!r} is not a number of seconds")) from None
 
 
 @contextmanager
@@ -39,7 +39,7 @@ def held(path: Path, what: str, say: Callable[[str], None] = lambda _: None) -> 
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
         why = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror
-        raise CodegenError(Problem(f"cannot open the lock of {what}: {why}", where=str(path))) from None
+        raise ToolError(Problem(f"cannot open the lock of {what}: {why}", where=str(path))) from None
     try:
         timeout = lock_timeout()
         deadline = time.monotonic() + timeout
@@ -51,7 +51,7 @@ def held(path: Path, what: str, say: Callable[[str], None] = lambda _: None) -> 
             except BlockingIOError:
                 holder = _holder(fd)
                 if time.monotonic() >= deadline:
-                    raise CodegenError(
+                    raise ToolError(
                         Problem(
                             f"{what} is in use by {holder}; gave up after {timeout:g} s",
                             where=str(path),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.config import LOCK, MANIFEST, SPEC
+from toolkit.paths import LOCK, MANIFEST, SPEC
 
 
 @dataclass(frozen=True)

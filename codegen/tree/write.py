@@ -1,7 +1,7 @@
 """The last step: write the staged output over the tree, or compare with it.
 
 Writing swaps whole generated folders and the single files into place in one
-transaction (codegen/tree/transaction.py): an error, Ctrl-C, SIGTERM or a crash
+transaction (toolkit/transaction.py): an error, Ctrl-C, SIGTERM or a crash
 leaves the tree, after the next run at the latest, fully old or fully new.
 A release writes through the same transaction (release/tree.py), so what an
 interrupted write may name, and where its leftovers lie, is decided here for
@@ -11,17 +11,15 @@ symlink.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codegen.config import (
-    CHANGELOG_DIR,
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import (
     CONTRACT,
     GENERATED_ROOTS,
     LOCK,
@@ -31,12 +29,12 @@ from codegen.config import (
     RUNTIME_REF,
     SPEC,
     TEMPLATES,
+    is_write_target,
+    leftover_folders,
+    read_manifest_paths,
 )
-from codegen.errors import CodegenError, Problem
-from codegen.tree.read import read_or_none
-from codegen.tree.transaction import Content, leftovers, recover, remove_leftovers, swap_into_place
-from release.fragments import BUMP_TYPES
-from release.layout import is_release_target, release_folders
+from toolkit.read import read_or_none
+from toolkit.transaction import Content, leftovers, swap_into_place
 
 if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compare a tree
     from codegen.tree.staged import Staged
@@ -46,53 +44,6 @@ if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compa
 # at /proc/self/environ and have the check print it into the job log.
 PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS)
 PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS)
-# The changelog fragment a bump writes: +runtime-<commit[:12]>.<type>.md, its type by the report's level.
-_FRAGMENT = re.compile(rf"{re.escape(CHANGELOG_DIR)}/\+runtime-[0-9a-f]{{12}}\.(?:{'|'.join(BUMP_TYPES.values())})\.md")
-# Everything a codegen write swaps (generate: the folders, spec, lock, manifest; bump: also the pin and
-# a fragment).  With what a release writes, nothing else may be named by a journal or removed as a leftover.
-WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF})
-# Where a write puts its temporary siblings: beside every target it may swap.
-LEFTOVER_FOLDERS = (
-    "spec",
-    *(root.rpartition("/")[0] for root in GENERATED_ROOTS),
-    CHANGELOG_DIR,
-)
-
-
-def fragment_path(commit: str, level: str) -> str:
-    return f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{BUMP_TYPES[level]}.md"
-
-
-def is_write_target(path: str) -> bool:
-    """A path a codegen or release write swaps into place: the only kind a journal may name."""
-    return path in WRITE_TARGETS or _FRAGMENT.fullmatch(path) is not None or is_release_target(path)
-
-
-def leftover_folders(root: Path) -> tuple[str, ...]:
-    """Every folder where a codegen or release write puts its temporary siblings."""
-    return (*LEFTOVER_FOLDERS, *release_folders(root))
-
-
-def read_manifest_paths(data: bytes) -> set[str]:
-    """The paths a manifest lists inside the generated folders.
-
-    The manifest is data a pull request commits: an entry outside them (`.git/config`,
-    `README.md`, `../x`) is never read, printed or counted as generated; codegen never
-    writes such a manifest, so the manifest itself is then drift (`changed`).
-    """
-    try:
-        files = json.loads(data)["files"]
-        return {p for p in files if isinstance(p, str) and is_generated_path(p)}
-    except (ValueError, KeyError, TypeError):
-        return set()
-
-
-def is_generated_path(path: str) -> bool:
-    """A normalized relative path under one of GENERATED_ROOTS, with no `.git` part."""
-    parts = path.split("/")
-    if any(part in ("", ".", "..") or part.lower() == ".git" or "\\" in part for part in parts):
-        return False
-    return any(path.startswith(folder + "/") for folder in GENERATED_ROOTS)
 
 
 def find_symlinks(root: Path) -> list[str]:
@@ -178,7 +129,7 @@ def index_entries(root: Path) -> dict[str, str] | None:
     )  # fmt: skip
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"git cannot list the files it tracks under the generated folders: {said[0] if said else 'no message'}",
                 remedy="run codegen in a git checkout that `git status` accepts (or outside any checkout)",
@@ -259,7 +210,7 @@ def refuse_symlinks(root: Path, also: Iterable[str] = ()) -> None:
     """Codegen writes nothing while a protected path (or one of `also`) is or lies under a symlink."""
     links = sorted({*find_symlinks(root), *filter(None, (first_symlink(root, rel) for rel in also))})
     if links:
-        raise CodegenError(
+        raise ToolError(
             *(
                 Problem(
                     "is a symlink; codegen neither reads nor writes through one",
@@ -279,7 +230,7 @@ def refuse_unexpected(drifts: list[Drift]) -> None:
     """
     found = [d for d in drifts if d.kind in ("unexpected", "symlink")]
     if found:
-        raise CodegenError(
+        raise ToolError(
             *(
                 Problem(
                     "is inside a generated folder but was not generated"
@@ -316,18 +267,6 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
     contents.update({SPEC: staged.spec, LOCK: staged.lock, MANIFEST: staged.manifest, **extra})
     swap_into_place(root, contents)
     return changed
-
-
-def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
-    """Before a run: settle what an interrupted write left; True when something was found."""
-    said = recover(root, is_write_target)
-    if said:
-        say(f"warning: {said}")
-    stray = leftovers(root, leftover_folders(root), is_write_target)
-    if stray:
-        remove_leftovers(root, stray)
-        say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
-    return bool(said or stray)
 
 
 def leftover_drifts(root: Path) -> list[Drift]:

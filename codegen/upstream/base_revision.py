@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 import git
 
-from codegen.config import LOCK, PYPROJECT, RUNTIME_REF, SPEC, Project, Settings, load_settings, read_settings
-from codegen.errors import CodegenError, Problem
+from codegen.config import Settings, load_settings, read_settings
 from codegen.upstream.spec_lock import git_blob_id
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import LOCK, PYPROJECT, RUNTIME_REF, SPEC, Project
 
 PIN_FILES = (RUNTIME_REF, LOCK, SPEC)
 SETTINGS = f"{PYPROJECT} [tool.codegen]"  # how `touched` names a change to the settings
@@ -45,12 +46,12 @@ def find_base(project: Project, ref: str | None) -> Base | None:
     An explicit `ref` that cannot be resolved is an error, never silently ignored.
     """
     if ref is not None and (not ref or ref.startswith("-") or not ref.isprintable()):
-        raise CodegenError(Problem(f"--base {ref!r} is not a revision", remedy="pass a branch, tag or commit id"))
+        raise ToolError(Problem(f"--base {ref!r} is not a revision", remedy="pass a branch, tag or commit id"))
     try:
         repo = git.Repo(project.root)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         if ref is not None:
-            raise CodegenError(
+            raise ToolError(
                 Problem(f"--base {ref}: {project.root} is not a git checkout", remedy="run in the repository")
             ) from None
         return None
@@ -58,7 +59,7 @@ def find_base(project: Project, ref: str | None) -> Base | None:
     if ref is not None:
         commit = _rev_parse(g, ref)
         if commit is None:
-            raise CodegenError(
+            raise ToolError(
                 Problem(
                     f"--base {ref} names no commit in this repository",
                     remedy="fetch the base first (in CI: fetch-depth 0, or fetch the base branch)",
@@ -103,7 +104,7 @@ def _settings_at(project: Project, g: git.Git, commit: str) -> Settings:
     where = f"{PYPROJECT} at the base {commit[:7]}"
     mode, blob = _entries(g, commit, PYPROJECT).get(PYPROJECT, ("", ""))
     if mode != _REGULAR_FILE:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 "the base revision has no regular pyproject.toml, so no upstream to trust",
                 where=where,
@@ -113,7 +114,7 @@ def _settings_at(project: Project, g: git.Git, commit: str) -> Settings:
     try:
         text = str(g.cat_file("blob", blob, strip_newline_in_stdout=False))
     except (git.GitCommandError, UnicodeDecodeError) as exc:
-        raise CodegenError(Problem(f"cannot read it: {exc}", where=where)) from None
+        raise ToolError(Problem(f"cannot read it: {exc}", where=where)) from None
     return read_settings(text, project, where=where)
 
 

@@ -18,14 +18,15 @@ from typing import Any
 
 import git
 
-from codegen.config import RUNTIME_REF_ENV, RUNTIME_REPO_ENV, SPEC, PinFrom, Project, Source, UpstreamFrom
-from codegen.errors import CodegenError, Problem
+from codegen.config import RUNTIME_REF_ENV, RUNTIME_REPO_ENV, PinFrom, Source, UpstreamFrom
 from codegen.messages import Messages
-from codegen.tree.cache_folder import cache_root, make_private_folder, private_cache_dir, require_private_tree
 from codegen.tree.file_lock import held
-from codegen.tree.read import read_or_none
 from codegen.upstream.base_revision import Base
 from codegen.upstream.spec_lock import Lock, git_blob_id, read_lock
+from toolkit.cache_folder import cache_root, make_private_folder, private_cache_dir, require_private_tree
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import SPEC, Project
+from toolkit.read import read_or_none
 
 # Protocols git may speak, whatever the URL or a config file says: no ext::, no fd::.
 _GIT_ENV = {
@@ -93,7 +94,7 @@ class MissingRef(Exception):
     """The upstream answered, without the ref asked for (a branch it does not have)."""
 
 
-class FetchFailed(CodegenError):
+class FetchFailed(ToolError):
     """git failed here, not for want of the upstream: never a reason to fall back to the lock."""
 
 
@@ -332,7 +333,7 @@ def fetch_configured_branch(upstream: UpstreamRepository, source: Source) -> str
     try:
         return upstream.fetch_branch(source.verified_branch)
     except MissingRef:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"the runtime repository {source.url} answered, but has no branch {source.verified_branch!r}",
                 where="pyproject.toml [tool.codegen] runtime-branch",
@@ -360,7 +361,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
     # The usual case, a pin on the branch just fetched, is one git call; the others say what is wrong.
     reachable = upstream.is_ancestor(source.commit, branch_ref)
     if not reachable and not upstream.has_commit(source.commit) and not upstream.try_fetch_commit(source.commit):
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"commit {source.commit} does not exist in {source.url}",
                 where=source.pin_where,
@@ -368,7 +369,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
             )
         )
     if not reachable and not upstream.is_ancestor(source.commit, branch_ref):
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"commit {source.commit} exists upstream but is not reachable from "
                 f"{source.verified_branch!r} (a fork's or an unmerged pull request's commit?)",
@@ -379,7 +380,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
         )
     found = upstream.read_regular_file(source.commit, source.spec_path)
     if found is None:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{source.spec_path} does not exist at runtime@{source.short_commit}",
                 where="pyproject.toml [tool.codegen] spec-path",
@@ -387,7 +388,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
             )
         )
     if isinstance(found, str):
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{source.spec_path} at runtime@{source.short_commit} {found}",
                 where="pyproject.toml [tool.codegen] spec-path",
@@ -409,7 +410,7 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
     where = f"{source.url} is unreachable ({reason})"
     mismatch = lock.why_not_for(source.commit, source.spec_path)
     if mismatch:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{where}, and the tracked copy cannot stand in for it: {mismatch}",
                 remedy=f"restore {SPEC} and the lock from git, or run where the runtime "
@@ -432,7 +433,7 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
         differs = f"edited here (blob {git_blob_id(data)[:12]}, the lock's is {lock.blob[:12]})"
     locked = locked_blob_from_git(project, lock.blob)
     if locked is None:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{where}, {SPEC} is {differs}, and git holds no copy of the locked blob {lock.blob[:12]}",
                 remedy=f"restore {SPEC} from git, or run where the runtime "
@@ -479,7 +480,7 @@ def offline_stand_in(project: Project, source: Source, base: Base | None, reason
     commit stand in (`tracked_copy_if_locked`); a spec edited on its own is drift, found against them.
     """
     if source.upstream_from is UpstreamFrom.ENV:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{source.url} cannot be reached: {reason}",
                 where=RUNTIME_REPO_ENV,
@@ -488,7 +489,7 @@ def offline_stand_in(project: Project, source: Source, base: Base | None, reason
             )
         )
     if source.pin_from is PinFrom.ENV:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{source.url} is unreachable ({reason}), so runtime@{source.short_commit} cannot be fetched; "
                 "the tracked spec is the pin's, not this commit's",
@@ -497,7 +498,7 @@ def offline_stand_in(project: Project, source: Source, base: Base | None, reason
             )
         )
     if base is not None and set(base.touched) - {SPEC}:
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{source.url} is unreachable ({reason}), and this change moves or touches the pin "
                 f"({', '.join(base.touched)} differ from the base {base.short}, {base.described}): "

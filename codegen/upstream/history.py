@@ -17,9 +17,9 @@ from typing import Any
 
 from git import Actor, Repo
 
-from codegen.errors import CodegenError, Problem
-from codegen.tree.read import read_or_none
 from codegen.tree.write import first_symlink
+from toolkit.errors import Problem, ToolError
+from toolkit.read import read_or_none
 
 HISTORY_DIR = Path(__file__).resolve().parents[2] / "spec" / "upstream-history"
 PLAN = "history.toml"
@@ -66,8 +66,8 @@ class HistoryPlan:
     commits: tuple[Commit, ...]
 
 
-def _refuse(message: str, where: str = f"spec/upstream-history/{PLAN}") -> CodegenError:
-    return CodegenError(Problem(f"{message}; {_REMEDY}", where=where))  # one line: it says what to do
+def _refuse(message: str, where: str = f"spec/upstream-history/{PLAN}") -> ToolError:
+    return ToolError(Problem(f"{message}; {_REMEDY}", where=where))  # one line: it says what to do
 
 
 def load_history_plan(history: Path) -> HistoryPlan:
@@ -152,7 +152,7 @@ def build_runtime_repo(dest: Path, history: Path = HISTORY_DIR) -> list[tuple[st
     sibling and renamed into place: on any failure, `dest` is as it was.
     """
     if dest.is_symlink() or (dest.exists() and (not dest.is_dir() or any(dest.iterdir()))):
-        raise CodegenError(
+        raise ToolError(
             Problem(f"{dest} exists and is not an empty directory; refusing to build the runtime repository there")
         )
     plan = load_history_plan(history)

@@ -6,8 +6,9 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-from codegen.config import FULL_COMMIT, Project
-from codegen.errors import CodegenError, Problem
+from codegen.config import FULL_COMMIT
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import Project
 
 
 def git_blob_id(data: bytes) -> str:
@@ -46,11 +47,9 @@ def read_lock(project: Project) -> Lock:
         raw = json.loads(project.lock.read_text(encoding="utf-8"))
         lock = Lock(**{k: raw[k] for k in ("runtime", "branch", "path", "commit", "blob")})
     except FileNotFoundError:
-        raise CodegenError(Problem("the lock is missing", where=where, remedy="restore it from git")) from None
+        raise ToolError(Problem("the lock is missing", where=where, remedy="restore it from git")) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CodegenError(
-            Problem(f"the lock is unreadable: {exc}", where=where, remedy="restore it from git")
-        ) from None
+        raise ToolError(Problem(f"the lock is unreadable: {exc}", where=where, remedy="restore it from git")) from None
     if not (FULL_COMMIT.fullmatch(lock.commit) and FULL_COMMIT.fullmatch(lock.blob)):
-        raise CodegenError(Problem("the lock's commit or blob is not a full id", where=where))
+        raise ToolError(Problem("the lock's commit or blob is not a full id", where=where))
     return lock

@@ -14,7 +14,6 @@ import pytest
 
 from codegen.cli import RUN_LOCK
 from codegen.tree.file_lock import held
-from codegen.tree.transaction import JOURNAL
 from tests.child_output import stderr_until
 from tests.codegen.conftest import (
     PIN,
@@ -26,6 +25,7 @@ from tests.codegen.conftest import (
     start_subprocess,
     unchanged,
 )
+from toolkit.transaction import JOURNAL
 
 
 def test_no_verb_is_a_usage_error(tmp_path: Path) -> None:
@@ -43,9 +43,9 @@ def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     from codegen.cli import main
-    from codegen.errors import CodegenError
+    from toolkit.errors import ToolError
 
-    with pytest.raises(CodegenError):
+    with pytest.raises(ToolError):
         main(["--debug", "--root", str(tmp_path), "generate"])
 
 

@@ -8,18 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen.config import (
-    PinFrom,
-    Project,
-    Settings,
-    UpstreamFrom,
-    check_commit,
-    check_url,
-    load_source,
-    read_pin,
-)
-from codegen.errors import CodegenError
+from codegen.config import PinFrom, Settings, UpstreamFrom, check_commit, check_url, load_source, read_pin
 from tests.codegen.conftest import PIN
+from toolkit.errors import ToolError
+from toolkit.paths import Project
 
 GOOD_URLS = [
     "https://github.com/e2b-dev/runtime.git",
@@ -54,14 +46,14 @@ def test_good_urls(url: str) -> None:
 
 @pytest.mark.parametrize(("url", "why"), BAD_URLS)
 def test_bad_urls(url: str, why: str) -> None:
-    with pytest.raises(CodegenError, match=why) as caught:
+    with pytest.raises(ToolError, match=why) as caught:
         check_url(url, origin="E2B_RUNTIME_REPO")
     assert caught.value.problems[0].where == "E2B_RUNTIME_REPO"
 
 
 @pytest.mark.parametrize("ref", ["", "HEAD", PIN[:7], PIN.upper(), f"-{PIN[1:]}", PIN + "\n", "g" * 40])
 def test_check_commit_refuses_anything_but_a_full_id(ref: str) -> None:
-    with pytest.raises(CodegenError):
+    with pytest.raises(ToolError):
         check_commit(ref, origin="spec/runtime-ref")
 
 
@@ -136,15 +128,15 @@ def test_the_source_says_where_its_commit_and_upstream_came_from(
 )
 def test_load_source_refuses_bad_settings(tmp_path: Path, extra: str, why: str) -> None:
     project = write_pyproject(tmp_path, BASE + extra)
-    with pytest.raises(CodegenError, match=why):
+    with pytest.raises(ToolError, match=why):
         load_source(project)
 
 
 def test_load_source_refuses_bad_tags_and_missing_table(tmp_path: Path) -> None:
-    with pytest.raises(CodegenError, match="sdk-tags"):
+    with pytest.raises(ToolError, match="sdk-tags"):
         load_source(write_pyproject(tmp_path, 'runtime-repo = "https://example.com/r.git"\nsdk-tags = []\n'))
     (tmp_path / "pyproject.toml").write_text("[tool.other]\n")
-    with pytest.raises(CodegenError, match=r"cannot read \[tool.codegen\]"):
+    with pytest.raises(ToolError, match=r"cannot read \[tool.codegen\]"):
         load_source(Project(tmp_path))
 
 
@@ -152,10 +144,10 @@ def test_read_pin(tmp_path: Path) -> None:
     project = write_pyproject(tmp_path, BASE)
     assert read_pin(project) == PIN
     (tmp_path / "spec" / "runtime-ref").write_bytes(b"\xff\xfe")
-    with pytest.raises(CodegenError, match="cannot read spec/runtime-ref"):
+    with pytest.raises(ToolError, match="cannot read spec/runtime-ref"):
         read_pin(project)
     (tmp_path / "spec" / "runtime-ref").unlink()
-    with pytest.raises(CodegenError, match="spec/runtime-ref is missing"):
+    with pytest.raises(ToolError, match="spec/runtime-ref is missing"):
         read_pin(project)
 
 
@@ -164,7 +156,7 @@ def test_a_scheme_look_alike_is_refused_even_when_the_tree_holds_that_folder(
 ) -> None:
     (tmp_path / "https:" / "github.com" / "e2b-dev" / "runtime.git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(CodegenError, match="neither a URL nor a local path"):
+    with pytest.raises(ToolError, match="neither a URL nor a local path"):
         check_url("https:/github.com/e2b-dev/runtime.git", origin="pyproject.toml [tool.codegen]")
 
 
@@ -177,7 +169,7 @@ def test_a_runtime_repo_inside_the_tree_is_refused(tmp_path: Path, url: str, mon
     root = tmp_path / "project"
     project = write_pyproject(root, BASE.replace("https://example.com/r.git", url.format(root=root)))
     monkeypatch.chdir(tmp_path)  # relative paths are tried against the root and the current folder
-    with pytest.raises(CodegenError, match="resolves inside this repository") as caught:
+    with pytest.raises(ToolError, match="resolves inside this repository") as caught:
         load_source(project)
     assert caught.value.problems[0].where == "pyproject.toml [tool.codegen]"
 
@@ -188,7 +180,7 @@ def test_a_relative_runtime_repo_is_refused_when_the_current_folder_puts_it_insi
     root = tmp_path / "project"
     project = write_pyproject(root, BASE.replace("https://example.com/r.git", "../x.git"))
     monkeypatch.chdir(root / "spec")  # git resolves it against the current folder: project/x.git
-    with pytest.raises(CodegenError, match="resolves inside this repository"):
+    with pytest.raises(ToolError, match="resolves inside this repository"):
         load_source(project)
 
 
@@ -201,7 +193,7 @@ def test_a_worktrees_git_directory_counts_as_inside(tmp_path: Path, monkeypatch:
     (root).mkdir()
     (root / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
     project = write_pyproject(root, BASE.replace("https://example.com/r.git", str(common)))
-    with pytest.raises(CodegenError, match="resolves inside this repository"):
+    with pytest.raises(ToolError, match="resolves inside this repository"):
         load_source(project)
 
 
@@ -226,7 +218,7 @@ def test_a_runtime_repo_spelled_to_look_outside_the_tree_is_refused(
         path=str(root).lstrip("/"), root=root, root_escaped=str(root).replace("/project", "/%70r%6Fject")
     )
     project = write_pyproject(root, BASE.replace("https://example.com/r.git", url))
-    with pytest.raises(CodegenError, match="resolves inside this repository"):
+    with pytest.raises(ToolError, match="resolves inside this repository"):
         load_source(project)
 
 
@@ -262,7 +254,7 @@ def test_every_checkout_of_the_repository_counts_as_inside(
     first, _, rest = names.partition("/")
     target = worktrees[first] / rest if rest else worktrees[first]
     project = write_pyproject(worktrees[checkout], BASE.replace("https://example.com/r.git", str(target)))
-    with pytest.raises(CodegenError, match="resolves inside this repository"):
+    with pytest.raises(ToolError, match="resolves inside this repository"):
         load_source(project)
 
 
@@ -281,5 +273,5 @@ def test_a_symlinked_pyproject_is_never_read(tmp_path: Path) -> None:
     write_pyproject(root, BASE)
     (root / "pyproject.toml").unlink()
     (root / "pyproject.toml").symlink_to(outside)
-    with pytest.raises(CodegenError, match=r"pyproject\.toml is a symlink"):
+    with pytest.raises(ToolError, match=r"pyproject\.toml is a symlink"):
         load_source(Project(root))

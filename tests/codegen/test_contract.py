@@ -11,10 +11,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from codegen.contract import REMEDY, check_contract, credential_schemes, load_contract
-from codegen.errors import CodegenError, Problem
 from codegen.openapi.document import SpecDocument, load_spec
 from tests.codegen.conftest import Result, unchanged
 from tests.fixtures import REAL_SPEC, needs_real_spec
+from toolkit.errors import Problem, ToolError
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "spec" / "contract.yml"
@@ -393,7 +393,7 @@ def write_contract(tmp_path: Path, text: str) -> Path:
 
 
 def contract_problems(path: Path) -> list[str]:
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_contract(path)
     return [problem.render() for problem in caught.value.problems]
 

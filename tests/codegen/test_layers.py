@@ -15,8 +15,6 @@ from pathlib import Path
 
 CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
 LAYERS = (
-    "printable",
-    "errors",
     "messages",
     "config",
     "tree",

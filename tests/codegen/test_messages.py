@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from codegen.cli import parser
-from codegen.errors import Problem
 from codegen.messages import Messages
 from tests.codegen.conftest import Result
+from toolkit.errors import Problem
 
 STEP_LINE = re.compile(r"codegen: (?P<name>\S+) +(?P<seconds>\d+\.\d\d) s \((?P<used>.+)\)")
 
@@ -95,7 +95,7 @@ def test_every_verb_has_a_description_and_one_example(verb: str) -> None:
 
 
 def test_printable_escapes_controls_and_bidi_but_keeps_text() -> None:
-    from codegen.printable import printable
+    from toolkit.printable import printable
 
     assert printable("clean: runtime@54f8c7f, ünïcode") == "clean: runtime@54f8c7f, ünïcode"
     shown = printable("x\x1b[2J\x1b]0;title\x07\ncodegen: clean\r\x85\u202e")
@@ -107,7 +107,7 @@ def test_printable_escapes_separators_and_format_characters_like_the_cli() -> No
     """U+2028/U+2029 would split a line for `str.splitlines`; zero-width and format characters hide."""
     from e2b_cli.printable import printable as cli_printable
 
-    from codegen.printable import printable
+    from toolkit.printable import printable
 
     hostile = "evil.py\u2028codegen: clean\u2029\u200b\ufeff\u00ad\u2060\u00a0\u3000\udcff\U000e0001"
     shown = printable(hostile)

@@ -12,9 +12,7 @@ from typing import cast
 import pytest
 
 from codegen import pipeline
-from codegen.config import Project as CodegenProject
 from codegen.config import load_source
-from codegen.errors import CodegenError, Problem
 from codegen.messages import Messages
 from codegen.openapi import document
 from codegen.openapi.document import SpecDocument
@@ -30,6 +28,8 @@ from tests.codegen.conftest import (
     tree_digest,
     unchanged,
 )
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import Project as CodegenProject
 
 GENERATED_FILE = "packages/python-sdk/e2b/api/client/api/sandboxes/pause_sandbox.py"
 # Every step's line, in order: its name, its duration, what it used.  The overlays and the wire
@@ -191,10 +191,10 @@ def test_validation_runs_while_the_block_does() -> None:
     )
 
 
-@pytest.mark.parametrize("failure", [CodegenError(Problem("from the block")), KeyError("x")])
+@pytest.mark.parametrize("failure", [ToolError(Problem("from the block")), KeyError("x")])
 def test_an_invalid_verdict_replaces_the_blocks_failure(failure: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(document, "validation_problems", lambda document: [Problem("invalid", where="spec:1")])
-    with pytest.raises(CodegenError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
+    with pytest.raises(ToolError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
         raise failure
     assert [problem.render() for problem in caught.value.problems] == ["spec:1: invalid"]
 
@@ -216,7 +216,7 @@ def test_a_crashing_validator_is_a_verdict_in_one_line(monkeypatch: pytest.Monke
         raise MemoryError("no room")
 
     monkeypatch.setattr(document, "validation_problems", crash)
-    with pytest.raises(CodegenError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
+    with pytest.raises(ToolError) as caught, pipeline.validated_alongside(cast(SpecDocument, None), Messages()):
         pass
     assert [problem.render() for problem in caught.value.problems] == ["the validator failed: MemoryError: no room"]
 
@@ -307,7 +307,7 @@ def test_build_never_writes_even_on_contract_failure(
     monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
     commit = upstream.commit_edit(drop_force)
     codegen_project = CodegenProject(project)
-    with unchanged(project), pytest.raises(CodegenError):
+    with unchanged(project), pytest.raises(ToolError):
         build(codegen_project, load_source(codegen_project, commit=commit), Messages(err=lambda _: None))
 
 

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from release.fragments import BUMP_TYPES
 from tests.codegen.conftest import PIN, Result, Upstream, run_in_process, unchanged
 from tests.fixtures import REAL_SPEC, needs_real_spec
 from tests.once_per_run import build_once
+from toolkit.changelog import BUMP_TYPES
 
 PAUSE_CHANGE = Path(__file__).parent / "real_upstream" / "pause-contract.patch"
 SPEC_PATH = "spec/openapi.yml"

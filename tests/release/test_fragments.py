@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from release.errors import ReleaseError
-from release.fragments import BUMP_TYPES, TYPE_BY_NAME, TYPES, highest_level, parse_name, read_fragments
+from release.fragments import highest_level, parse_name, read_fragments
+from toolkit.changelog import BUMP_TYPES, TYPE_BY_NAME, TYPES
 
 PKG = "packages/demo"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import codegen.tree.transaction as transaction
+import toolkit.transaction as transaction
 from release import make_release
 from release.packages import load_packages
 from tests.codegen.conftest import run_in_process, tree_digest, unchanged

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from release.errors import ReleaseError
-from release.fragments import TYPE_BY_NAME, Fragment
+from release.fragments import Fragment
 from release.packages import Package
 from release.plan import make_plan
 from release.versions import Version
+from toolkit.changelog import TYPE_BY_NAME
 
 
 def package(name: str, version: str, *requirements: str) -> Package:

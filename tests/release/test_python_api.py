@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from codegen.config import GENERATED_ROOTS, Project
 from release import api_reader, python_api
 from release.errors import ReleaseError
 from release.packages import Package, load_packages
+from toolkit.paths import GENERATED_ROOTS, Project
 
 WIRE = "packages/local-api/e2b_local_api/wire"
 CLIENT_MODELS = "packages/python-sdk/e2b/api/client/models"

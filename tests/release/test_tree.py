@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from codegen.tree.transaction import leftovers
-from codegen.tree.write import is_write_target, leftover_folders, recover_tree
 from release.errors import ReleaseError
 from release.tree import write_all
-from tests.codegen.tree.test_transaction import _each_step, _step_counter
+from tests.toolkit.test_transaction import _each_step, _step_counter
+from toolkit.paths import is_write_target, leftover_folders
+from toolkit.transaction import leftovers, recover_tree
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from release.errors import ReleaseError
-from release.versions import Level, Version
+from release.versions import Version
+from toolkit.changelog import Level
 
 
 @pytest.mark.parametrize(

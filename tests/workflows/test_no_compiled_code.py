@@ -62,7 +62,7 @@ def guard(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subproces
 
 @pytest.mark.parametrize("suffix", SUFFIXES)
 def test_every_suffix_python_loads_code_from_is_refused(tmp_path: Path, suffix: str) -> None:
-    """codegen/printable.abi3.so is imported instead of codegen/printable.py; a .pyc instead of its source."""
+    """codegen/printable.abi3.so is imported instead of toolkit/printable.py; a .pyc instead of its source."""
     tracked = f"codegen/printable{suffix}"
     root = repository(tmp_path / "repo", [tracked])
     done = guard(root)

@@ -183,7 +183,7 @@ def test_a_clean_pull_request_passes_and_github_gets_the_outputs(
 
 
 def test_compiled_code_in_the_tree_is_refused_before_the_checker_runs(base: Path, tmp_path: Path) -> None:
-    """A native extension that would shadow codegen/printable.py: the base's guard refuses it."""
+    """A native extension that would shadow toolkit/printable.py: the base's guard refuses it."""
     tree = clone(base, tmp_path / "tree")
     (tree / "codegen" / "printable.abi3.so").write_bytes(b"\x7fELF")
     git_repo(tree).git.add("-f", "codegen/printable.abi3.so")

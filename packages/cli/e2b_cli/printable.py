@@ -6,7 +6,7 @@ screen, `ESC]0;...` sets the window title, and a bidi override reorders what
 the line shows. Every table cell and message the CLI prints goes through
 `printable`; JSON output needs nothing more, as `json.dumps` escapes every
 character outside ASCII. (The same rule as the code generator's
-`codegen.printable.printable`, which the CLI cannot import.)
+`toolkit.printable.printable`, which the CLI cannot import.)
 """
 
 from __future__ import annotations

@@ -18,14 +18,14 @@ from codegen.api_changes.generated_names import (
     generated_names,
     parser_records,
 )
-from codegen.config import Project
-from codegen.errors import CodegenError
-from codegen.generation.cache import Records
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.plain_yaml import load_yaml
 from codegen.openapi.schema_places import MAX_PLACES
 from codegen.openapi.sdk_filter import filter_spec
 from tests.codegen.hostile_specs import object_graph
+from toolkit.errors import ToolError
+from toolkit.paths import Project
+from toolkit.records import Records
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -44,7 +44,7 @@ def graph() -> dict[str, Any]:
 
 def test_the_names_walk_stops_at_its_budget_in_one_line(graph: dict[str, Any]) -> None:
     """16 levels of 3 arrays of the next: 43 million places through the generator's linked models."""
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         generated_names(graph, lambda path: path)
     [problem] = caught.value.problems
     assert problem.render() == problem.message
@@ -53,7 +53,7 @@ def test_the_names_walk_stops_at_its_budget_in_one_line(graph: dict[str, Any]) -
 
 def test_the_comparisons_walk_stops_at_its_budget_too(graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compare, "generated_names", lambda spec, key, records=None: GeneratedNames(frozenset(), {}))
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         compare_specs(graph, graph)
     [problem] = caught.value.problems
     assert problem.message.startswith("the schemas below createSandbox request body unfold into more than")

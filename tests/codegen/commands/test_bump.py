@@ -288,7 +288,7 @@ def test_a_bump_after_its_dry_run_parses_and_reads_nothing_again(
 def test_the_python_api_level_can_raise_the_fragment_type(project: Path) -> None:
     """A regenerated field rename that the HTTP report would call `none` still types the fragment `breaking`."""
     from codegen.commands.bump import python_api_section
-    from codegen.config import GENERATED_ROOTS, Project
+    from toolkit.paths import GENERATED_ROOTS, Project
 
     generated = {
         path.relative_to(project).as_posix(): path.read_bytes()

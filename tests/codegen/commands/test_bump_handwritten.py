@@ -20,10 +20,10 @@ import pytest
 from codegen.api_changes.report import ApiChange, ApiChangeReport
 from codegen.commands import handwritten
 from codegen.commands.handwritten import PACKAGES, SECTION_TITLE, handwritten_check
-from codegen.config import GENERATED_ROOTS, Project
-from codegen.errors import CodegenError
-from codegen.generation.cache import Records
 from codegen.messages import Messages
+from toolkit.errors import ToolError
+from toolkit.paths import GENERATED_ROOTS, Project
+from toolkit.records import Records
 
 
 def generated_files(root: Path) -> dict[str, bytes]:
@@ -89,7 +89,7 @@ def test_without_mypy_bump_cannot_run_and_says_how_to_get_it(
     )
     generated = generated_files(packages_only)
     generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n"
-    with pytest.raises(CodegenError) as caught, handwritten_check(Project(packages_only), generated, quiet()[0]):
+    with pytest.raises(ToolError) as caught, handwritten_check(Project(packages_only), generated, quiet()[0]):
         pass
     (problem,) = caught.value.problems
     assert "with mypy, which" in problem.message and problem.remedy is not None
@@ -247,7 +247,7 @@ def test_a_link_in_a_hand_written_package_is_refused_before_anything_is_read(
     generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n# regenerated\n"
     monkeypatch.setattr(handwritten, "_copy_packages", lambda *_: pytest.fail("copied a tree with a link"))
     messages, _ = quiet()
-    with pytest.raises(CodegenError) as caught, handwritten_check(Project(packages_only), generated, messages):
+    with pytest.raises(ToolError) as caught, handwritten_check(Project(packages_only), generated, messages):
         pass
     [problem] = caught.value.problems
     assert problem.message.startswith("packages/cli/e2b_cli/outside is a symlink; bump's check")

@@ -29,11 +29,11 @@ import pytest
 
 from codegen.api_changes.compare import WHY_HEADER_NOT_SURFACED, WHY_OTHER_CREDENTIAL
 from codegen.commands.handwritten import SECTION_TITLE
-from codegen.errors import EXIT_CANNOT_RUN, EXIT_HANDWRITTEN
 from tests.codegen import test_real_upstream as real_shape
 from tests.codegen.conftest import Result, Upstream, run_in_process, unchanged
 from tests.fixtures import needs_real_spec
 from tests.once_per_run import build_once
+from toolkit.errors import EXIT_CANNOT_RUN, EXIT_HANDWRITTEN
 
 pytestmark = [needs_real_spec, pytest.mark.slow]  # slow: the replay, built once for the module
 

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from codegen.cli import RUN_LOCK
-from codegen.errors import Problem
 from codegen.generation.cache import PREPARED_FORMAT
 from codegen.openapi import document
-from codegen.tree.read import read_or_none
 from tests.child_output import stderr_until
 from tests.codegen.conftest import ROOT, Result, codegen_command, subprocess_env, tree_digest, unchanged
 from tests.signal_dispositions import default_dispositions
+from toolkit.errors import Problem
+from toolkit.read import read_or_none
 
 MODEL = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
 OVERLAY_TEMPLATE = "templates/overlays/error_codes.py.jinja"

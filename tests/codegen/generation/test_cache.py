@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from codegen.config import Project, load_source
-from codegen.errors import CodegenError
-from codegen.generation.cache import FORMAT, Records, generation_key, prepared_key, recall_prepared, record_prepared
-from codegen.generation.inputs import read_inputs
-from codegen.tree.transaction import JOURNAL
+from codegen.config import load_source
+from codegen.generation.cache import FORMAT, generation_key, prepared_key, recall_prepared, record_prepared
+from codegen.generation.inputs import CODE_FOLDERS, CODE_ROOT, read_inputs
 from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
+from toolkit.errors import ToolError
+from toolkit.paths import Project
+from toolkit.records import Records
+from toolkit.transaction import JOURNAL
 
 MODEL = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
 CLIENT = "packages/python-sdk/e2b/api/client"
@@ -155,15 +157,15 @@ def test_a_change_to_the_pin_offline_is_refused_even_when_its_generation_was_rec
 # --- what the key covers -----------------------------------------------------------
 
 
-def _key(project: Path, codegen_source: Path | None = None) -> str:
+def _key(project: Path, code_root: Path | None = None) -> str:
     p = Project(project)
     spec = p.spec.read_bytes()
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("E2B_RUNTIME_REF", raising=False)
         source = load_source(p)
-    if codegen_source is None:
+    if code_root is None:
         return generation_key(read_inputs(p), source, spec)
-    return generation_key(read_inputs(p, codegen_source=codegen_source), source, spec)
+    return generation_key(read_inputs(p, code_root=code_root), source, spec)
 
 
 EDITS: dict[str, Callable[[Path], object]] = {
@@ -199,14 +201,19 @@ def test_a_changed_input_changes_the_key(project: Path, what: str) -> None:
     assert _key(project) != before
 
 
-def test_a_changed_codegen_source_changes_the_key(project: Path, tmp_path: Path) -> None:
-    import codegen
+def _code_copy(tmp_path: Path) -> Path:
+    """codegen/ and toolkit/ as the running process read them, under `tmp_path`."""
+    for folder in CODE_FOLDERS:
+        shutil.copytree(CODE_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
 
-    copy = tmp_path / "codegen"
-    shutil.copytree(Path(codegen.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+
+@pytest.mark.parametrize("edited", ["codegen/commands/check.py", "toolkit/paths.py"])
+def test_a_changed_code_file_changes_the_key(project: Path, tmp_path: Path, edited: str) -> None:
+    copy = _code_copy(tmp_path / "code")
     before = _key(project, copy)
     assert before == _key(project)  # the copy is the running source
-    (copy / "commands/check.py").write_text((copy / "commands/check.py").read_text() + "\n# changed\n")
+    (copy / edited).write_text((copy / edited).read_text() + "\n# changed\n")
     assert _key(project, copy) != before
 
 
@@ -345,17 +352,14 @@ def test_codegen_source_changed_after_import_is_not_recorded(
 def test_read_inputs_names_the_codegen_files_modified_since_import(tmp_path: Path, project: Path) -> None:
     import time
 
-    import codegen
-
-    copy = tmp_path / "codegen"
-    shutil.copytree(Path(codegen.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    copy = _code_copy(tmp_path / "code")
     imported = time.time_ns()
-    os.utime(copy / "generation/stage.py", ns=(imported + 10**9, imported + 10**9))
     for path in copy.rglob("*.py"):
-        if path.name != "stage.py":
-            os.utime(path, ns=(imported - 10**9, imported - 10**9))
-    inputs = read_inputs(Project(project), codegen_source=copy, imported_ns=imported)
-    assert inputs.code_changed_since_import == ("generation/stage.py",)
+        os.utime(path, ns=(imported - 10**9, imported - 10**9))
+    for edited in ("codegen/generation/stage.py", "toolkit/read.py"):
+        os.utime(copy / edited, ns=(imported + 10**9, imported + 10**9))
+    inputs = read_inputs(Project(project), code_root=copy, imported_ns=imported)
+    assert inputs.code_changed_since_import == ("codegen/generation/stage.py", "toolkit/read.py")
 
 
 # --- the cache folder is never inside the project -----------------------------------------------------
@@ -471,7 +475,7 @@ def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
 
     def fetch_then_edit(*args: Any, **kwargs: Any) -> fetch.FetchedSpec:
         fetched = real_fetch(*args, **kwargs)
-        edited.append("openapi/sdk_filter.py")  # saved now, after the inputs were read
+        edited.append("codegen/openapi/sdk_filter.py")  # saved now, after the inputs were read
         return fetched
 
     monkeypatch.setattr(pipeline, "fetch_spec", fetch_then_edit)
@@ -577,6 +581,6 @@ def test_an_answer_others_may_write_is_refused(records_of: Callable[..., Records
     records.remember(b"input", [1, 2])
     [entry] = (cache / "demo").glob("*.json")
     entry.chmod(0o666)
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         records.recall(b"input")
     assert "is writable by others (mode 0666)" in caught.value.problems[0].render()

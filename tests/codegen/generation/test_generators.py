@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from codegen.config import Project, load_source
-from codegen.errors import CodegenError, Problem
+from codegen.config import load_source
 from codegen.generation import generators
 from codegen.generation.generators import (
     _TEXT,
@@ -48,6 +47,8 @@ from codegen.openapi.document import read_spec
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
 from tests.codegen.conftest import ROOT
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import Project
 
 MARKER = "PLANTED"
 REAL_START = Generators.start  # before conftest's fixture makes it lazy for in-process runs
@@ -98,7 +99,7 @@ def test_generated_code_that_does_not_parse_is_named_with_its_line(tmp_path: Pat
     module = tmp_path / "packages" / "m.py"
     module.parent.mkdir()
     module.write_text('x = 1\ny = "a"""\nimport os"\n')
-    with pytest.raises(CodegenError) as caught, private_scratch(tmp_path / "scratch") as scratch:
+    with pytest.raises(ToolError) as caught, private_scratch(tmp_path / "scratch") as scratch:
         format_python(tmp_path, scratch)
     (problem,) = caught.value.problems
     assert problem.where == "packages/m.py:3"
@@ -183,7 +184,7 @@ def test_a_client_template_that_writes_code_that_does_not_parse_is_named_with_it
     (templates / "types.py.jinja").write_text(shipped.read_text() + code + "\n")
     generators = Generators(scratch)
     try:
-        with pytest.raises(CodegenError) as caught:
+        with pytest.raises(ToolError) as caught:
             generate(_filtered_spec(scratch), generators, templates, ROOT / "codegen" / CLIENT_CONFIG)
     finally:
         generators.close()
@@ -210,7 +211,7 @@ def test_the_scratch_folder_is_private_and_removed(tmp_path: Path) -> None:
 def test_a_scratch_parent_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "scratch").symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(CodegenError) as caught, private_scratch(tmp_path / "scratch"):
+    with pytest.raises(ToolError) as caught, private_scratch(tmp_path / "scratch"):
         pass
     (problem,) = caught.value.problems
     assert "is not a folder of this user's" in problem.message and "E2B_CODEGEN_CACHE" in problem.message
@@ -290,7 +291,7 @@ def test_a_generator_that_fails_says_so_and_the_other_is_stopped(scratch: Path) 
     generators = Generators(scratch)
     generators.start()
     try:
-        with pytest.raises(CodegenError) as caught:
+        with pytest.raises(ToolError) as caught:
             generate(scratch / "absent.json", generators, None, ROOT / "codegen" / CLIENT_CONFIG)
     finally:
         generators.close()
@@ -474,7 +475,7 @@ def test_ruff_failing_while_the_block_runs_is_said_when_it_ends(
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "m.py").write_text("x = 1\n")
     ran = []
-    with pytest.raises(CodegenError) as caught, formatting(tmp_path / "out", scratch):
+    with pytest.raises(ToolError) as caught, formatting(tmp_path / "out", scratch):
         ran.append(True)
     assert ran == [True]
     assert caught.value.problems[0].message == "ruff failed (exit 3): planted failure"
@@ -497,17 +498,17 @@ def _children() -> list[str]:
 
 
 def test_a_block_that_fails_with_a_problem_stops_ruff_too(tmp_path: Path, scratch: Path) -> None:
-    """The fetch's failure is a CodegenError as ruff's is: it is the block's, and ruff is stopped."""
+    """The fetch's failure is a ToolError as ruff's is: it is the block's, and ruff is stopped."""
     (tmp_path / "m.py").write_text("x=[1,\n2]\n")
-    with pytest.raises(CodegenError, match="the fetch failed"), formatting(tmp_path, scratch):
-        raise CodegenError(Problem("the fetch failed"))
+    with pytest.raises(ToolError, match="the fetch failed"), formatting(tmp_path, scratch):
+        raise ToolError(Problem("the fetch failed"))
     assert not [line for line in _children() if "ruff" in line]
 
 
 def test_a_signal_a_finalizer_swallowed_ends_an_unbounded_wait_and_not_a_bounded_one() -> None:
     """The finalizer may have left the import lock held, and the helper waits on it forever: the wait must end."""
-    from codegen.errors import LostSignal, note_lost_signal, take_lost_signals
     from codegen.generation.generators import join_helper, start_helper
+    from toolkit.errors import LostSignal, note_lost_signal, take_lost_signals
 
     release = threading.Event()
     stuck = threading.Thread(target=release.wait, daemon=True)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from codegen.errors import CodegenError
 from codegen.generation.overlays import load_overlays, render_overlays
+from toolkit.errors import ToolError
 
 # A filtered spec as the pipeline hands it over: operations named by the map.
 SPEC: dict[str, Any] = {
@@ -50,7 +50,7 @@ def overlays(tmp_path: Path, template: str, *, flavour: str | None = None) -> Pa
 
 
 def failure(folder: Path) -> tuple[str, str | None]:
-    with pytest.raises(CodegenError) as raised:
+    with pytest.raises(ToolError) as raised:
         render_overlays(folder, SPEC)
     (problem,) = raised.value.problems
     return problem.message, problem.where
@@ -91,7 +91,7 @@ def test_a_request_model_of_an_operation_without_a_json_body_ref_fails(tmp_path:
 
 def test_a_bad_flavour_is_refused_before_anything_renders(tmp_path: Path) -> None:
     folder = overlays(tmp_path, "X = 1\n", flavour="both")
-    with pytest.raises(CodegenError) as raised:
+    with pytest.raises(ToolError) as raised:
         load_overlays(folder)
     (problem,) = raised.value.problems
     assert problem.message == "[[overlay]] #1 (template 't.py.jinja'): flavour must be 'sync' or 'async', not 'both'"
@@ -158,7 +158,7 @@ def test_an_output_outside_the_generated_folders_is_refused_naming_the_entry(
     index.write_text(
         index.read_text() + f'\n[[overlay]]\ntemplate = "t.py.jinja"\noutput = {json.dumps(output)}\n', encoding="utf-8"
     )
-    with pytest.raises(CodegenError) as raised:
+    with pytest.raises(ToolError) as raised:
         load_overlays(folder)
     (problem,) = raised.value.problems
     assert problem.message.startswith(f"[[overlay]] #2 (template 't.py.jinja'): output {output!r} {says}")
@@ -170,9 +170,7 @@ def test_two_entries_with_one_output_are_refused(tmp_path: Path) -> None:
     folder = overlays(tmp_path, "X = 1\n")
     index = folder / "overlays.toml"
     index.write_text(index.read_text() * 2, encoding="utf-8")
-    with pytest.raises(
-        CodegenError, match=r"#2 .*'packages/python-sdk/e2b/api/out.py' is also the output of an earlier"
-    ):
+    with pytest.raises(ToolError, match=r"#2 .*'packages/python-sdk/e2b/api/out.py' is also the output of an earlier"):
         load_overlays(folder)
 
 

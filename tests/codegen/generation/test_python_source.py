@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codegen.errors import CodegenError
 from codegen.generation.overlays import render_overlays
 from codegen.generation.python_source import UnescapedText, identifier_filter, py_literal, python_source_environment
 from codegen.openapi.document import load_spec
@@ -22,6 +21,7 @@ from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
 from tests.codegen.conftest import ROOT, Result, Upstream, replace_once, unchanged
 from tests.fuzz_budget import examples
+from toolkit.errors import ToolError
 
 OVERLAYS = ROOT / "templates" / "overlays"
 PAYLOAD = '"""\\{{ 7*7 }}\n'
@@ -157,7 +157,7 @@ def _with_error_code(code: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("code", ["1rate", "9"])
 def test_an_error_code_that_makes_no_constant_name_is_refused_with_the_template_line(code: str) -> None:
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         render_overlays(OVERLAYS, _with_error_code(code))
     assert "templates/overlays/error_codes.py.jinja:" in str(caught.value)
     assert "does not make a Python name" in str(caught.value)
@@ -227,7 +227,7 @@ def test_the_sandboxes_refusal_names_the_template_line(tmp_path: Path) -> None:
     (folder / "overlays.toml").write_text(
         '[[overlay]]\ntemplate = "t.py.jinja"\noutput = "packages/python-sdk/e2b/api/t.py"\n'
     )
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         render_overlays(folder, {"openapi": "3.0.3", "paths": {}})
     [problem] = caught.value.problems
     assert problem.where == "templates/overlays/t.py.jinja:2"

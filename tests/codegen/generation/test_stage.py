@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.config import Project, load_source
-from codegen.errors import CodegenError
+from codegen.config import load_source
 from codegen.generation import stage
 from codegen.generation.generators import CLIENT, WIRE, Generators, private_scratch
 from codegen.generation.inputs import GenerationInputs, read_inputs
@@ -25,6 +24,8 @@ from codegen.openapi.document import read_spec
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
 from tests.codegen.conftest import ROOT
+from toolkit.errors import ToolError
+from toolkit.paths import Project
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def _generate_tree(
         writer = threading.Thread(target=fail_the_client_once_the_wire_models_are_done)
         writer.start()
         try:
-            with pytest.raises(CodegenError) as caught:
+            with pytest.raises(ToolError) as caught:
                 stage.generate_tree(
                     generators, inputs or read_inputs(project), source, filtered, Messages(err=lambda _: None)
                 )

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 import codegen.openapi.document as spec_document
-from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec, validate_openapi
 from codegen.openapi.json_pointer import PointerSyntaxError, format_pointer, parse_pointer, resolve_pointer
 from codegen.openapi.plain_yaml import MAX_YAML_BYTES
@@ -17,6 +16,7 @@ from codegen.openapi.ref_chains import MAX_HOPS
 from tests.codegen.conftest import Result, Upstream, unchanged
 from tests.codegen.hostile_specs import big_integer, many_schemas, object_graph, ref_chain
 from tests.fixtures import REAL_SPEC, needs_real_spec
+from toolkit.errors import ToolError
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -55,7 +55,7 @@ components:
 
 
 def problems_of(data: bytes) -> list[str]:
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_spec(data)
     return [problem.render() for problem in caught.value.problems]
 
@@ -100,7 +100,7 @@ def test_line_of_points_at_the_node_or_its_nearest_ancestor() -> None:
 
 
 def test_display_path_is_used_in_problems() -> None:
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_spec(b"a: [1,\n", display_path="upstream/spec.yml")
     assert caught.value.problems[0].where == "upstream/spec.yml:2"
 
@@ -253,7 +253,7 @@ def test_real_spec_loads() -> None:
 )
 def test_a_ref_cycle_is_a_clean_error_naming_the_pointer(schemas: str, cycle: str) -> None:
     text = (ROOT / "spec" / "openapi.yml").read_text().replace("  schemas:\n", "  schemas:\n" + schemas, 1)
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_spec(text.encode())
     rendered = str(caught.value)
     assert "is a cycle of references that never reaches a schema" in rendered and cycle in rendered
@@ -278,7 +278,7 @@ def test_a_bad_default_value_is_named_at_its_own_line() -> None:
     assert spec.count(good) == 1
     line = spec[: spec.index(good) + len(field)].count("\n") + 1
     bad = spec.replace(good, field + '          default: "nope"\n', 1)
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_spec(bad.encode(), display_path="runtime@abc1234:spec/openapi.yml")
     (problem,) = caught.value.problems
     assert problem.message == "'nope' is not of type 'boolean'"
@@ -295,7 +295,7 @@ SPEC_TEXT = (ROOT / "spec" / "openapi.yml").read_text()
 
 def test_a_long_chain_of_references_is_one_problem_at_its_first_reference() -> None:
     text = ref_chain(SPEC_TEXT)
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_spec(text.encode())
     [problem] = caught.value.problems
     first = text.index("      $ref: '#/components/schemas/Chain") + 1
@@ -312,7 +312,7 @@ def test_a_chain_at_the_bound_is_fine() -> None:
 
 def test_a_long_cycle_is_one_problem_shown_by_its_ends() -> None:
     block = "".join(f'    Loop{i}:\n      $ref: "#/components/schemas/Loop{(i + 1) % 3000}"\n' for i in range(3000))
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_spec(SPEC_TEXT.replace("  schemas:\n", "  schemas:\n" + block, 1).encode())
     [problem] = caught.value.problems
     assert "is a cycle of references that never reaches a schema" in problem.message
@@ -320,7 +320,7 @@ def test_a_long_cycle_is_one_problem_shown_by_its_ends() -> None:
 
 
 def test_a_graph_of_shared_objects_is_refused_at_its_operation() -> None:
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_spec(object_graph(SPEC_TEXT).encode())
     [problem] = caught.value.problems
     assert problem.where is not None and problem.where.endswith(" (/paths/~1sandboxes/post)")

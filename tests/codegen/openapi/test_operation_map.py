@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec
 from codegen.openapi.operation_map import (
     UPSTREAM_OPERATION_ID,
@@ -16,6 +15,7 @@ from codegen.openapi.operation_map import (
     name_operations,
 )
 from codegen.openapi.sdk_filter import filter_spec
+from toolkit.errors import ToolError
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -52,7 +52,7 @@ def write_map(tmp_path: Path, text: str) -> Path:
 
 
 def problems_of(path: Path) -> list[str]:
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_operation_map(path, display_path="spec/operations.yml")
     return [problem.render() for problem in caught.value.problems]
 

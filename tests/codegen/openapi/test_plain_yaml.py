@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codegen.openapi.plain_yaml as plain_yaml
-from codegen.errors import CodegenError
 from codegen.openapi.plain_yaml import MAX_DEPTH, MAX_INT_DIGITS, MAX_MAPPINGS, MAX_PROBLEMS, MAX_YAML_BYTES, load_yaml
 from tests.fixtures import REAL_SPEC, needs_real_spec
 from tests.fuzz_budget import examples
+from toolkit.errors import ToolError
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -26,7 +26,7 @@ def read(text: str | bytes) -> Any:
 
 
 def problems_of(data: bytes) -> list[str]:
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         load_yaml(data, display_path="spec/openapi.yml")
     return [problem.render() for problem in caught.value.problems]
 
@@ -170,7 +170,7 @@ def test_exactly_the_size_cap_is_not_refused_for_size() -> None:
     # A small cap keeps the test fast; the comparison is the same code.
     data = b"info:\n  title: Tiny\n"
     assert load_yaml(data, display_path="x", max_bytes=len(data)).data["info"]["title"] == "Tiny"
-    with pytest.raises(CodegenError, match="over the"):
+    with pytest.raises(ToolError, match="over the"):
         load_yaml(data, display_path="x", max_bytes=len(data) - 1)
 
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 import codegen.openapi.schema_places as schema_places
-from codegen.errors import CodegenError
 from codegen.openapi.document import read_spec
 from codegen.openapi.schema_places import MAX_PLACES, Budget, first_overflow
 from tests.codegen.hostile_specs import object_graph
 from tests.fixtures import REAL_SPEC, needs_real_spec
+from toolkit.errors import ToolError
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -93,7 +93,7 @@ def test_a_walk_past_its_budget_stops_the_run_in_one_line() -> None:
     budget = Budget()
     for _ in range(MAX_PLACES):
         budget.spend("createSandbox request body")
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         budget.spend("createSandbox request body")
     [problem] = caught.value.problems
     assert problem.render() == problem.message

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from codegen.errors import CodegenError
 from codegen.openapi.document import load_spec, validate_openapi
 from codegen.openapi.sdk_filter import filter_spec
 from tests.fixtures import REAL_SPEC, needs_real_spec
+from toolkit.errors import ToolError
 
 SDK_TAGS = ["sandboxes", "snapshots", "templates", "tags", "volumes", "secrets"]
 
@@ -203,7 +203,7 @@ def test_a_kept_ref_to_a_not_implemented_schema_is_an_error() -> None:
     spec = make_spec()
     spec["components"]["schemas"]["Node"]["x-not-implemented"] = True
 
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         filter_spec(spec, tags=["sandboxes"])
 
     # Only the kept referrer: Peer went unused once Node was gone.

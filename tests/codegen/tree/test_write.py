@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from codegen.config import API_DIR, MANIFEST, WIRE_DIR
-from codegen.errors import CodegenError
 from codegen.generation.stage import Staged, manifest_for
-from codegen.tree.read import read_or_none
 from codegen.tree.write import Drift, compare_tree, find_symlinks, write_tree
 from tests.codegen.conftest import commit_all, git_repo, tree_digest
+from toolkit.errors import ToolError
+from toolkit.paths import API_DIR, MANIFEST, WIRE_DIR
+from toolkit.read import read_or_none
 
 OLD = {
     f"{API_DIR}/__init__.py": b"old init\n",
@@ -142,7 +142,7 @@ def test_tracked_bytecode_is_unexpected_and_codegen_refuses_it(root: Path) -> No
     drifts = compare_tree(root, staged(NEW))
     assert drifts == [Drift(f"{API_DIR}/__pycache__/a.cpython-311.pyc", "unexpected", None, b"planted")]
     before = tree_digest(root)
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         write_tree(root, staged(NEW))
     assert [p.where for p in caught.value.problems] == [f"{API_DIR}/__pycache__/a.cpython-311.pyc"]
     assert "git rm --cached" in (caught.value.problems[0].remedy or "")
@@ -157,7 +157,7 @@ def test_a_repository_git_refuses_to_read_stops_the_comparison(root: Path) -> No
     (root / API_DIR / "__pycache__").mkdir()
     (root / API_DIR / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
     (root / ".git").write_bytes(b"gitdir: /nonexistent/repository\n")
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         compare_tree(root, staged(NEW))
     assert caught.value.exit_code == 2
     [problem] = caught.value.problems
@@ -169,7 +169,7 @@ def test_unexpected_file_is_refused_and_kept(root: Path) -> None:
     mine = root / f"{WIRE_DIR}/helpers.py"
     mine.write_bytes(b"mine\n")
     before = tree_digest(root)
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         write_tree(root, staged(NEW))
     assert [p.where for p in caught.value.problems] == [f"{WIRE_DIR}/helpers.py"]
     assert tree_digest(root) == before
@@ -210,7 +210,7 @@ def test_a_generated_folder_that_is_a_symlink_is_drift_and_refused(root: Path, s
     assert find_symlinks(root) == [WIRE_DIR]
     assert Drift(WIRE_DIR, "symlink", None, None) in compare_tree(root, staged(NEW))
     before = tree_digest(secret)
-    with pytest.raises(CodegenError, match="is a symlink"):
+    with pytest.raises(ToolError, match="is a symlink"):
         write_tree(root, staged(NEW))
     assert tree_digest(secret) == before and (root / WIRE_DIR).is_symlink()
 
@@ -224,13 +224,13 @@ def test_a_symlinked_spec_file_or_folder_is_named(root: Path, secret: Path, path
         target.unlink(missing_ok=True)
     target.symlink_to(secret / "environ")
     assert find_symlinks(root) == [path]
-    with pytest.raises(CodegenError, match="is a symlink"):
+    with pytest.raises(ToolError, match="is a symlink"):
         write_tree(root, staged(NEW))
 
 
 def test_an_extra_path_under_a_symlinked_folder_is_refused(root: Path, secret: Path) -> None:
     (root / "notes").symlink_to(secret, target_is_directory=True)
-    with pytest.raises(CodegenError, match="is a symlink"):
+    with pytest.raises(ToolError, match="is a symlink"):
         write_tree(root, staged(NEW), extra={"notes/frag.md": b"x\n"})
     assert sorted(p.name for p in secret.iterdir()) == ["environ"]
 
@@ -269,7 +269,7 @@ def test_a_submodule_or_symlink_in_the_index_is_drift_and_refused(root: Path, mo
     _index_entry(root, mode, evil, b"/etc\n")
     assert compare_tree(root, staged(NEW)) == [Drift(evil, kind, None, None)]
     before = tree_digest(root)
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         write_tree(root, staged(NEW))
     assert [p.where for p in caught.value.problems] == [evil]
     assert "git rm --cached" in (caught.value.problems[0].remedy or "")

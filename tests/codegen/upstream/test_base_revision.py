@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from codegen.cli import RUN_LOCK
-from codegen.config import Project
-from codegen.errors import CodegenError
 from codegen.upstream.base_revision import find_base
 from codegen.upstream.spec_lock import git_blob_id
 from tests.codegen.conftest import (
@@ -27,6 +25,8 @@ from tests.codegen.conftest import (
     run_subprocess,
     unchanged,
 )
+from toolkit.errors import ToolError
+from toolkit.paths import Project
 
 pytestmark = pytest.mark.usefixtures("offline_project")  # the configured upstream is unreachable
 
@@ -88,7 +88,7 @@ def test_an_uncommitted_edit_counts_as_touching_the_pin(project: Path) -> None:
 def test_a_base_that_names_no_commit_is_an_error(project: Path, run: Callable[..., Result]) -> None:
     result = run(project, "check", "--base", "no-such-branch", **OFFLINE)
     assert result.code == 2 and "--base no-such-branch names no commit" in result.err
-    with pytest.raises(CodegenError, match="is not a revision"):
+    with pytest.raises(ToolError, match="is not a revision"):
         find_base(Project(project), "--output=x")
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from gitdb import IStream  # type: ignore[import-untyped]
 
-from codegen.config import Project, load_source
-from codegen.errors import CodegenError
+from codegen.config import load_source
 from codegen.tree.file_lock import held
 from codegen.upstream.fetch import UpstreamRepository, git_url, obtain_spec
 from tests.codegen.conftest import (
@@ -30,6 +29,8 @@ from tests.codegen.conftest import (
     git_status,
     unchanged,
 )
+from toolkit.errors import ToolError
+from toolkit.paths import Project
 
 EDITED = "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
 
@@ -310,7 +311,7 @@ def test_git_url_makes_local_paths_absolute(tmp_path: Path, monkeypatch: pytest.
 
 def test_codegen_error_for_bad_pyproject(project: Path) -> None:
     (project / "pyproject.toml").write_text("[tool.codegen]\nruntime-repo = 3\n")
-    with pytest.raises(CodegenError, match="runtime-repo must be a non-empty string"):
+    with pytest.raises(ToolError, match="runtime-repo must be a non-empty string"):
         load_source(Project(project))
 
 

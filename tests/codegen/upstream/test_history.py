@@ -13,8 +13,8 @@ from git import Repo
 from openapi_spec_validator import validate
 from ruamel.yaml import YAML
 
-from codegen.errors import CodegenError
 from codegen.upstream.history import HISTORY_DIR, build_runtime_repo
+from toolkit.errors import ToolError
 
 ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "spec" / "openapi.yml"
@@ -82,7 +82,7 @@ def test_every_version_is_valid_openapi(runtime: Runtime) -> None:
 
 def test_non_empty_destination_is_refused(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
-    with pytest.raises(CodegenError, match="not an empty directory"):
+    with pytest.raises(ToolError, match="not an empty directory"):
         build_runtime_repo(tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
@@ -109,7 +109,7 @@ def hostile_history(tmp_path: Path, old: str = "", new: str = "") -> Path:
 def refused(tmp_path: Path, history: Path) -> str:
     """The one-line problem; DEST is not created and nothing else appears beside it."""
     dest = tmp_path / "out" / "runtime"
-    with pytest.raises(CodegenError) as caught:
+    with pytest.raises(ToolError) as caught:
         build_runtime_repo(dest, history)
     assert caught.value.exit_code == 2
     [problem] = caught.value.problems

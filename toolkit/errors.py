@@ -1,6 +1,6 @@
 """Problems the pipeline reports, as values, and the one exception that carries them.
 
-How it works, and why: docs/maintainers/design.md, "codegen/errors.py".
+How it works, and why: docs/maintainers/design.md, "toolkit/errors.py".
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from codegen.printable import printable
+from toolkit.printable import printable
 
 EXIT_OK = 0
 EXIT_DRIFT = 1
@@ -35,12 +35,12 @@ class Problem:
         return "\n".join(lines)
 
 
-class CodegenError(Exception):
+class ToolError(Exception):
     """A stage failed; nothing has been written.  Carries one or more problems."""
 
     def __init__(self, *problems: Problem, exit_code: int = EXIT_CANNOT_RUN) -> None:
         if not problems:
-            raise ValueError("CodegenError needs at least one problem")
+            raise ValueError("ToolError needs at least one problem")
         self.problems = problems
         self.exit_code = exit_code
         super().__init__("\n".join(p.render() for p in problems))

@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 
-import codegen.tree.transaction as transaction
+import toolkit.transaction as transaction
 from codegen.cli import Terminated
-from codegen.errors import CodegenError
-from codegen.tree.transaction import (
+from tests.codegen.conftest import tree_digest
+from toolkit.errors import ToolError
+from toolkit.transaction import (
     JOURNAL,
     InterruptedWrite,
     finished_writes,
@@ -33,7 +34,6 @@ from codegen.tree.transaction import (
     remove_leftovers,
     swap_into_place,
 )
-from tests.codegen.conftest import tree_digest
 
 _GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
@@ -319,7 +319,7 @@ def _journal(swaps: object, **fields: object) -> str:
 def test_a_journal_codegen_did_not_write_is_refused(root: Path, journal: str, says: str) -> None:
     (root / JOURNAL).write_text(journal)
     before = tree_digest(root)
-    with pytest.raises(CodegenError, match="cannot recover the interrupted write") as raised:
+    with pytest.raises(ToolError, match="cannot recover the interrupted write") as raised:
         recover(root, is_write_target)
     (problem,) = raised.value.problems
     assert says in problem.message and "nothing was touched" in problem.message
@@ -329,7 +329,7 @@ def test_a_journal_codegen_did_not_write_is_refused(root: Path, journal: str, sa
 
 def test_a_journal_printed_in_a_refusal_is_escaped(root: Path) -> None:
     (root / JOURNAL).write_text(_journal([{"target": "\x1b]0;x\x07\u202e\ncodegen: clean", "existed": False}]))
-    with pytest.raises(CodegenError) as raised:
+    with pytest.raises(ToolError) as raised:
         recover(root, is_write_target)
     (problem,) = raised.value.problems
     assert "\\x1b]0;x\\x07\\u202e\\ncodegen: clean" in problem.message and problem.message.isprintable()
@@ -344,7 +344,7 @@ def test_a_journal_whose_swap_meets_a_symlink_is_refused(root: Path, tmp_path: P
     (root / link).symlink_to(elsewhere / "api" if link != "pkg" else elsewhere)
     (root / JOURNAL).write_text(_journal([{"target": "pkg/api", "existed": True}]))
     before, outside = tree_digest(root), tree_digest(elsewhere)
-    with pytest.raises(CodegenError, match="is, or lies under, a symlink"):
+    with pytest.raises(ToolError, match="is, or lies under, a symlink"):
         recover(root, is_write_target)
     assert tree_digest(root) == before and tree_digest(elsewhere) == outside
 
@@ -353,11 +353,11 @@ def test_a_journal_whose_swap_meets_a_symlink_is_refused(root: Path, tmp_path: P
 def test_a_journal_that_is_a_symlink_or_a_folder_is_refused(root: Path, tmp_path: Path, name: str) -> None:
     (tmp_path / "target").write_text(_journal([{"target": "pkg/api", "existed": False}]))
     (root / name).symlink_to(tmp_path / "target")
-    with pytest.raises(CodegenError, match="is not a journal codegen wrote"):
+    with pytest.raises(ToolError, match="is not a journal codegen wrote"):
         recover(root, is_write_target)
     (root / name).unlink()
     (root / name).mkdir()
-    with pytest.raises(CodegenError, match="is not a journal codegen wrote"):
+    with pytest.raises(ToolError, match="is not a journal codegen wrote"):
         recover(root, is_write_target)
     assert (root / name).is_dir() and (tmp_path / "target").exists() and (root / "pkg/api/a.py").exists()
 
@@ -372,7 +372,7 @@ def test_a_journal_in_the_git_index_is_refused_whatever_it_says(root: Path, name
     subprocess.run([*git, "add", "-f", "--", name], check=True, env=_GIT_ENV)
     subprocess.run([*git, "commit", "-q", "--no-verify", "-m", "journal"], check=True, env=_GIT_ENV)
     before = tree_digest(root)
-    with pytest.raises(CodegenError) as raised:
+    with pytest.raises(ToolError) as raised:
         recover(root, is_write_target)
     (problem,) = raised.value.problems
     assert problem.render() == (

@@ -7,6 +7,10 @@ looks like a verdict. Everything codegen prints from data goes through here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+Say = Callable[[str], None]  # where a tool says a line (stderr, stdout, a test's list)
+
 
 def printable(text: str) -> str:
     """Text from data (the spec, a journal, a contract entry), safe to print on one line.

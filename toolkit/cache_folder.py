@@ -1,6 +1,6 @@
 """Codegen's cache folder: where it is (`E2B_CODEGEN_CACHE`, else the user cache dir), and that it is this user's.
 
-How it works, and why: docs/maintainers/design.md, "codegen/tree/cache_folder.py".
+How it works, and why: docs/maintainers/design.md, "toolkit/cache_folder.py".
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from platformdirs import user_cache_dir
 
-from codegen.config import Project
-from codegen.errors import CodegenError, Problem
-from codegen.printable import printable
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import Project
+from toolkit.printable import printable
 
 CACHE_ENV = "E2B_CODEGEN_CACHE"
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
@@ -32,14 +32,14 @@ def cache_root(project: Project) -> Path:
     folder = cache_dir().resolve()
     if os.pathsep in str(folder):
         # The generators' PATH starts with a folder in there: a separator would split it in two.
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"the codegen cache {printable(str(folder))} has {os.pathsep!r} in its path, which the "
                 f"generators' PATH cannot hold: point {CACHE_ENV} at a folder without it"
             )
         )
     if folder.is_relative_to(project.root.resolve()):
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"the codegen cache {folder} is inside the project, where a commit could fill it: "
                 f"point {CACHE_ENV} at a folder outside the repository, or unset it"
@@ -117,8 +117,8 @@ def require_private_tree(folder: Path) -> None:
                 require_private(Path(entry.path))
 
 
-def _refused(path: Path, why: str, fix: str) -> CodegenError:
-    return CodegenError(
+def _refused(path: Path, why: str, fix: str) -> ToolError:
+    return ToolError(
         Problem(
             f"{why}: codegen trusts what its cache folder holds, so the folder and all in it must be yours alone",
             where=str(path),

@@ -1,11 +1,11 @@
-"""release.layout: the folders a release's write may leave temporary siblings in, never through a link."""
+"""toolkit.paths: the folders a release's write may leave temporary siblings in, never through a link."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from release.layout import is_release_target, release_folders
+from toolkit.paths import is_release_target, release_folders
 
 
 def test_release_folders_are_each_package_and_its_folders_never_a_link(tmp_path: Path) -> None:

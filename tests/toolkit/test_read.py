@@ -1,4 +1,4 @@
-"""codegen.tree.read.holds_exactly: the staged files against what the tree's folders hold."""
+"""toolkit.read.holds_exactly: the staged files against what the tree's folders hold."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.tree.read import holds_exactly
+from toolkit.read import holds_exactly
 
 STAGED = {"gen/a.py": b"a\n", "gen/sub/b.py": b"b\n", "other/c.py": b"not under the folders asked about\n"}
 

@@ -1,6 +1,6 @@
 """Swap many files and folders into place as one transaction, with a journal for what interrupts it.
 
-How it works, and why: docs/maintainers/design.md, "codegen/tree/transaction.py".
+How it works, and why: docs/maintainers/design.md, "toolkit/transaction.py".
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from codegen.errors import CodegenError, Problem
-from codegen.printable import printable
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import is_write_target, leftover_folders
+from toolkit.printable import printable
 
 JOURNAL = ".codegen-journal.json"
 JOURNAL_TEMPORARY = f"{JOURNAL}.tmp"
@@ -161,7 +162,7 @@ def _write_journal(root: Path, swaps: list[_Swap], state: str) -> None:
 def recover(root: Path, is_write_target: IsWriteTarget) -> str | None:
     """Roll back or finish a write a previous run left unfinished; say what was done (None: nothing).
 
-    Refused (CodegenError, nothing touched): a journal in the tree that git tracks, or one that is
+    Refused (ToolError, nothing touched): a journal in the tree that git tracks, or one that is
     not exactly what swap_into_place writes for targets `is_write_target` accepts.
     """
     journal, temporary = root / JOURNAL, root / JOURNAL_TEMPORARY
@@ -169,7 +170,7 @@ def recover(root: Path, is_write_target: IsWriteTarget) -> str | None:
         refuse_tracked_journal(root)
     for path in (journal, temporary):
         if path.is_symlink() or (os.path.lexists(path) and not path.is_file()):
-            raise CodegenError(
+            raise ToolError(
                 Problem("is not a journal codegen wrote (not a regular file)", where=path.name, remedy="delete it")
             )
     if not journal.exists():
@@ -192,12 +193,24 @@ def recover(root: Path, is_write_target: IsWriteTarget) -> str | None:
     return said
 
 
+def recover_tree(root: Path, say: Callable[[str], None]) -> bool:
+    """Before a run: settle what an interrupted write left; True when something was found."""
+    said = recover(root, is_write_target)
+    if said:
+        say(f"warning: {said}")
+    stray = leftovers(root, leftover_folders(root), is_write_target)
+    if stray:
+        remove_leftovers(root, stray)
+        say(f"warning: removed {len(stray)} entr(y/ies) an interrupted write left: {', '.join(stray)}")
+    return bool(said or stray)
+
+
 def refuse_tracked_journal(root: Path) -> None:
     """A journal in the git index came from a commit, not from an interrupted write on this machine."""
     tracked = _tracked(root, (JOURNAL, JOURNAL_TEMPORARY))
     if tracked:
         names = " ".join(tracked)
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"{', '.join(tracked)}: committed, but a codegen journal is never committed and never read from "
                 f"a commit; nothing was done: run `git rm -f {names}`, commit, then run again"
@@ -216,14 +229,14 @@ def _tracked(root: Path, paths: Iterable[str]) -> list[str]:
             check=False,
         )
     except OSError as exc:
-        raise CodegenError(
+        raise ToolError(
             Problem(f"cannot ask git whether {JOURNAL} is committed: {exc}", remedy="install git, then run again")
         ) from None
     if done.returncode != 0:
         error = done.stderr.decode("utf-8", "replace").strip()
         if "not a git repository" in error:
             return []
-        raise CodegenError(
+        raise ToolError(
             Problem(
                 f"cannot ask git whether {JOURNAL} is committed: {printable(error)}",
                 where=str(root),
@@ -234,8 +247,8 @@ def _tracked(root: Path, paths: Iterable[str]) -> list[str]:
 
 
 def _read_journal(root: Path, is_write_target: IsWriteTarget) -> tuple[str, str, list[_Swap]]:
-    def refuse(why: str) -> CodegenError:
-        return CodegenError(
+    def refuse(why: str) -> ToolError:
+        return ToolError(
             Problem(
                 f"cannot recover the interrupted write it records: {why}; nothing was touched",
                 where=JOURNAL,
