@@ -223,6 +223,7 @@ def lint(session: nox.Session) -> None:
     session.run(
         "mypy",
         "codegen",
+        "toolkit",
         "release",
         "packages/python-sdk/e2b",
         "packages/cli/e2b_cli",

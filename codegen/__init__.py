@@ -9,11 +9,11 @@ Read it top down; data flows one way (`pipeline.py` names the steps):
     tree/         write it over the tree all or nothing, or compare with it
     api_changes/  what changed for SDK users (bump's report)
     commands/     one module per verb: the pipeline with its own last step
-    cli.py        the command line; config.py, errors.py, messages.py,
-                  printable.py: settings, problems, and how they are shown
+    cli.py        the command line; config.py, messages.py: settings, and how a run speaks
 
-Each folder's `__init__.py` lists the modules other parts may import; no
-module imports from a part above it (tests/codegen/test_layers.py).
+It stands on toolkit/ (problems, paths, the journaled write, the cache folder). Each folder's
+`__init__.py` lists the modules other parts may import; no module imports from a part above it
+(tests/codegen/test_layers.py).
 """
 
 import time

@@ -19,7 +19,7 @@ from types import FrameType
 
 from codegen.messages import Messages
 from codegen.tree.file_lock import held
-from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, ToolError, note_lost_signal, take_lost_signals
+from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, Terminated, ToolError, note_lost_signal, take_lost_signals
 from toolkit.paths import Project
 from toolkit.transaction import finished_writes
 
@@ -177,12 +177,6 @@ def parser() -> argparse.ArgumentParser:
     rebuild.add_argument("dest", help="an empty or new folder")
     rebuild.set_defaults(run=cmd_rebuild_runtime)
     return top
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (what CI runners send on cancel), raised like Ctrl-C so that every clean-up runs."""
-
-    signum = signal.SIGTERM
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 
 from release.errors import ReleaseError
-from toolkit.errors import EXIT_CANNOT_RUN, ToolError, interrupt_behind
+from toolkit.errors import EXIT_CANNOT_RUN, Terminated, ToolError, interrupt_behind
 from toolkit.printable import printable_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,12 +88,6 @@ def parser() -> argparse.ArgumentParser:
     tag.add_argument("--out", type=Path, default=Path("dist"), help="where the sdist and wheel go (default: dist)")
     tag.set_defaults(run=cmd_release_tag)
     return top
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C so that every step's clean-up runs (codegen.cli has its twin)."""
-
-    signum = signal.SIGTERM
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:

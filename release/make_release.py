@@ -7,14 +7,13 @@ the single write, so a refusal leaves the tree exactly as it was.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import codegen.cli
 from release.api_check import check_release_levels
 from release.errors import Problem, ReleaseError
 from release.fragments import HOW_TO_ADD, Fragment, read_fragments
@@ -23,9 +22,14 @@ from release.plan import ReleasePlan, make_plan
 from release.stage import stage_release
 from release.tree import write_all
 from release.wheels import BUILD_LOCK, build_all, smoke_test
-from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK
+from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, Terminated
 from toolkit.printable import Say
 from toolkit.transaction import recover_tree
+
+# The checkout whose codegen/ checks the generated files: this one's, run as its own process, so
+# that a release imports nothing of codegen's.
+CHECKER_HOME = Path(__file__).resolve().parents[1]
+CHECKER = (sys.executable, "-m", "codegen")
 
 
 def load_release_plan(root: Path, names: Sequence[str]) -> ReleasePlan:
@@ -43,29 +47,38 @@ def load_release_plan(root: Path, names: Sequence[str]) -> ReleasePlan:
 
 
 def check_generated_files(root: Path, say: Say, *, base: str | None = None) -> None:
-    """The generated-files check, in process; its report is shown only when it fails.
+    """The generated-files check, as a process of its own (as CI runs it); its report is shown only when it fails.
 
     `base`: the revision it trusts (`--base`); default: the merge base with the default branch.
     """
-    out = io.StringIO()
     trusted = ["--base", base] if base is not None else []
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):  # a release trusts no local cache
-        code = codegen.cli.main(["--root", str(root), "check", *trusted, "--no-cache"])
-    if code - 128 in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or SIGTERM stopped the check: an interrupt, not drift
-        raise codegen.cli.Terminated() if code - 128 == signal.SIGTERM else KeyboardInterrupt()
+    done = subprocess.run(  # a release trusts no local cache
+        [*CHECKER, "--root", str(root), "check", *trusted, "--no-cache"],
+        cwd=CHECKER_HOME,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        encoding="utf-8",
+        errors="backslashreplace",
+        check=False,
+    )
+    code = done.returncode
+    if code in (-signal.SIGTERM, 128 + signal.SIGTERM):  # stopped, not drift
+        raise Terminated()
+    if code in (-signal.SIGINT, 128 + signal.SIGINT):
+        raise KeyboardInterrupt()
+    said = "\n    ".join(done.stdout.strip().splitlines()[-40:])
     if code == EXIT_CANNOT_RUN:  # e.g. a committed codegen journal: the check says what to do
         raise ReleaseError(
             Problem(
-                "the generated-files check could not run (`python -m codegen check` exit "
-                f"{code}):\n    " + "\n    ".join(out.getvalue().strip().splitlines()[-40:]),
+                f"the generated-files check could not run (`python -m codegen check` exit {code}):\n    {said}",
                 remedy="fix what the check names above, then release; nothing was written",
             )
         )
     if code != 0:
         raise ReleaseError(
             Problem(
-                "the generated files do not match the pin (`python -m codegen check` exit "
-                f"{code}):\n    " + "\n    ".join(out.getvalue().strip().splitlines()[-40:]),
+                f"the generated files do not match the pin (`python -m codegen check` exit {code}):\n    {said}",
                 remedy="run `nox -s codegen`, commit the result, then release; nothing was written",
             )
         )

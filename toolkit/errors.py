@@ -5,6 +5,7 @@ How it works, and why: docs/maintainers/design.md, "toolkit/errors.py".
 
 from __future__ import annotations
 
+import signal
 import threading
 from dataclasses import dataclass
 
@@ -66,6 +67,12 @@ def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
             return current
         pending += [e for e in (current.__cause__, current.__context__) if e is not None]
     return None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI runners send on cancel), raised like Ctrl-C so that every clean-up runs."""
+
+    signum = signal.SIGTERM
 
 
 class LostSignal(KeyboardInterrupt):

@@ -25,6 +25,7 @@ from tests.codegen.conftest import (
     start_subprocess,
     unchanged,
 )
+from toolkit.errors import Terminated
 from toolkit.transaction import JOURNAL
 
 
@@ -239,7 +240,7 @@ def test_a_signal_raised_inside_a_finalizer_is_said_at_the_run_s_end(
 
     class Collected:
         def __del__(self) -> None:
-            raise codegen.cli.Terminated()  # as SIGTERM's handler does when the signal lands here
+            raise Terminated()  # as SIGTERM's handler does when the signal lands here
 
     def verb(project: object, args: object, messages: object) -> int:
         Collected()  # collected at once

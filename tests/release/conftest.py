@@ -2,7 +2,7 @@
 
 The copy is the codegen tests' pristine project (regenerated from the rebuilt
 upstream and committed on `main`); the generated-files check that `release`
-runs reads that upstream, in process, with the codegen tests' memoized generation.
+runs, as a process of its own (`python -m codegen check`), reads that upstream.
 """
 
 from __future__ import annotations

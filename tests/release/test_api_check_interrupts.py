@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-import codegen.cli
 import release.runtime_api as runtime_api
+from release import make_release
 from tests.child_output import stderr_until
 from tests.codegen.conftest import ROOT, commit_all, git_repo, tree_digest, unchanged
 from tests.release.conftest import LOCAL_API, SDK, Result, add_fragment
@@ -44,12 +44,20 @@ def interrupted_lines(result: Result) -> list[str]:
     return [line for line in result.err.splitlines() if "interrupted" in line]
 
 
-@pytest.mark.parametrize(("status", "expected"), [(143, 143), (130, 130)])
+@pytest.mark.parametrize(
+    ("ending", "expected"),
+    [
+        ("raise SystemExit(143)", 143),  # codegen's own answer to SIGTERM
+        ("raise SystemExit(130)", 130),  # and to Ctrl-C
+        ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", 143),  # killed before it could answer
+        ("import os, signal; signal.signal(signal.SIGINT, signal.SIG_DFL); os.kill(os.getpid(), signal.SIGINT)", 130),
+    ],
+)
 def test_a_check_stopped_by_a_signal_is_an_interrupt_not_drift(
-    pending: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, status: int, expected: int
+    pending: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, ending: str, expected: int
 ) -> None:
-    """The in-process generated-files check answers 143 (130) when a signal stopped it: so does the release."""
-    monkeypatch.setattr(codegen.cli, "main", lambda argv: status)
+    """The generated-files check's process stopped by a signal: the release says it was interrupted, not drift."""
+    monkeypatch.setattr(make_release, "CHECKER", (sys.executable, "-c", ending))
     with unchanged(pending):
         result = run(pending, "release", "--dry-run")
     assert result.code == expected, result.out + result.err

@@ -21,9 +21,8 @@ from typing import Any
 import pytest
 
 import toolkit.transaction as transaction
-from codegen.cli import Terminated
 from tests.codegen.conftest import tree_digest
-from toolkit.errors import ToolError
+from toolkit.errors import Terminated, ToolError
 from toolkit.transaction import (
     JOURNAL,
     InterruptedWrite,

@@ -62,8 +62,8 @@ def guard(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subproces
 
 @pytest.mark.parametrize("suffix", SUFFIXES)
 def test_every_suffix_python_loads_code_from_is_refused(tmp_path: Path, suffix: str) -> None:
-    """codegen/printable.abi3.so is imported instead of toolkit/printable.py; a .pyc instead of its source."""
-    tracked = f"codegen/printable{suffix}"
+    """toolkit/printable.abi3.so is imported instead of toolkit/printable.py; a .pyc instead of its source."""
+    tracked = f"toolkit/printable{suffix}"
     root = repository(tmp_path / "repo", [tracked])
     done = guard(root)
     assert (done.returncode, done.stderr.splitlines()) == (1, [ERROR + tracked])
@@ -100,10 +100,10 @@ def test_a_tree_without_compiled_code_passes(tmp_path: Path) -> None:
 def test_it_checks_the_tree_it_is_given_whatever_git_s_variables_say(tmp_path: Path) -> None:
     """The required check runs the base's guard over the pull request's tree (an argument)."""
     clean = repository(tmp_path / "clean", [])
-    tree = repository(tmp_path / "tree", ["codegen/printable.abi3.so"])
+    tree = repository(tmp_path / "tree", ["toolkit/printable.abi3.so"])
     misdirect = {"GIT_DIR": str(clean / ".git"), "GIT_WORK_TREE": str(clean), "GIT_LITERAL_PATHSPECS": "1"}
     done = guard(clean, str(tree), env=misdirect)
-    assert (done.returncode, done.stderr.splitlines()) == (1, [ERROR + "codegen/printable.abi3.so"])
+    assert (done.returncode, done.stderr.splitlines()) == (1, [ERROR + "toolkit/printable.abi3.so"])
 
 
 def test_a_folder_that_is_not_a_checkout_cannot_be_vouched_for(tmp_path: Path) -> None:

@@ -185,14 +185,14 @@ def test_a_clean_pull_request_passes_and_github_gets_the_outputs(
 def test_compiled_code_in_the_tree_is_refused_before_the_checker_runs(base: Path, tmp_path: Path) -> None:
     """A native extension that would shadow toolkit/printable.py: the base's guard refuses it."""
     tree = clone(base, tmp_path / "tree")
-    (tree / "codegen" / "printable.abi3.so").write_bytes(b"\x7fELF")
-    git_repo(tree).git.add("-f", "codegen/printable.abi3.so")
+    (tree / "toolkit" / "printable.abi3.so").write_bytes(b"\x7fELF")
+    git_repo(tree).git.add("-f", "toolkit/printable.abi3.so")
     commit_all(tree, "an extension module")
     done = required_check(base, tree, base_sha(base), python="/nonexistent/python")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "error: git tracks compiled code, which Python would run instead of the reviewed source: "
-        "`git rm --cached` it: codegen/printable.abi3.so"
+        "`git rm --cached` it: toolkit/printable.abi3.so"
     ]
     assert done.stdout == ""
 
@@ -234,6 +234,7 @@ def stand_in(tmp_path: Path, status: int, text: str = "codegen: stand-in") -> Pa
         ("release/tag.py", 2, 2, True, False),
         ("codegen/cli.py", 0, 0, True, True),
         ("codegen/cli.py", 1, 0, True, True),  # the base's checker cannot judge a new pipeline's output
+        ("toolkit/paths.py", 1, 0, True, True),  # what codegen stands on decides its output too
         ("templates/client/endpoint_macros.py.jinja", 1, 0, True, True),
         ("requirements/codegen.txt", 2, 0, True, True),
         ("codegen/cli.py", 143, 143, True, True),  # an interrupted check is never a verdict
