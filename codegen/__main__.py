@@ -1,3 +1,5 @@
+"""`python -m codegen`: the pipeline's own dependencies checked first, then the command line."""
+
 import os
 import sys
 from importlib.util import find_spec

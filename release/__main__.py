@@ -1,3 +1,5 @@
+"""`python -m release`: the release tools' command line."""
+
 import sys
 
 from release.cli import main

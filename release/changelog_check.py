@@ -1,15 +1,6 @@
 """`changelog-check [--base REF]`: a change to a package's hand-written files needs a fragment.
 
-Compared with the merge base of REF (default `main`, else `origin/main`) and
-the working tree, so it works before a commit as well as in CI.  Generated
-code, the fragment folder and CHANGELOG.md are not hand-written changes; a
-file counts as generated only when it lies in a generated folder and the
-manifest (at the base or in the tree) lists it, so bytecode or any other file
-slipped into a generated folder is a change like any other.
-A commit trailer `Changelog: skip` on the branch skips the check (for a
-change users cannot see: a comment, a test helper, a refactoring).  The
-Python API check (release.api_check) runs here too and is never skipped: a
-break in a package whose change adds no `breaking` fragment fails.
+How it works, and why: docs/maintainers/design.md, "release/changelog_check.py".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """`python -m release <verb>`: the command line over the release tools.
 
-One top-level handler turns problems into messages and exit statuses
-(release.errors); tracebacks only with --debug.  SIGTERM (what a CI runner
-sends on cancel) is Ctrl-C's twin: every step's clean-up runs, and the run
-ends with one `release: interrupted: ...` line, exit 143 (130 for Ctrl-C),
-whichever step it stopped, also when a step turned the signal into an error
-of its own (the generated-files check answers 143: an interrupt, not drift).
-Every line printed passes through `toolkit.printable.printable`: file names,
-fragments and changelogs are data from the tree, and none of their bytes may
-reach the terminal as a control.
+How it works, and why: docs/maintainers/design.md, "release/cli.py".
 """
 
 from __future__ import annotations

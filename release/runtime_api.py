@@ -1,28 +1,6 @@
 """What a package exports at run time, on the base side and the new side, and the breaks between them.
 
-griffe (release.python_api) reads source, so a break can hide from it in code
-that only running shows: a name `__all__` lists and a lazy `__getattr__` no
-longer serves, a module-level `del` or `globals().pop(...)`, a `.pyi` stub that
-keeps a removed method, a method under `if False:`, a decorator that changes a
-signature, `sys.modules[__name__] = None`.  So each side's packages are also
-imported, each in a throwaway interpreter of their own (release/runtime_probe.py):
-
-- `python -I -S -B`: no `PYTHON*` variables, no site (so no `.pth` file, none
-  of this checkout's editable installs), no bytecode written into the tree;
-- an empty environment, a scratch folder as its working directory;
-- on `sys.path`, that side's package folders first (the package, then the
-  other in-repo packages it may require), then this interpreter's
-  site-packages for the third-party dependencies;
-- `PROBE_TIMEOUT` seconds at most, then its whole process group is killed;
-  its output goes to a file, and only the end of it is ever shown.
-
-Both sides run at once.  This imports the code of the change under check: it
-runs where that code runs anyway (changelog-check, api-check and release in
-the ordinary CI run of the pull request's own code), never in the required
-check (spec/README.md, the trust model).
-
-Breaks are said as griffe's are, with `at run time`, and a break griffe
-already names (or one under an object griffe says was removed) is not said twice.
+How it works, and why: docs/maintainers/design.md, "release/runtime_api.py".
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """The run-time half of the Python API check, run as a script in a throwaway interpreter (release.runtime_api).
 
-`python -I -S -B -X utf8 runtime_probe.py REQUEST`: REQUEST is a JSON file
-naming the folders to put first on `sys.path` (the side's packages), the
-folders that hold the third-party dependencies (the caller's site-packages,
-without its `.pth` files, so none of this checkout's editable installs), the
-import packages to probe, the modules whose whole public tree is API, and
-where to write the listing.  It imports each package as a user would and
-lists what the interpreter sees: every exported name that resolves, its kind,
-and the parameters of every public callable and method of a public class
-(`inspect.signature`); an `__all__` name that does not resolve and a module
-that cannot be imported are listed with the error.  Standard library only:
-nothing of the caller's is importable here.
+How it works, and why: docs/maintainers/design.md, "release/runtime_probe.py".
 """
 
 from __future__ import annotations

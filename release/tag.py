@@ -1,13 +1,6 @@
 """`release-tag <package>-v<version>`: rebuild one package from its tag for publishing.
 
-The tag names the package and the version; both must match the tree, so a
-tag pushed on the wrong commit publishes nothing.  Only main is published: the
-checked-out commit (the tag's) must be one that `origin/main` contains, since
-only main's commits went through review and the required check; a tag on a side
-branch's commit, whatever its version says, is refused before anything is built.
-The generated-files check then runs on it, against the commit itself as its base
-(main moves only through reviewed merges, so its pin, lock and `[tool.codegen]`
-are the reviewed ones).
+How it works, and why: docs/maintainers/design.md, "release/tag.py".
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Build, check and smoke-test the distributions: `uv build`, `twine check`, `check-wheel-contents`, a fresh venv each.
 
-Every package is built (not only the released ones), because a wheel is
-smoke-tested beside the wheels of the in-repo packages it requires: its
-`e2b>=3.0.0,<4` must be met by the e2b about to be released, not by PyPI's.
-Third-party dependencies come pinned by `requirements/dev.txt` (a constraint).
-
-The builds are hermetic: `uv build` resolves each package's build backend
-(`hatchling>=1.25` in its `[build-system]`) only within `requirements/build.txt`,
-hashed, with `--require-hashes`, so a backend or a dependency of it that the lock
-does not pin by hash, or whose file does not match, stops the build.  A pure-Python
-wheel (`py3-none-any`) may hold no compiled code: an extension module in it would
-run instead of the reviewed source, and check-wheel-contents does not look.
+How it works, and why: docs/maintainers/design.md, "release/wheels.py".
 """
 
 from __future__ import annotations

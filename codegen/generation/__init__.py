@@ -1,16 +1,11 @@
 """The generate, overlays, format and stamp steps: the code generators, the jinja overlays, the no-change cache.
 
-Modules other parts of codegen may import (the rest are this folder's own):
+Modules other parts of codegen may import (`overlays` and `python_source`, the jinja side, are internal):
 
 - `cache`: the no-change check's records and the validator's verdicts
 - `generators`: openapi-python-client and datamodel-code-generator, hermetic, side by side
 - `inputs`: every input a run reads, read once
 - `stage`: everything generated, as one in-memory tree
-
-Internal:
-
-- `overlays`: rendering templates/overlays/
-- `python_source`: the jinja environment in which spec text can only become a literal
 """
 
 __all__ = ["cache", "generators", "inputs", "stage"]

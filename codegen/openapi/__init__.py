@@ -1,8 +1,6 @@
 """Reading and walking OpenAPI documents: untrusted YAML, JSON pointers, validation, operations, the SDK filter.
 
-Modules other parts of codegen may import (the rest are this folder's own):
-
-- `document`: spec bytes -> a validated document
+- `document`: spec bytes -> a validated document (`ref_chains`, where `$ref` chains lead, is its own)
 - `error_codes`: the error codes a spec documents
 - `json_pointer`: RFC 6901 pointers
 - `operation_map`: spec/operations.yml: this repository's names for operations
@@ -10,8 +8,6 @@ Modules other parts of codegen may import (the rest are this folder's own):
 - `plain_yaml`: untrusted YAML -> plain data with line numbers
 - `schema_places`: how far the schemas below the operations unfold, and the budget every walk of them keeps
 - `sdk_filter`: the spec cut down to what the SDK exposes
-
-(`ref_chains`, where chains of `$ref`s lead, is `document`'s own.)
 """
 
 __all__ = [

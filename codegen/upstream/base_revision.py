@@ -1,13 +1,6 @@
 """What the check may trust: the base revision's upstream and lock, never the ones under review.
 
-The lock lives in the same tree as the spec, and `[tool.codegen]` (which names
-the upstream) in the same tree too, so a pull request can edit all of them.
-The check therefore reads them at the base revision (`--base REF`, in CI the
-pull request's base; locally the merge base with the default branch): the
-spec is fetched from the base's `runtime-repo` and the pin must be reachable
-from the base's `runtime-branch`.  When the upstream cannot be reached, the
-pin, the lock and `[tool.codegen]` must be the base's: then the lock is the
-base's and vouches for the spec's blob; touched, only the upstream can.
+How it works, and why: docs/maintainers/design.md, "codegen/upstream/base_revision.py".
 """
 
 from __future__ import annotations
