@@ -1,6 +1,6 @@
 """What a package exports at run time, on the base side and the new side, and the breaks between them.
 
-griffe (release.python_api) reads source, so a break can hide from it in code
+griffe (python_api.compare) reads source, so a break can hide from it in code
 that only running shows: a name `__all__` lists and a lazy `__getattr__` no
 longer serves, a module-level `del` or `globals().pop(...)`, a `.pyi` stub that
 keeps a removed method, a method under `if False:`, a decorator that changes a
@@ -39,10 +39,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from release.api_model import PUBLIC_TREES, Parameter, import_packages
+from python_api.compare import ApiDiff, signature_breaks
+from python_api.model import PUBLIC_TREES, Parameter, import_packages
 from release.errors import Problem, ReleaseError
 from release.packages import Package
-from release.python_api import ApiDiff, signature_breaks
 from toolkit.printable import printable
 
 PROBE = Path(__file__).with_name("runtime_probe.py")
