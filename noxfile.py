@@ -225,6 +225,7 @@ def lint(session: nox.Session) -> None:
         "codegen",
         "toolkit",
         "release",
+        "python_api",
         "packages/python-sdk/e2b",
         "packages/cli/e2b_cli",
         "packages/local-api/e2b_local_api",

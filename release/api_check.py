@@ -1,6 +1,6 @@
 """`api-check [--base REF]`: the Python API of each changed package against the base revision.
 
-A break (release.python_api) in a package whose change adds no `breaking`
+A break (python_api.compare) in a package whose change adds no `breaking`
 fragment fails, naming each break and the fragment to add.  changelog-check
 runs the same verdict, so a pull request cannot ship a break as a fix; a
 `Changelog: skip` trailer does not skip it (a break is never invisible).
@@ -14,12 +14,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from python_api.compare import ApiDiff, base_tree, diff_package, render
 from release.base import changed_paths, merge_base
 from release.errors import EXIT_MISSING_FRAGMENT, Problem, ReleaseError
 from release.fragments import parse_name
 from release.packages import Package, load_packages
 from release.plan import ReleasePlan
-from release.python_api import ApiDiff, base_tree, diff_package, render
 from release.runtime_api import with_runtime_breaks
 from toolkit.changelog import LEVEL_RANK
 from toolkit.errors import EXIT_OK

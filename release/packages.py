@@ -16,6 +16,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from python_api.distributions import Distribution
 from release.errors import Problem, ReleaseError
 from release.versions import Version
 from toolkit.changelog import FRAGMENT_DIR, TYPES
@@ -45,9 +46,9 @@ class Bound:
 
 
 @dataclass(frozen=True)
-class Package:
-    name: str  # the distribution name, canonical
-    path: str  # relative to the repository root
+class Package(Distribution):
+    """A distribution (its name and folder, what the Python API check reads) as a release moves it."""
+
     version: Version
     version_files: tuple[str, ...]  # pyproject.toml first, then any __init__.py with __version__
     requirements: tuple[str, ...]

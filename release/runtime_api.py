@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from release.api_model import PUBLIC_TREES, Parameter, import_packages
+from python_api.compare import ApiDiff, signature_breaks
+from python_api.model import PUBLIC_TREES, Parameter, import_packages
 from release.errors import Problem, ReleaseError
 from release.packages import Package
-from release.python_api import ApiDiff, signature_breaks
 from toolkit.printable import printable
 
 PROBE = Path(__file__).with_name("runtime_probe.py")

@@ -14,7 +14,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-PUBLIC_DUNDERS = frozenset({"__init__", "__call__"})  # as release.python_api
+PUBLIC_DUNDERS = frozenset({"__init__", "__call__"})  # as python_api.reader
 MAX_DEPTH = 12
 MAX_OBJECTS = 100_000
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # a default's repr is compared across two interpreters

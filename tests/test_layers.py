@@ -1,8 +1,8 @@
 """The repository's packages import one another only downwards (imports inside functions count too).
 
-The tools: toolkit/ is the floor, codegen/ and release/ stand on it and never on each other. The
-distributions: the `e2b` command stands on the SDK, the local server on neither, and none of
-them on a tool. Inside a package, a generated folder is a floor of its own: it imports nothing
+The tools: toolkit/ is the floor, python_api/ stands on it, codegen/ and release/ on both and
+never on each other. The distributions: the `e2b` command stands on the SDK, the local server on
+neither, and none of them on a tool. Inside a package, a generated folder is a floor of its own: it imports nothing
 hand-written. codegen's own order is tests/codegen/test_layers.py's.
 """
 
@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # Each package, where it lives, and the packages of this repository it may import.
 PACKAGES: dict[str, tuple[str, frozenset[str]]] = {
     "toolkit": ("toolkit", frozenset()),
-    "codegen": ("codegen", frozenset({"toolkit", "release"})),  # release.python_api: bump's Python API, moving out
-    "release": ("release", frozenset({"toolkit"})),
+    "python_api": ("python_api", frozenset({"toolkit"})),
+    "codegen": ("codegen", frozenset({"toolkit", "python_api"})),
+    "release": ("release", frozenset({"toolkit", "python_api"})),
     "e2b": ("packages/python-sdk/e2b", frozenset()),
     "e2b_cli": ("packages/cli/e2b_cli", frozenset({"e2b"})),
     "e2b_local_api": ("packages/local-api/e2b_local_api", frozenset()),

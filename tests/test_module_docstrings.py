@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = ("codegen", "toolkit", "release")
+TOOLS = ("codegen", "toolkit", "python_api", "release")
 MOST_LINES = 10
 DESIGN = ROOT / "docs" / "maintainers" / "design.md"
 POINTER = re.compile(r'How it works, and why: docs/maintainers/design\.md, "([^"]+)"\.')

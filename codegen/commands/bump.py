@@ -38,7 +38,7 @@ from toolkit.transaction import recover_tree
 
 if TYPE_CHECKING:
     from codegen.generation.generators import Generators
-    from release.python_api import ApiDiff
+    from python_api.compare import ApiDiff
 
 # The report is a towncrier fragment whose type is the release's semver level
 # (types: release/fragments.py); "+" keeps the name out of the changelog.
@@ -252,7 +252,7 @@ def python_api_diffs(project: Project, generated: Mapping[str, bytes]) -> list[A
     griffe's reading of each side is remembered by the files it read (`api_records`): a bump of a tree
     read before (after a --dry-run, a fix, or the bump that made the tree) runs griffe on neither side.
     """
-    from release.python_api import api_records, diff_generated
+    from python_api.compare import api_records, diff_generated
 
     diffs = diff_generated(project.root, generated, GENERATED_ROOTS, records=api_records(project))
     return [d for d in diffs if d.breaks or d.added]
@@ -260,7 +260,7 @@ def python_api_diffs(project: Project, generated: Mapping[str, bytes]) -> list[A
 
 def render_python_api(diffs: list[ApiDiff], http_level: str) -> tuple[str, str]:
     """The "Python API" section of `diffs`, and its level."""
-    from release.python_api import render
+    from python_api.compare import render
 
     level = max((d.level for d in diffs), key=_LEVEL_RANK.__getitem__, default="none")
     lines = ["## Python API (what importers see)", ""]

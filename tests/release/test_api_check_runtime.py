@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-import release.api_model
+import python_api.model
 import release.runtime_api
 from tests.codegen.conftest import ROOT, commit_all, git_repo
 from tests.release.conftest import SDK, Result, add_fragment
@@ -261,7 +261,7 @@ if not TYPE_CHECKING:
 @pytest.fixture
 def demo_with_models(demo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`demo.models` on main, eager, and a public tree as `e2b.api.client` is e2b's."""
-    monkeypatch.setitem(release.api_model.PUBLIC_TREES, "demo", ("demo.models",))
+    monkeypatch.setitem(python_api.model.PUBLIC_TREES, "demo", ("demo.models",))
     repo = git_repo(demo)
     repo.git.checkout("-q", "main")
     write(demo, "demo/models/__init__.py", EAGER_MODELS)

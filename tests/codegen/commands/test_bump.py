@@ -272,12 +272,12 @@ def test_a_bump_after_its_dry_run_parses_and_reads_nothing_again(
 ) -> None:
     """The parser's names and griffe's readings of both sides are remembered: the same report, from records."""
     from codegen.api_changes import client_parser
-    from release import api_reader
+    from python_api import reader
 
     dry = bump(project, chain.note, "--dry-run")
     assert dry.code == 0, dry.text
     monkeypatch.setattr(client_parser, "parse_names", lambda *_: pytest.fail("parsed a spec again"))
-    monkeypatch.setattr(api_reader, "read_api", lambda *_: pytest.fail("griffe read a tree again"))
+    monkeypatch.setattr(reader, "read_api", lambda *_: pytest.fail("griffe read a tree again"))
     result = bump(project, chain.note)
     assert result.code == 0, result.text
     # The report and its Python API section; then the dry run's result line, and the bump's.

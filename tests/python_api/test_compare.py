@@ -1,4 +1,4 @@
-"""release.python_api.diff_generated: the regenerated folders against the tree, package by package (griffe);
+"""python_api.compare.diff_generated: the regenerated folders against the tree, package by package (griffe);
 griffe's readings remembered by the files read."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from release import api_reader, python_api
-from release.errors import ReleaseError
-from release.packages import Package, load_packages
+from python_api import compare, reader
+from python_api.distributions import Distribution, list_distributions
+from toolkit.errors import EXIT_CANNOT_RUN, ToolError
 from toolkit.paths import GENERATED_ROOTS, Project
 
 WIRE = "packages/local-api/e2b_local_api/wire"
@@ -31,13 +31,13 @@ def generated_files(root: Path) -> dict[str, bytes]:
 def packages_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The packages griffe is asked to read, one entry per side."""
     read: list[str] = []
-    read_api = api_reader.read_api
+    read_api = reader.read_api
 
-    def spy(package: Package, where: Path) -> dict[str, Any]:
+    def spy(package: Distribution, where: Path) -> dict[str, Any]:
         read.append(package.name)
         return read_api(package, where)
 
-    monkeypatch.setattr(api_reader, "read_api", spy)
+    monkeypatch.setattr(reader, "read_api", spy)
     return read
 
 
@@ -48,10 +48,10 @@ def test_only_the_package_whose_generated_files_changed_is_read(project: Path, m
     staged[init] += b"from .sandbox_note import SandboxNote\n"
     read = packages_read(monkeypatch)
 
-    diffs = {diff.package: diff for diff in python_api.diff_generated(project, staged, GENERATED_ROOTS)}
+    diffs = {diff.package: diff for diff in compare.diff_generated(project, staged, GENERATED_ROOTS)}
 
     assert set(read) == {"e2b"}  # both sides of e2b; the local server's wire models are as the tree has them
-    assert diffs["e2b-local-api"] == python_api.ApiDiff("e2b-local-api", (), ())
+    assert diffs["e2b-local-api"] == compare.ApiDiff("e2b-local-api", (), ())
     assert diffs["e2b"].added == ("e2b.api.client.models.sandbox_note (module)",) and not diffs["e2b"].breaks
 
 
@@ -61,16 +61,17 @@ def test_a_changed_wire_model_is_read_and_the_unchanged_client_is_not(
     staged = generated_files(project)
     staged[f"{WIRE}/models.py"] += b"\n\nclass Extra:\n    pass\n"
     read = packages_read(monkeypatch)
-    diffs = {diff.package: diff for diff in python_api.diff_generated(project, staged, GENERATED_ROOTS)}
+    diffs = {diff.package: diff for diff in compare.diff_generated(project, staged, GENERATED_ROOTS)}
     assert read == ["e2b-local-api", "e2b-local-api"]
-    assert diffs["e2b"] == python_api.ApiDiff("e2b", (), ())
+    assert diffs["e2b"] == compare.ApiDiff("e2b", (), ())
 
 
 def test_a_link_in_an_unchanged_generated_folder_is_still_refused(project: Path) -> None:
     staged = generated_files(project)
     os.symlink("/etc/passwd", project / WIRE / "passwd.py")
-    with pytest.raises(ReleaseError, match="is a symlink"):
-        python_api.diff_generated(project, staged, GENERATED_ROOTS)
+    with pytest.raises(ToolError, match="is a symlink") as caught:
+        compare.diff_generated(project, staged, GENERATED_ROOTS)
+    assert caught.value.exit_code == EXIT_CANNOT_RUN
 
 
 # --- griffe's readings, remembered ------------------------------------------------------------
@@ -82,35 +83,35 @@ def test_a_tree_read_before_is_not_read_again_and_gives_the_same_diff(
     staged = generated_files(project)
     staged[f"{CLIENT_MODELS}/sandbox_note.py"] = b"class SandboxNote:\n    text: str\n"
     staged[f"{CLIENT_MODELS}/__init__.py"] += b"from .sandbox_note import SandboxNote\n"
-    records = python_api.api_records(Project(project))
-    plain = python_api.diff_generated(project, staged, GENERATED_ROOTS)
+    records = compare.api_records(Project(project))
+    plain = compare.diff_generated(project, staged, GENERATED_ROOTS)
     read = packages_read(monkeypatch)
 
-    first = python_api.diff_generated(project, staged, GENERATED_ROOTS, records=records)
-    monkeypatch.setattr(python_api, "_swapped_copy", lambda *_: pytest.fail("copied the tree for a remembered side"))
-    again = python_api.diff_generated(project, staged, GENERATED_ROOTS, records=records)
+    first = compare.diff_generated(project, staged, GENERATED_ROOTS, records=records)
+    monkeypatch.setattr(compare, "_swapped_copy", lambda *_: pytest.fail("copied the tree for a remembered side"))
+    again = compare.diff_generated(project, staged, GENERATED_ROOTS, records=records)
 
     assert first == again == plain
     assert read == ["e2b", "e2b"]  # both sides once; the second diff read neither
 
 
 def test_a_changed_file_is_read_again(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    package = next(p for p in load_packages(project) if p.name == "e2b")
-    records = python_api.api_records(Project(project))
+    package = next(p for p in list_distributions(project) if p.name == "e2b")
+    records = compare.api_records(Project(project))
     read = packages_read(monkeypatch)
-    before = python_api.load_api(package, project / package.path, records=records)
+    before = compare.load_api(package, project / package.path, records=records)
     (project / CLIENT_MODELS / "sandbox_note.py").write_text("class SandboxNote:\n    text: str\n")
-    after = python_api.load_api(package, project / package.path, records=records)
+    after = compare.load_api(package, project / package.path, records=records)
     assert read == ["e2b", "e2b"]
     assert "e2b.api.client.models.sandbox_note" in after.keys() - before.keys()
 
 
 def test_a_remembered_reading_that_is_not_one_is_read_again(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
-    records = python_api.api_records(Project(project))
-    expected = python_api.load_api(package, project / package.path)
+    package = next(p for p in list_distributions(project) if p.name == "e2b-local-api")
+    records = compare.api_records(Project(project))
+    expected = compare.load_api(package, project / package.path)
     read = packages_read(monkeypatch)
-    digest = python_api._files_digest(package, python_api._package_files(project / package.path))
+    digest = compare._files_digest(package, compare._package_files(project / package.path))
     values: list[object] = [
         {"a.b": ["class", [1], []]},
         {"a.b": ["function", [], [["x", "keyword-only"]]]},
@@ -119,41 +120,41 @@ def test_a_remembered_reading_that_is_not_one_is_read_again(project: Path, monke
     ]
     for value in values:
         records.remember(digest, value)
-        assert python_api.load_api(package, project / package.path, records=records) == expected
+        assert compare.load_api(package, project / package.path, records=records) == expected
     assert len(read) == len(values)
 
 
 def test_a_link_is_refused_before_any_remembered_reading(project: Path) -> None:
-    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
-    records = python_api.api_records(Project(project))
-    python_api.load_api(package, project / package.path, records=records)
+    package = next(p for p in list_distributions(project) if p.name == "e2b-local-api")
+    records = compare.api_records(Project(project))
+    compare.load_api(package, project / package.path, records=records)
     os.symlink("/etc/passwd", project / WIRE / "passwd.py")
-    with pytest.raises(ReleaseError, match="is a symlink"):
-        python_api.load_api(package, project / package.path, records=records)
+    with pytest.raises(ToolError, match="is a symlink"):
+        compare.load_api(package, project / package.path, records=records)
 
 
 def test_a_pth_file_in_a_package_folder_is_refused(project: Path) -> None:
     """griffe would follow it to folders outside the package, which no digest covers."""
-    package = next(p for p in load_packages(project) if p.name == "e2b")
+    package = next(p for p in list_distributions(project) if p.name == "e2b")
     (project / package.path / "extra.pth").write_text("/tmp\n")
-    with pytest.raises(ReleaseError, match=r"extra.pth in .* is a .pth file"):
-        python_api.load_api(package, project / package.path)
+    with pytest.raises(ToolError, match=r"extra.pth in .* is a .pth file"):
+        compare.load_api(package, project / package.path)
 
 
 def test_a_package_in_the_working_directory_is_not_read_instead(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
-    expected = python_api.load_api(package, project / package.path)
+    package = next(p for p in list_distributions(project) if p.name == "e2b-local-api")
+    expected = compare.load_api(package, project / package.path)
     (tmp_path / "elsewhere/e2b_local_api").mkdir(parents=True)
     (tmp_path / "elsewhere/e2b_local_api/__init__.py").write_text("def other(): ...\n")
     monkeypatch.chdir(tmp_path / "elsewhere")
-    assert python_api.load_api(package, project / package.path) == expected
+    assert compare.load_api(package, project / package.path) == expected
 
 
 def test_a_file_name_that_is_not_utf_8_is_read_and_remembered(project: Path) -> None:
-    package = next(p for p in load_packages(project) if p.name == "e2b-local-api")
+    package = next(p for p in list_distributions(project) if p.name == "e2b-local-api")
     (project / package.path / os.fsdecode(b"notes-\xff.md")).write_text("notes\n")
-    records = python_api.api_records(Project(project))
-    assert python_api.load_api(package, project / package.path, records=records)
-    assert python_api.load_api(package, project / package.path, records=records)
+    records = compare.api_records(Project(project))
+    assert compare.load_api(package, project / package.path, records=records)
+    assert compare.load_api(package, project / package.path, records=records)

@@ -20,7 +20,7 @@ PARAMETER_KINDS = frozenset(
     {"positional-only", "positional or keyword", "variadic positional", "keyword-only", "variadic keyword"}
 )
 
-# One parameter as both views see it (griffe's and the interpreter's, release.runtime_api):
+# One parameter as both views see it (griffe's and the interpreter's, release/runtime_api.py):
 # name, kind (a griffe.ParameterKind value), the default's text or None.
 Parameter = tuple[str, str, str | None]
 

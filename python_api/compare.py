@@ -1,6 +1,7 @@
 """What changed in the Python API that `e2b` users import between two trees: griffe's readings compared.
 
-Both sides are read as source, never imported (release.api_reader); what counts as API: release.api_model.
+Both sides are read as source, never imported (python_api.reader); what counts as API: python_api.model.
+How it works, and why: docs/maintainers/design.md, "python_api/compare.py".
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.api_model import KINDS, PARAMETER_KINDS, ApiEntry, Parameter
-from release.errors import Problem, ReleaseError
-from release.packages import Package, load_packages
+from python_api.distributions import Distribution, list_distributions
+from python_api.model import KINDS, PARAMETER_KINDS, ApiEntry, Parameter
+from toolkit.errors import Problem, ToolError
 from toolkit.paths import Project
 from toolkit.printable import printable
 from toolkit.read import holds_exactly
@@ -40,7 +41,7 @@ class ApiDiff:
         return "major" if self.breaks else "minor" if self.added else "none"
 
 
-def load_api(package: Package, package_dir: Path, *, records: Records | None = None) -> dict[str, ApiEntry]:
+def load_api(package: Distribution, package_dir: Path, *, records: Records | None = None) -> dict[str, ApiEntry]:
     """The public API of the distribution whose files are in `package_dir` (read, never imported).
 
     With `records` (`api_records`), the answer is remembered by the package's files and read back
@@ -48,7 +49,7 @@ def load_api(package: Package, package_dir: Path, *, records: Records | None = N
     """
     links = sorted(p.relative_to(package_dir).as_posix() for p in package_dir.rglob("*") if p.is_symlink())
     if links:
-        raise ReleaseError(
+        raise ToolError(
             Problem(
                 f"{package.name}: {printable(', '.join(links[:5]))} in {package_dir} is a symlink; "
                 "the Python API check reads no file through one",
@@ -58,7 +59,7 @@ def load_api(package: Package, package_dir: Path, *, records: Records | None = N
     # griffe follows a .pth file in its search path (the package's folder) to folders anywhere.
     paths = sorted(p.name for p in package_dir.glob("*.pth"))
     if paths:
-        raise ReleaseError(
+        raise ToolError(
             Problem(
                 f"{package.name}: {printable(', '.join(paths[:5]))} in {package_dir} is a .pth file, which would "
                 "point the Python API check at folders outside the package",
@@ -68,7 +69,7 @@ def load_api(package: Package, package_dir: Path, *, records: Records | None = N
     files = _package_files(package_dir) if records is not None else {}
     known = _recall(package, files, records)
     if known is None:
-        from release.api_reader import read_api
+        from python_api.reader import read_api
 
         known = read_api(package, package_dir)
         if records is not None:
@@ -81,7 +82,7 @@ def api_records(project: Project) -> Records:
     """Where griffe's readings are remembered: they depend on griffe and on the code that reads and walks."""
     from importlib.metadata import version
 
-    modules = ("release.api_model", "release.python_api", "release.api_reader")
+    modules = ("python_api.model", "python_api.compare", "python_api.reader")
     return Records(project, "python-api", {"griffe": version("griffe").encode()} | {m: source_of(m) for m in modules})
 
 
@@ -94,14 +95,14 @@ def _package_files(package_dir: Path) -> dict[str, bytes]:
     }
 
 
-def _files_digest(package: Package, files: Mapping[str, bytes]) -> bytes:
+def _files_digest(package: Distribution, files: Mapping[str, bytes]) -> bytes:
     digest = hashlib.sha256(package.name.encode() + b"\0")
     for rel, sha in sorted(files.items()):
         digest.update(os.fsencode(rel) + b"\0" + sha)
     return digest.digest()
 
 
-def _recall(package: Package, files: Mapping[str, bytes], records: Records | None) -> dict[str, ApiEntry] | None:
+def _recall(package: Distribution, files: Mapping[str, bytes], records: Records | None) -> dict[str, ApiEntry] | None:
     return _entries_from(records.recall(_files_digest(package, files))) if records is not None else None
 
 
@@ -218,7 +219,7 @@ def git_tree(root: Path, commit: str, paths: list[str], into: Path) -> None:
         cwd=root, capture_output=True, check=False,
     )  # fmt: skip
     if done.returncode != 0:
-        raise ReleaseError(
+        raise ToolError(
             Problem(
                 f"git archive {commit[:12]} failed: {printable(done.stderr.decode(errors='replace').strip())}",
                 remedy="run in a git checkout with the base revision fetched (CI: fetch-depth: 0)",
@@ -228,7 +229,7 @@ def git_tree(root: Path, commit: str, paths: list[str], into: Path) -> None:
         with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
             archive.extractall(into, filter="data")  # refuses absolute paths and links that leave `into`
     except tarfile.TarError as exc:
-        raise ReleaseError(
+        raise ToolError(
             Problem(
                 f"cannot extract {commit[:12]}'s packages: {printable(str(exc))}",
                 remedy="a package at the base revision holds a link out of the repository; compare with another base",
@@ -237,7 +238,7 @@ def git_tree(root: Path, commit: str, paths: list[str], into: Path) -> None:
 
 
 @contextmanager
-def base_tree(root: Path, commit: str, packages: list[Package]) -> Iterator[Path]:
+def base_tree(root: Path, commit: str, packages: Sequence[Distribution]) -> Iterator[Path]:
     """A scratch folder holding the packages as they are at `commit` (removed when done)."""
     with tempfile.TemporaryDirectory(prefix="e2b-api-base-") as tmp:
         present = subprocess.run(
@@ -249,7 +250,7 @@ def base_tree(root: Path, commit: str, packages: list[Package]) -> Iterator[Path
         yield Path(tmp)
 
 
-def diff_package(package: Package, old_dir: Path, new_dir: Path, *, records: Records | None = None) -> ApiDiff:
+def diff_package(package: Distribution, old_dir: Path, new_dir: Path, *, records: Records | None = None) -> ApiDiff:
     """The package's API in `old_dir` (a missing folder: a new package, nothing to break) against `new_dir`."""
     old = load_api(package, old_dir, records=records) if old_dir.is_dir() else {}
     new = load_api(package, new_dir, records=records) if new_dir.is_dir() else {}
@@ -278,7 +279,7 @@ def diff_generated(
     the regeneration changed shows.  `records`: as for `load_api`.
     """
     diffs = []
-    for package in load_packages(root):
+    for package in list_distributions(root):
         inside = [r for r in roots if r.startswith(package.path + "/")]
         if not inside:
             continue
@@ -295,7 +296,9 @@ def diff_generated(
     return diffs
 
 
-def _swapped_files(root: Path, package: Package, inside: list[str], generated: Mapping[str, bytes]) -> dict[str, bytes]:
+def _swapped_files(
+    root: Path, package: Distribution, inside: list[str], generated: Mapping[str, bytes]
+) -> dict[str, bytes]:
     """`_package_files` of what `_swapped_copy` would make."""
     swapped = tuple(f"{folder}/" for folder in inside)
     files = {
@@ -310,7 +313,9 @@ def _swapped_files(root: Path, package: Package, inside: list[str], generated: M
 
 
 @contextmanager
-def _swapped_copy(root: Path, package: Package, inside: list[str], generated: Mapping[str, bytes]) -> Iterator[Path]:
+def _swapped_copy(
+    root: Path, package: Distribution, inside: list[str], generated: Mapping[str, bytes]
+) -> Iterator[Path]:
     """A scratch copy of the package with its generated folders `inside` swapped for `generated`'s."""
     with tempfile.TemporaryDirectory(prefix="e2b-api-new-") as tmp:
         new = Path(tmp) / package.path

@@ -1,4 +1,4 @@
-"""What griffe reads of a package's public API, as `ApiEntry` records (release.python_api compares them)."""
+"""What griffe reads of a package's public API, as `ApiEntry` records (python_api.compare compares them)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import griffe
 
-from release.api_model import PUBLIC_TREES, ApiEntry, Parameter, import_packages
-from release.errors import Problem, ReleaseError
-from release.packages import Package
+from python_api.distributions import Distribution
+from python_api.model import PUBLIC_TREES, ApiEntry, Parameter, import_packages
+from toolkit.errors import Problem, ToolError
 from toolkit.printable import printable
 
 _PUBLIC_DUNDERS = frozenset({"__init__", "__call__"})
@@ -35,8 +35,8 @@ class _Api:
         return True
 
 
-def read_api(package: Package, package_dir: Path) -> dict[str, ApiEntry]:
-    """The public API of the distribution whose files are in `package_dir` (release.python_api says which names)."""
+def read_api(package: Distribution, package_dir: Path) -> dict[str, ApiEntry]:
+    """The public API of the distribution whose files are in `package_dir` (python_api.model says which names)."""
     api = _Api()
     entries: dict[str, ApiEntry] = {}
     trees = PUBLIC_TREES.get(package.name, ())
@@ -53,7 +53,7 @@ def read_api(package: Package, package_dir: Path) -> dict[str, ApiEntry]:
                     store_source=False,
                 )
             except (griffe.GriffeError, ImportError, OSError, SyntaxError) as exc:
-                raise ReleaseError(
+                raise ToolError(
                     Problem(
                         f"cannot read the Python API of {package.name} ({name}) in {package_dir}: "
                         f"{printable(str(exc))}",
@@ -88,7 +88,7 @@ def _too_deep_is_one_line(what: str) -> Iterator[None]:
     try:
         yield
     except (RecursionError, MemoryError) as exc:
-        raise ReleaseError(
+        raise ToolError(
             Problem(
                 f"cannot read the Python API of {what}: {type(exc).__name__}: {printable(str(exc))} "
                 "(source nested too deeply or too large to analyse; simplify that expression)"
