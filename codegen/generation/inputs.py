@@ -78,9 +78,7 @@ class GenerationInputs:
         return dest
 
 
-def read_inputs(
-    project: Project, *, code_root: Path = CODE_ROOT, imported_ns: int | None = None
-) -> GenerationInputs:
+def read_inputs(project: Project, *, code_root: Path = CODE_ROOT, imported_ns: int | None = None) -> GenerationInputs:
     """Read every input once.  `imported_ns`: when the process began loading codegen (time.time_ns())."""
     return GenerationInputs(
         contract=read_or_none(project.contract),
