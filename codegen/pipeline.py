@@ -5,6 +5,8 @@ How it works, and why: docs/maintainers/design.md, "codegen/pipeline.py".
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import threading
 import time
@@ -27,7 +29,7 @@ from codegen.generation.cache import (
     validation_key,
 )
 from codegen.generation.generators import (
-    Generators,
+    Toolchain,
     filtered_json,
     join_helper,
     open_generators,
@@ -152,130 +154,123 @@ def check_requirements(
     return operations, warnings
 
 
-def build(
+@dataclass(frozen=True)
+class Run:
+    """What every step of one run uses: the project, the pin, where it speaks, its generators and the inputs it read.
+
+    `use_cache=False` (`--no-cache`): the spec fetched afresh, and validated whatever this machine remembers.
+    """
+
+    project: Project
+    source: Source
+    messages: Messages
+    generators: Toolchain
+    inputs: GenerationInputs
+    use_cache: bool = True
+
+
+@contextmanager
+def open_run(
     project: Project,
     source: Source,
     messages: Messages,
     *,
-    fetched: FetchedSpec | None = None,
-    document: SpecDocument | None = None,
+    generators: Toolchain | None = None,
     use_cache: bool = True,
-    generators: Generators | None = None,
-    inputs: GenerationInputs | None = None,
-    prepared: Prepared | None = None,
-) -> Build:
-    """Every step; a caller that fetched or parsed the spec itself (check, bump) hands it in.
+) -> Iterator[Run]:
+    """A run with the inputs read now, and `generators`, which its caller started, or its own, started now.
 
-    `generate` hands in the generators it started before importing this module, the inputs it
-    read, and on a warm run the spec it prepared before and handed them ahead of the fetch
-    (codegen/commands/generate.py): then the fetch decides whether that spec stands.
+    (`generate` reads the inputs before it imports this module: it makes its `Run` itself.)
     """
     with ExitStack() as stack:
         if generators is None:
-            # refused: a cache inside the project
-            generators = stack.enter_context(open_generators(project))
-        if inputs is None:
-            inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
-        if prepared is not None:
-            warm = _build_prepared(project, source, messages, inputs, generators, prepared)
-            if isinstance(warm, Build):
-                return warm
-            # The generators read another spec than the one fetched: stop them, start over from it.
-            short = source.short_commit
-            messages(f"the spec prepared on this machine before is not runtime@{short}'s: preparing it anew")
-            generators.close()
-            generators = stack.enter_context(open_generators(project))
-            fetched = warm
-        if fetched is None:
-            fetched = fetch_spec(project, source, messages, fresh=not use_cache)
-        return _build(project, source, messages, inputs, fetched, document, use_cache, generators)
+            generators = stack.enter_context(open_generators(project))  # refused: a cache folder inside the project
+        inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
+        yield Run(project, source, messages, generators, inputs, use_cache)
 
 
-def _build(
-    project: Project,
-    source: Source,
-    messages: Messages,
-    inputs: GenerationInputs,
-    fetched: FetchedSpec,
-    document: SpecDocument | None,
-    use_cache: bool,
-    generators: Generators,
-) -> Build:
-    if document is None:
-        document = parse_spec(source, fetched, messages, validate=False)
-    read = document  # a document handed in (bump's) is read, not validated, like this one
-    with _validation(project, inputs, fetched, lambda: read, messages, use_cache=use_cache):
-        from codegen.openapi.sdk_filter import filter_spec
+@dataclass(frozen=True)
+class ReadSpec:
+    """A spec its caller fetched and read already (`bump`, for its report): read, not yet validated."""
 
-        operations, warnings = check_requirements(inputs, source, document, messages)
-        with messages.step("filter") as note:
-            # As the generators read it, so that the overlays and the cache have the same document.
-            filtered = json.loads(
-                filtered_json(filter_spec(document.data, tags=source.sdk_tags, operations=operations))
-            )
-            note(f"tags {', '.join(source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
+    fetched: FetchedSpec
+    document: SpecDocument
+
+
+def build(run: Run, spec: FetchedSpec | ReadSpec | Prepared | None = None) -> Build:
+    """Fetch, prepare (spec, contract, filter), generate beside the validator, take its verdict, stamp.
+
+    `spec` is as far as the caller got with it: nowhere (None), fetched (`check`), read (`bump`), or,
+    on a warm `generate`, guessed: the generators already work on the spec an earlier run on this
+    machine prepared from the pin (codegen/commands/generate.py), and the fetch says whether it holds.
+    """
+    if isinstance(spec, Prepared):  # the one decision of a warm run
+        warm = _on_the_guess(run, spec)
+        if isinstance(warm, Build):
+            return warm
+        # The generators read another spec than the one fetched: stop them, start over from it.
+        short = run.source.short_commit
+        run.messages(f"the spec prepared on this machine before is not runtime@{short}'s: preparing it anew")
+        run.generators.close()
+        with open_generators(run.project) as generators:
+            return build(replace(run, generators=generators), warm)
+    if isinstance(spec, ReadSpec):
+        fetched, document = spec.fetched, spec.document
+    else:
+        fetched = fetch_spec(run.project, run.source, run.messages, fresh=not run.use_cache) if spec is None else spec
+        document = parse_spec(run.source, fetched, run.messages, validate=False)
+    with _validation(run, fetched, lambda: document):  # its verdict is taken at the block's end, before the stamp
+        prepared = prepare(run, fetched, document, run.messages)
         try:
-            generated = generate_tree(generators, inputs, source, filtered, messages)
+            generated = generate_tree(run.generators, run.inputs, run.source, prepared.filtered, run.messages)
         except ToolError as failed:
-            raise _named_after(failed, spec_display(source, fetched)) from None
+            raise _named_after(failed, spec_display(run.source, fetched)) from None
         assert generated is not None  # nothing runs while it formats that could find it unwanted
-    staged = _stamp(project, source, messages, inputs, fetched, generated, warnings, filtered)
-    return Build(source, fetched, filtered, staged)
+    return _stamp(run, fetched, generated, prepared, record_prepared=True)
+
+
+def prepare(run: Run, fetched: FetchedSpec, document: SpecDocument, messages: Messages) -> Prepared:
+    """The contract and filter steps: the filtered spec (as the generators read it) and the contract's warnings."""
+    from codegen.openapi.sdk_filter import filter_spec
+
+    operations, warnings = check_requirements(run.inputs, run.source, document, messages)
+    with messages.step("filter") as note:
+        # As the generators read it, so that the overlays and the cache have the same document.
+        kept = filter_spec(document.data, tags=run.source.sdk_tags, operations=operations)
+        filtered = json.loads(filtered_json(kept))
+        note(f"tags {', '.join(run.source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
+    return Prepared(
+        spec=hashlib.sha256(fetched.data).hexdigest(),
+        filtered=filtered,
+        warnings=warnings,
+        validation=validation_key(run.inputs, fetched.data),
+    )
 
 
 def _validation(
-    project: Project,
-    inputs: GenerationInputs,
+    run: Run,
     fetched: FetchedSpec,
     document: Callable[[], SpecDocument],
-    messages: Messages,
     *,
-    use_cache: bool,
     beside: str = "alongside contract to format",
 ) -> AbstractContextManager[None]:
     """The validator's verdict on the fetched spec: the one this machine recorded, or taken beside the block."""
-    validated = validation_key(inputs, fetched.data)
-    if use_cache and recall_valid(project, validated):
-        return _passed_before(messages)
-    return validated_alongside(document(), messages, on_pass=lambda: record_valid(project, validated), beside=beside)
+    validated = validation_key(run.inputs, fetched.data)
+    if run.use_cache and recall_valid(run.project, validated):
+        return _passed_before(run.messages)
+    on_pass = functools.partial(record_valid, run.project, validated)
+    return validated_alongside(document(), run.messages, on_pass=on_pass, beside=beside)
 
 
-def _as_prepared(
-    inputs: GenerationInputs, source: Source, fetched: FetchedSpec, prepared: Prepared
-) -> SpecDocument | None:
-    """The fetched spec, read, when the spec, contract and filter steps make of it exactly the prepared spec.
-
-    A prepared entry is data in the cache folder, which whoever can write the folder may have
-    edited, and the generators read its filtered spec: so that spec is derived again from the
-    fetched bytes and compared, never trusted (tens of milliseconds, on the core the first
-    finished generator freed).  None: it is not, and the run starts over from the fetched spec.
-    """
-    from codegen.openapi.document import read_spec
-    from codegen.openapi.sdk_filter import filter_spec
-
-    if not prepared.is_for(fetched.data):
-        return None
-    try:
-        document = read_spec(fetched.data, display_path=spec_display(source, fetched))
-        operations, warnings = check_requirements(inputs, source, document, Messages(err=lambda _: None))
-        derived = json.loads(filtered_json(filter_spec(document.data, tags=source.sdk_tags, operations=operations)))
-    except ToolError:
-        return None  # the full run says why
-    return document if derived == prepared.filtered and warnings == prepared.warnings else None
-
-
-class _PreparedSpecCheck:
-    """The fetch that confirms a prepared spec, and the validator's verdict on it: once, while ruff formats.
+class _GuessCheck:
+    """The fetch that confirms a warm run's guess, and the validator's verdict on it: once, while ruff formats.
 
     `holds()` is `generate_tree`'s `while_formatting`: whether the generators' work is for the spec
     fetched.  Afterwards `fetched` is that spec, and `failed` why the fetch or the validator refused it.
     """
 
-    def __init__(
-        self, project: Project, source: Source, messages: Messages, inputs: GenerationInputs, prepared: Prepared
-    ) -> None:
-        self.project, self.source, self.messages = project, source, messages
-        self.inputs, self.prepared = inputs, prepared
+    def __init__(self, run: Run, guess: Prepared) -> None:
+        self.run, self.guess = run, guess
         self.fetched: FetchedSpec | None = None
         self.failed: ToolError | None = None
         self._held: bool | None = None
@@ -289,78 +284,82 @@ class _PreparedSpecCheck:
         return self._held
 
     def _confirm(self) -> bool:
-        fetched = self.fetched = fetch_spec(self.project, self.source, self.messages)
-        document = _as_prepared(self.inputs, self.source, fetched, self.prepared)
+        run, guess = self.run, self.guess
+        fetched = self.fetched = fetch_spec(run.project, run.source, run.messages)
+        document = self._as_guessed(fetched)
         if document is None:
             return False
-        display = spec_display(self.source, fetched)
-        paths = len(self.prepared.filtered.get("paths", {}))
-        self.messages.step_done(
+        display = spec_display(run.source, fetched)
+        paths = len(guess.filtered.get("paths", {}))
+        run.messages.step_done(
             "spec",
             0.0,
             f"{display}, {len(fetched.data):,} bytes",
             f"as prepared on this machine before: contract and filter, {paths} path(s)",
         )
-        for warning in self.prepared.warnings:
-            self.messages.warning(warning)
+        for warning in guess.warnings:
+            run.messages.warning(warning)
         # Said only when the validator runs: why it has no verdict on a spec prepared before.
-        if self.prepared.validation == validation_key(self.inputs, fetched.data):
+        if guess.validation == validation_key(run.inputs, fetched.data):
             why = "its verdict on it was not kept on this machine"
         else:
             why = "the validator has changed since"
-        with _validation(
-            self.project,
-            self.inputs,
-            fetched,
-            lambda: document,
-            self.messages,
-            use_cache=True,
-            beside=f"after the fetch: the spec was prepared before, {why}",
-        ):
+        beside = f"after the fetch: the spec was prepared before, {why}"
+        with _validation(run, fetched, lambda: document, beside=beside):
             pass
         return True
 
+    def _as_guessed(self, fetched: FetchedSpec) -> SpecDocument | None:
+        """The fetched spec, read, when the spec, contract and filter steps make of it exactly the guess.
 
-def _build_prepared(
-    project: Project,
-    source: Source,
-    messages: Messages,
-    inputs: GenerationInputs,
-    generators: Generators,
-    prepared: Prepared,
-) -> Build | FetchedSpec:
-    """A warm `nox -s codegen`: the generators work on the spec prepared before; the fetch says whether it stands.
+        A prepared entry is data in the cache folder, which whoever can write the folder may have
+        edited, and the generators read its filtered spec: so that spec is derived again from the
+        fetched bytes and compared, never trusted (tens of milliseconds, on the core the first
+        finished generator freed).  None: it is not, and the run starts over from the fetched spec.
+        """
+        if not self.guess.is_for(fetched.data):
+            return None
+        quiet = Messages(err=lambda _: None)
+        try:
+            document = parse_spec(self.run.source, fetched, quiet, validate=False)
+            derived = prepare(self.run, fetched, document, quiet)
+        except ToolError:
+            return None  # the full run says why
+        return document if (derived.filtered, derived.warnings) == (self.guess.filtered, self.guess.warnings) else None
+
+
+def _on_the_guess(run: Run, guess: Prepared) -> Build | FetchedSpec:
+    """A warm `nox -s codegen`: the generators work on the guess; the fetch says whether it stands.
 
     Nothing here takes their cores: the fetch, and the validator's verdict on what it fetched, run
     while ruff formats the wire models and the overlays.  A failed fetch is the run's failure,
     whatever the generators said; a generator's failure stands only for a spec the fetch confirmed.
-    The fetched spec instead of a build: it is not the one prepared, and the run starts over from it.
+    The fetched spec instead of a build: it is not the one guessed, and the run starts over from it.
     """
-    confirm = _PreparedSpecCheck(project, source, messages, inputs, prepared)
+    check = _GuessCheck(run, guess)
     generator_failed: ToolError | None = None
     try:
         generated = generate_tree(
-            generators,
-            inputs,
-            source,
-            prepared.filtered,
-            messages,
-            while_formatting=confirm.holds,
+            run.generators,
+            run.inputs,
+            run.source,
+            guess.filtered,
+            run.messages,
+            while_formatting=check.holds,
             formatting_alongside="the fetch",
         )
     except ToolError as failed:  # a generator's failure stands only for a spec the fetch confirmed
         generated, generator_failed = None, failed
-    if not confirm.holds():  # the fetch decides first, whatever the generators said
-        if confirm.failed is not None:
-            raise confirm.failed from None
-        assert confirm.fetched is not None
-        return confirm.fetched
-    assert confirm.fetched is not None
+    if not check.holds():  # the fetch decides first, whatever the generators said
+        if check.failed is not None:
+            raise check.failed from None
+        assert check.fetched is not None
+        return check.fetched
+    assert check.fetched is not None
     if generator_failed is not None:
-        raise _named_after(generator_failed, spec_display(source, confirm.fetched)) from None
+        raise _named_after(generator_failed, spec_display(run.source, check.fetched)) from None
     assert generated is not None
-    staged = _stamp(project, source, messages, inputs, confirm.fetched, generated, prepared.warnings, None)
-    return Build(source, confirm.fetched, prepared.filtered, staged)
+    return _stamp(run, check.fetched, generated, guess, record_prepared=False)
 
 
 def _named_after(failed: ToolError, display: str) -> ToolError:
@@ -374,31 +373,28 @@ def _named_after(failed: ToolError, display: str) -> ToolError:
 
 
 def _stamp(
-    project: Project,
-    source: Source,
-    messages: Messages,
-    inputs: GenerationInputs,
-    fetched: FetchedSpec,
-    generated: dict[str, bytes],
-    warnings: tuple[str, ...],
-    filtered: dict[str, Any] | None,
-) -> Staged:
-    """The stamp step, and the records of this run for the next: its output, and `filtered` as prepared."""
-    with messages.step("stamp") as note:
-        staged = stamp(source, fetched.data, fetched.blob_id, generated)
+    run: Run, fetched: FetchedSpec, generated: dict[str, bytes], prepared: Prepared, *, record_prepared: bool
+) -> Build:
+    """The stamp step, and the records of this run for the next: its output, and its spec as prepared."""
+    with run.messages.step("stamp") as note:
+        staged = stamp(run.source, fetched.data, fetched.blob_id, generated)
         note(f"{len(staged.generated)} generated file(s), the lock and the manifest")
-    edited = inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
+    edited = run.inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
     if edited:
         changed = ", ".join(edited)
-        messages(f"not recorded for the check's cache: {changed} changed while this run ran")
+        run.messages(f"not recorded for the check's cache: {changed} changed while this run ran")
     else:
-        record(project, generation_key(inputs, source, fetched.data), staged.files(), warnings)
-        if filtered is not None:
-            validation = validation_key(inputs, fetched.data)
-            record_prepared(
-                project, prepared_key(inputs, source), fetched.data, filtered, warnings, validation=validation
-            )
-    return staged
+        record(run.project, generation_key(run.inputs, run.source, fetched.data), staged.files(), prepared.warnings)
+        if record_prepared:
+            _remember_prepared(run, fetched, prepared)
+    return Build(run.source, fetched, prepared.filtered, staged)
+
+
+def _remember_prepared(run: Run, fetched: FetchedSpec, prepared: Prepared) -> None:
+    key = prepared_key(run.inputs, run.source)
+    record_prepared(
+        run.project, key, fetched.data, prepared.filtered, prepared.warnings, validation=prepared.validation
+    )
 
 
 @contextmanager

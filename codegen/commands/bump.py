@@ -25,7 +25,7 @@ from codegen.openapi.document import SpecDocument, read_spec, validation_problem
 from codegen.openapi.operation_map import REMEDY as OPERATION_MAP_REMEDY
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
-from codegen.pipeline import build, parse_spec
+from codegen.pipeline import ReadSpec, build, open_run, parse_spec
 from codegen.tree.write import refuse_symlinks, write_tree
 from codegen.upstream.fetch import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
 from codegen.upstream.spec_lock import git_blob_id, read_lock
@@ -37,11 +37,11 @@ from toolkit.read import read_or_none
 from toolkit.transaction import recover_tree
 
 if TYPE_CHECKING:
-    from codegen.generation.generators import Generators
+    from codegen.generation.generators import Toolchain
     from python_api.compare import ApiDiff
 
 # The report is a towncrier fragment whose type is the release's semver level
-# (types: release/fragments.py); "+" keeps the name out of the changelog.
+# (types: toolkit/changelog.py); "+" keeps the name out of the changelog.
 _LEVEL_RANK = {"none": 0, "patch": 1, "minor": 2, "major": 3}
 # Branch, tag or (abbreviated) commit names: no leading '-', no ranges, no reflog
 # syntax, no revision operators, nothing git could read as an option or a refspec.
@@ -140,7 +140,7 @@ def old_pin_spec(project: Project, upstream: UpstreamRepository, current: Source
 
 
 def run_bump(
-    project: Project, ref: str, *, dry_run: bool, messages: Messages, generators: Generators | None = None
+    project: Project, ref: str, *, dry_run: bool, messages: Messages, generators: Toolchain | None = None
 ) -> int:
     check_ref_text(ref)
     refuse_symlinks(project.root)
@@ -187,7 +187,8 @@ def run_bump(
     report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
     messages.show(report)
     try:
-        result = build(project, target, messages, fetched=fetched, document=document, generators=generators)
+        with open_run(project, target, messages, generators=generators) as run:
+            result = build(run, ReadSpec(fetched, document))
     except ToolError as exc:
         raise ToolError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
     # This repository's own code against the regenerated client: its processes run beside griffe.

@@ -73,9 +73,10 @@ def find_drift(
     project: Project, source: Source, fetched: FetchedSpec, messages: Messages, *, use_cache: bool = True
 ) -> list[Drift]:
     """The full run: every step in memory, then the tree compared with the output."""
-    from codegen.pipeline import build  # the generators and their dependencies: only on a full run
+    from codegen.pipeline import build, open_run  # the generators and their dependencies: only on a full run
 
-    result = build(project, source, messages, fetched=fetched, use_cache=use_cache)
+    with open_run(project, source, messages, use_cache=use_cache) as run:
+        result = build(run, fetched)
     drifts: list[Drift] = []
     with messages.step("compare") as note:
         tree_spec = read_or_none(project.spec)

@@ -50,17 +50,9 @@ def _run_generate(project: Project, messages: Messages, *, use_cache: bool) -> i
         if prepared is not None:
             start_tree(generators, inputs, filtered_json(prepared.filtered))
             generators.first_finished()  # the pipeline's imports and the fetch take the core it frees, not theirs
-        from codegen.pipeline import build
+        from codegen.pipeline import Run, build
 
-        result = build(
-            project,
-            source,
-            messages,
-            generators=generators,
-            inputs=inputs,
-            prepared=prepared,
-            use_cache=use_cache,
-        )
+        result = build(Run(project, source, messages, generators, inputs, use_cache), prepared)
     tree_spec = read_or_none(project.spec)
     if tree_spec is not None and tree_spec != result.fetched.data:
         messages.warning(f"{SPEC} differed from runtime@{source.short_commit}; it is replaced by the synced copy")

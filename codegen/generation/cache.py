@@ -43,37 +43,38 @@ class Recorded:
     warnings: tuple[str, ...]
 
 
-def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str:
-    """A digest of every input of a generation, as the run read them: equal keys, byte-identical output."""
+def _key(namespace: str, inputs: GenerationInputs, groups: tuple[str, ...], **extra: bytes) -> str:
+    """A kind's key: its namespace, the interpreter, the digests of the input groups it depends on, its own extra."""
     digest = Digest()
-    digest.add("format", FORMAT.encode())
+    digest.add("namespace", namespace.encode())
     digest.add("python", sys.version.encode())
+    for group in groups:
+        digest.add(group, inputs.digests[group].encode())
+    for name, data in extra.items():
+        digest.add(name, data)
+    return digest.hexdigest()
+
+
+def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str:
+    """Every input of a generation, as the run read them: equal keys, byte-identical output."""
     # Every field of the source that reaches the output (the lock, the filter, the overlays).
     where = (source.commit, source.configured_url, source.branch, source.spec_path, *source.sdk_tags)
-    digest.add("source", json.dumps(where).encode())
-    digest.add("spec", spec)
-    digest.add("contract", inputs.contract)
-    digest.add("operations", inputs.operations)
-    digest.add("toolchain", inputs.toolchain_lock)
-    # What is installed, in case the environment and the lock disagree.
-    digest.add("installed", json.dumps([_installed(name) for name in TOOLCHAIN]).encode())
-    for rel, data in inputs.templates.items():
-        digest.add(f"templates/{rel}", data)
-    for rel, data in inputs.code.items():
-        digest.add(rel, data)
-    return digest.hexdigest()
+    return _key(
+        FORMAT,
+        inputs,
+        ("contract", "operations", "toolchain", "templates", "code"),
+        source=json.dumps(where).encode(),
+        spec=spec,
+        # What is installed, in case the environment and the lock disagree.
+        installed=json.dumps([_installed(name) for name in TOOLCHAIN]).encode(),
+    )
 
 
 def validation_key(inputs: GenerationInputs, spec: bytes) -> str:
     """The spec's bytes, the validator's versions and the code that calls it."""
-    digest = Digest()
-    digest.add("format", VALIDATION_FORMAT.encode())
-    digest.add("python", sys.version.encode())
-    digest.add("spec", hashlib.sha256(spec).hexdigest().encode())
-    digest.add("validator", json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode())
-    for rel, data in inputs.code.items():
-        digest.add(rel, data)
-    return digest.hexdigest()
+    spec_digest = hashlib.sha256(spec).hexdigest().encode()
+    validator = json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode()
+    return _key(VALIDATION_FORMAT, inputs, ("code",), spec=spec_digest, validator=validator)
 
 
 def prepared_key(inputs: GenerationInputs, source: Source) -> str:
@@ -81,18 +82,10 @@ def prepared_key(inputs: GenerationInputs, source: Source) -> str:
 
     The commit stands for the spec's bytes until the fetch confirms them: it is not where they
     came from (a mirror's commit is the same commit), so the URL and branch are not in it.  The
-    toolchain's lock is (PyYAML parses the spec).
+    toolchain's lock is (PyYAML parses the spec); the templates are not (they come after).
     """
-    digest = Digest()
-    digest.add("format", PREPARED_FORMAT.encode())
-    digest.add("python", sys.version.encode())
-    digest.add("source", json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode())
-    digest.add("contract", inputs.contract)
-    digest.add("operations", inputs.operations)
-    digest.add("toolchain", inputs.toolchain_lock)  # PyYAML's version among them: it reads the spec
-    for rel, data in inputs.code.items():
-        digest.add(rel, data)
-    return digest.hexdigest()
+    where = json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode()
+    return _key(PREPARED_FORMAT, inputs, ("contract", "operations", "toolchain", "code"), source=where)
 
 
 def _installed(name: str) -> str | None:

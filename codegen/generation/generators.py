@@ -19,10 +19,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from toolkit.cache_folder import cache_root
 from toolkit.errors import Problem, ToolError, raise_lost_signal
@@ -103,8 +103,37 @@ def launcher(tool: str) -> list[str]:
     return [*PYTHON, str(LAUNCHER), *_PRELOAD[tool]]
 
 
+class Toolchain(Protocol):
+    """What a run needs of its tools (codegen/generation/stage.py): the two generators, and ruff to format.
+
+    `Generators` runs them.  Whatever else answers for them (the test suite's memo,
+    tests/codegen/memo_toolchain.py) stands behind this interface, so every line of codegen's own runs.
+    """
+
+    scratch: Path  # the run's private scratch folder: the tools read and write there
+    handed_at: float | None  # time.perf_counter() when the generators were given their arguments
+
+    def start(self) -> None:
+        """Make ready to run as soon as their arguments come (`Generators` starts their interpreters)."""
+
+    def start_jobs(self, jobs: list[tuple[str, list[str]]]) -> None:
+        """Hand each generator its arguments (`python -m` form): from now on they run, side by side."""
+
+    def first_finished(self) -> str:
+        """The name of the generator that finished first, once one has (every call: the same)."""
+
+    def wait(self, tool: str) -> None:
+        """Until `tool` has finished; its failure raised as a `ToolError`."""
+
+    def formatting(self, folder: Path) -> AbstractContextManager[None]:
+        """Ruff formats `folder` while the block runs (`formatting`)."""
+
+    def close(self) -> None:
+        """Stop whatever still runs: nothing outlives the run."""
+
+
 class Generators:
-    """The two generators' interpreters for one run, in its private scratch folder.
+    """The two generators' interpreters for one run, in its private scratch folder: the `Toolchain` that runs them.
 
     Once given its arguments, each generator has a thread of its own that reads its output to its
     end (so that neither can stall on a full pipe) and says when it is done: `first_finished` tells the
@@ -170,6 +199,9 @@ class Generators:
         join_helper(running.waiter)
         if running.problem is not None:
             raise ToolError(running.problem)
+
+    def formatting(self, folder: Path) -> AbstractContextManager[None]:
+        return formatting(folder, self.scratch)
 
     def close(self) -> None:
         """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started.
@@ -262,14 +294,30 @@ def join_helper(thread: threading.Thread, timeout: float | None = None) -> bool:
     return True
 
 
+# What `open_generators` makes for a scratch folder: `Generators`, unless this process was handed
+# another toolchain (`using_toolchain`).
+_make_toolchain: Callable[[Path], Toolchain] = Generators
+
+
 @contextmanager
-def open_generators(project: Project) -> Iterator[Generators]:
+def using_toolchain(make: Callable[[Path], Toolchain]) -> Iterator[None]:
+    """Every run in this process uses `make(scratch)` for its tools while the block runs (the test suite's memo)."""
+    global _make_toolchain
+    before, _make_toolchain = _make_toolchain, make
+    try:
+        yield
+    finally:
+        _make_toolchain = before
+
+
+@contextmanager
+def open_generators(project: Project) -> Iterator[Toolchain]:
     """A private scratch folder under the cache folder's `scratch/`, and the generators, started, for it.
 
     Nothing outlives the block: the processes are stopped and the folder removed.
     """
     with private_scratch(cache_root(project) / "scratch") as scratch:
-        generators = Generators(scratch)
+        generators = _make_toolchain(scratch)
         try:
             generators.start()
             yield generators
@@ -407,9 +455,7 @@ def client_config(base: Path, scratch: Path) -> Path:
     return path
 
 
-def start_generating(
-    spec_path: Path, generators: Generators, templates: Path | None, config: Path
-) -> tuple[Path, Path]:
+def start_generating(spec_path: Path, generators: Toolchain, templates: Path | None, config: Path) -> tuple[Path, Path]:
     """Hand both generators the filtered spec; return where the client package and the models module will be.
 
     `config` is the client generator's committed config (`client_config` adds the post hooks).
@@ -425,7 +471,7 @@ def start_generating(
     return client, wire
 
 
-def wait_for_client(generators: Generators, client: Path, shown_as: str) -> None:
+def wait_for_client(generators: Toolchain, client: Path, shown_as: str) -> None:
     """Until the client generator is done; code of it that does not parse is named by file and line.
 
     Whether its post hooks failed on that code (ruff would say less) or not: ruff, targeting
@@ -440,7 +486,7 @@ def wait_for_client(generators: Generators, client: Path, shown_as: str) -> None
     check_syntax(client, shown_as)
 
 
-def generate(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
+def generate(spec_path: Path, generators: Toolchain, templates: Path | None, config: Path) -> tuple[Path, Path]:
     """Run both generators on the filtered spec, side by side, to their end; the client comes out formatted."""
     client, wire = start_generating(spec_path, generators, templates, config)
     wait_for_client(generators, client, ".")

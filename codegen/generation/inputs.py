@@ -5,6 +5,7 @@ How it works, and why: docs/maintainers/design.md, "codegen/generation/inputs.py
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from pathlib import Path
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import CONTRACT, OPERATIONS, TOOLCHAIN_LOCK, Project
 from toolkit.read import read_or_none
+from toolkit.records import Digest
 
 # The code that decides a generation's output: all of codegen/ and of what it stands on, toolkit/.
 CODE_ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +44,25 @@ class GenerationInputs:
     # Where CODE_FOLDERS were read from, and when the process began loading them (None: not checked).
     code_root: Path = field(default=Path())
     imported_ns: int | None = None
+
+    @functools.cached_property
+    def digests(self) -> Mapping[str, str]:
+        """One digest per group of inputs, computed once: each cache picks the groups its answer depends on
+        (codegen/generation/cache.py)."""
+        groups: dict[str, Mapping[str, bytes | None]] = {
+            "contract": {CONTRACT: self.contract},
+            "operations": {OPERATIONS: self.operations},
+            "toolchain": {TOOLCHAIN_LOCK: self.toolchain_lock},
+            "templates": self.templates,
+            "code": self.code,
+        }
+        digests = {}
+        for group, files in groups.items():
+            digest = Digest()
+            for rel, data in files.items():
+                digest.add(rel, data)
+            digests[group] = digest.hexdigest()
+        return digests
 
     @property
     def code_changed_since_import(self) -> tuple[str, ...]:

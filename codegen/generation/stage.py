@@ -22,9 +22,8 @@ from codegen.generation.generators import (
     CLIENT_CONFIG,
     FILTERED_SPEC,
     WIRE,
-    Generators,
+    Toolchain,
     filtered_json,
-    formatting,
     start_generating,
     wait_for_client,
 )
@@ -68,7 +67,7 @@ def manifest_for(commit: str, generated: Mapping[str, bytes]) -> bytes:
     return (json.dumps(data, indent=2) + "\n").encode()
 
 
-def start_tree(generators: Generators, inputs: GenerationInputs, spec_json: bytes) -> tuple[Path, Path]:
+def start_tree(generators: Toolchain, inputs: GenerationInputs, spec_json: bytes) -> tuple[Path, Path]:
     """Hand the generators the filtered spec (`filtered_json`), unless they have it already.
 
     The templates and the client generator's config come from `inputs`, the bytes the run read once,
@@ -89,7 +88,7 @@ def start_tree(generators: Generators, inputs: GenerationInputs, spec_json: byte
 
 
 def generate_tree(
-    generators: Generators,
+    generators: Toolchain,
     inputs: GenerationInputs,
     source: Source,
     filtered: dict[str, Any],
@@ -129,7 +128,7 @@ def generate_tree(
         (tree / WIRE_DIR).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(wire, tree / WIRE_DIR / "models.py")
         with messages.step("format") as note:
-            with formatting(tree, scratch):
+            with generators.formatting(tree):
                 wanted = while_formatting()
             if not wanted:
                 return None
@@ -149,7 +148,7 @@ def generate_tree(
     return dict(sorted({**_collect(tree, ""), **_collect(client, CLIENT_DIR)}.items()))
 
 
-def _verdicts(generators: Generators, client: Path) -> list[Problem]:
+def _verdicts(generators: Toolchain, client: Path) -> list[Problem]:
     """Both generators' problems, the client's first, once both are done."""
     problems: list[Problem] = []
     for tool in (CLIENT, WIRE):
@@ -160,7 +159,7 @@ def _verdicts(generators: Generators, client: Path) -> list[Problem]:
     return problems
 
 
-def _verdict(generators: Generators, tool: str, client: Path) -> None:
+def _verdict(generators: Toolchain, tool: str, client: Path) -> None:
     """Until `tool` is done; its failure raised (the client's with the line of code that does not parse)."""
     if tool == CLIENT:
         wait_for_client(generators, client, CLIENT_DIR)

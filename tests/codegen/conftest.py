@@ -7,11 +7,11 @@ run with `codegen.upstream.history` and copied per test; tests add real
 commits to their copy.  "Once per run" holds across pytest-xdist's workers
 (tests/once_per_run.py): one builds, the others reuse the folder.
 
-A full generation takes seconds, so in-process runs share them: the
-generate, overlays and format steps (`generate_tree`) are memoized on
-everything they read (the filtered spec, the templates, codegen's own files), in each worker and
-in a folder the workers share.  Tests that must exercise the generators for real
-run `python -m codegen` in a subprocess, where the memo does not reach.
+A full generation takes seconds, so in-process runs share them: they run the production
+pipeline with a toolchain whose tools (the generators, ruff) answer from what they produced
+before for exactly the same arguments and files (tests/codegen/memo_toolchain.py), in each
+worker and in a folder the workers share.  Tests that must exercise the tools for real run
+`python -m codegen` in a subprocess, where the memo does not reach.
 """
 
 from __future__ import annotations
@@ -35,13 +35,12 @@ from git import Actor, Repo
 
 import codegen.pipeline
 from codegen.cli import main as cli_main
-from codegen.generation.generators import Generators
-from codegen.generation.inputs import GenerationInputs
-from codegen.generation.stage import generate_tree as real_generate_tree
+from codegen.generation.generators import Toolchain, using_toolchain
 from codegen.messages import Messages
 from codegen.upstream.history import build_runtime_repo
 from tests.child_output import stderr_until
-from tests.once_per_run import build_once, locked
+from tests.codegen.memo_toolchain import MemoToolchain
+from tests.once_per_run import build_once
 from tests.signal_dispositions import default_dispositions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,70 +218,18 @@ def upstream(pristine_upstream: Path, tmp_path: Path) -> Upstream:
 
 # --- memoized generation ---------------------------------------------------------
 
-_GENERATED: dict[tuple[str, ...], dict[str, bytes]] = {}
-
-
-def _inputs_digest(inputs: GenerationInputs) -> str:
-    """The templates and codegen's own files (the client generator's config among them), as the run read them."""
-    digest = hashlib.sha256()
-    for files in (inputs.templates, inputs.code):
-        for rel, data in files.items():
-            digest.update(rel.encode() + b"\0" + (data or b"") + b"\0")
-    return digest.hexdigest()
-
-
-def memo_generate_tree(
-    generators: Generators,
-    inputs: GenerationInputs,
-    source: Any,
-    filtered: dict[str, Any],
-    messages: Messages,
-    *,
-    shared: Path,
-    while_formatting: Callable[[], bool] = lambda: True,
-    formatting_alongside: str = "",
-) -> dict[str, bytes] | None:
-    """generate_tree, memoized in this process and, for the other xdist workers, in the folder `shared`.
-
-    `while_formatting` (the fetch that confirms a prepared spec) runs whether or not the memo answers.
-    """
-    if not while_formatting():
-        return None
-    # Not the commit: the generators read only the filtered spec and the inputs (the commit is stamped
-    # after), and the same spec at another commit, which many tests make, is the same generation.
-    key = (
-        hashlib.sha256(json.dumps(filtered, sort_keys=True).encode()).hexdigest(),
-        _inputs_digest(inputs),
-    )
-    if key not in _GENERATED:
-        stored = shared / (hashlib.sha256("\0".join(key).encode()).hexdigest() + ".json")
-        with locked(stored.with_suffix(".lock")):  # one worker generates, the others wait and read
-            files: dict[str, bytes] | None
-            if stored.exists():
-                # latin-1 maps each byte to one character and back: the files' exact bytes.
-                files = {rel: text.encode("latin-1") for rel, text in json.loads(stored.read_text()).items()}
-            else:
-                # Silent whether or not an earlier test filled the memo: in-process runs never print these steps.
-                files = real_generate_tree(generators, inputs, source, filtered, Messages(err=lambda _: None))
-                assert files is not None  # nothing runs while it formats that could find it unwanted
-                stored.write_text(json.dumps({rel: data.decode("latin-1") for rel, data in files.items()}))
-        _GENERATED[key] = files
-    return _GENERATED[key]
-
 
 @pytest.fixture(scope="session")
 def generation_memo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where every worker of this run finds the generations another one already made."""
+    """Where every worker of this run finds what the tools produced for another (tests/codegen/memo_toolchain.py)."""
     return build_once(tmp_path_factory, "generated", lambda folder: None)
 
 
 @pytest.fixture(autouse=True)
-def _memoized_generation(monkeypatch: pytest.MonkeyPatch, generation_memo: Path) -> None:
-    monkeypatch.setattr(
-        codegen.pipeline, "generate_tree", functools.partial(memo_generate_tree, shared=generation_memo)
-    )
-    # In process, a generator starts only when it is needed: the memo mostly answers instead.
-    monkeypatch.setattr(Generators, "start", lambda self: None)
+def _memoized_generation(generation_memo: Path) -> Iterator[None]:
+    """In-process runs use the memo's toolchain; a run in a subprocess, the real one."""
+    with using_toolchain(functools.partial(MemoToolchain, shared=generation_memo)):
+        yield
 
 
 @pytest.fixture
@@ -291,8 +238,8 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def fake_generate_tree(
-        generators: Generators,
-        inputs: GenerationInputs,
+        generators: Toolchain,
+        inputs: object,
         source: Any,
         filtered: dict[str, Any],
         messages: Messages,
@@ -475,9 +422,7 @@ def _build_pristine(folder: Path, pristine_upstream: Path, generation_memo: Path
     repo.git.update_environment(**_GIT_ENV)
     commit_all(root, "snapshot of the project")
     cache = folder / "cache"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(codegen.pipeline, "generate_tree", functools.partial(memo_generate_tree, shared=generation_memo))
-        mp.setattr(Generators, "start", lambda self: None)
+    with using_toolchain(functools.partial(MemoToolchain, shared=generation_memo)):
         result = run_in_process(
             root, "generate", env={"E2B_RUNTIME_REPO": str(pristine_upstream), "E2B_CODEGEN_CACHE": str(cache)}
         )

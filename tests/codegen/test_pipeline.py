@@ -16,7 +16,7 @@ from codegen.config import load_source
 from codegen.messages import Messages
 from codegen.openapi import document
 from codegen.openapi.document import SpecDocument
-from codegen.pipeline import build
+from codegen.pipeline import build, open_run
 from tests.codegen.conftest import (
     Result,
     Upstream,
@@ -49,17 +49,12 @@ def test_build_runs_every_step_in_order_and_writes_nothing(
         monkeypatch.setenv(key, value or "")
     said: list[str] = []
     with unchanged(project):
-        result = build(CodegenProject(project), load_source(CodegenProject(project)), Messages(err=said.append))
+        p = CodegenProject(project)
+        with open_run(p, load_source(p), Messages(err=said.append)) as run:
+            result = build(run)
     assert said[0] == f"codegen: E2B_RUNTIME_REPO overrides the runtime repository: {env['E2B_RUNTIME_REPO']}"
-    # generate, overlays and format are memoized in-process (conftest); the subprocess test sees them.
-    assert [name for name, _ in step_lines("\n".join(said))] == [
-        "fetch",
-        "spec",
-        "contract",
-        "filter",
-        "validate",
-        "stamp",
-    ]
+    # In process too: the tools answer from the suite's memo (tests/codegen/memo_toolchain.py), codegen's steps run.
+    assert [name for name, _ in step_lines("\n".join(said))] == list(STEPS)
     assert result.fetched.origin == "upstream"
     assert result.fetched.data == (project / "spec/openapi.yml").read_bytes()
     assert "/sandboxes/{sandboxID}/pause" in result.filtered["paths"]
@@ -307,8 +302,13 @@ def test_build_never_writes_even_on_contract_failure(
     monkeypatch.setenv("E2B_CODEGEN_CACHE", str(cache))
     commit = upstream.commit_edit(drop_force)
     codegen_project = CodegenProject(project)
-    with unchanged(project), pytest.raises(ToolError):
-        build(codegen_project, load_source(codegen_project, commit=commit), Messages(err=lambda _: None))
+    source = load_source(codegen_project, commit=commit)
+    with (
+        unchanged(project),
+        pytest.raises(ToolError),
+        open_run(codegen_project, source, Messages(err=lambda _: None)) as run,
+    ):
+        build(run)
 
 
 # --- bad input from the operation map, the error codes and the contract's levels ------------------

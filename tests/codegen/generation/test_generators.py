@@ -51,12 +51,6 @@ from toolkit.errors import Problem, ToolError
 from toolkit.paths import Project
 
 MARKER = "PLANTED"
-REAL_START = Generators.start  # before conftest's fixture makes it lazy for in-process runs
-
-
-@pytest.fixture(autouse=True)
-def _early_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Generators, "start", REAL_START)
 
 
 @pytest.fixture
