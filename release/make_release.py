@@ -29,7 +29,11 @@ from toolkit.transaction import recover_tree
 # The checkout whose codegen/ checks the generated files: this one's, run as its own process, so
 # that a release imports nothing of codegen's.
 CHECKER_HOME = Path(__file__).resolve().parents[1]
-CHECKER = (sys.executable, "-m", "codegen")
+CHECKER = (sys.executable, "-X", "utf8", "-m", "codegen")
+CHECKER_STOP_TIMEOUT = 120.0  # seconds a stopped check may take to stop its generators; then it is killed
+# The line Python starts a run's unhandled exception with (codegen's own lines are prefixed or indented):
+# the check failed to run, whatever its status.
+_CRASHED = "Traceback (most recent call last):"
 
 
 def load_release_plan(root: Path, names: Sequence[str]) -> ReleasePlan:
@@ -52,23 +56,13 @@ def check_generated_files(root: Path, say: Say, *, base: str | None = None) -> N
     `base`: the revision it trusts (`--base`); default: the merge base with the default branch.
     """
     trusted = ["--base", base] if base is not None else []
-    done = subprocess.run(  # a release trusts no local cache
-        [*CHECKER, "--root", str(root), "check", *trusted, "--no-cache"],
-        cwd=CHECKER_HOME,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        encoding="utf-8",
-        errors="backslashreplace",
-        check=False,
-    )
-    code = done.returncode
+    output, code = _run_checker([*CHECKER, "--root", str(root), "check", *trusted, "--no-cache"])  # no local cache
     if code in (-signal.SIGTERM, 128 + signal.SIGTERM):  # stopped, not drift
         raise Terminated()
     if code in (-signal.SIGINT, 128 + signal.SIGINT):
         raise KeyboardInterrupt()
-    said = "\n    ".join(done.stdout.strip().splitlines()[-40:])
-    if code == EXIT_CANNOT_RUN:  # e.g. a committed codegen journal: the check says what to do
+    said = "\n    ".join(output.strip().splitlines()[-40:])
+    if code == EXIT_CANNOT_RUN or (code != 0 and _CRASHED in output.splitlines()):  # e.g. a committed journal
         raise ReleaseError(
             Problem(
                 f"the generated-files check could not run (`python -m codegen check` exit {code}):\n    {said}",
@@ -83,6 +77,36 @@ def check_generated_files(root: Path, say: Say, *, base: str | None = None) -> N
             )
         )
     say("generated files: clean")
+
+
+def _run_checker(command: list[str]) -> tuple[str, int]:
+    """The check's output and exit status; stopped itself, with its own clean-up, when the release is.
+
+    In a session of its own, so that a Ctrl-C reaches it once, from here: the signal that stops the
+    release is handed on (SIGTERM for SIGTERM, SIGINT otherwise), and the release waits while the
+    check stops its generators and removes its scratch folder, as it does when stopped alone.
+    """
+    with subprocess.Popen(
+        command,
+        cwd=CHECKER_HOME,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        encoding="utf-8",
+        errors="backslashreplace",
+        start_new_session=True,
+    ) as checker:
+        try:
+            output, _ = checker.communicate()
+        except BaseException as stopped:
+            checker.send_signal(signal.SIGTERM if isinstance(stopped, Terminated) else signal.SIGINT)
+            try:
+                checker.communicate(timeout=CHECKER_STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                checker.kill()
+                checker.communicate()
+            raise
+    return output, checker.returncode
 
 
 def run_release(root: Path, names: Sequence[str], *, dry_run: bool, date: str, say: Say, show: Say) -> int:

@@ -149,7 +149,7 @@ def _check_towncrier(config: object, where: str, name: str) -> None:
 
 
 _TOWNCRIER_REMEDY = (
-    "copy [tool.towncrier] from packages/python-sdk/pyproject.toml (the types are release/fragments.py's)"
+    "copy [tool.towncrier] from packages/python-sdk/pyproject.toml (the types are toolkit/changelog.py's)"
 )
 
 

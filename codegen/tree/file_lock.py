@@ -64,9 +64,9 @@ def held(path: Path, what: str, say: Callable[[str], None] = lambda _: None) -> 
                 time.sleep(_POLL)
         started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
         command = " ".join(sys.argv)[:200]
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} ({command}), since {started}\n".encode(), 0)
-        try:
+        try:  # a signal as soon as the holder is written still leaves the lock empty
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} ({command}), since {started}\n".encode(), 0)
             yield
         finally:
             os.ftruncate(fd, 0)  # an idle lock is empty, so that it never shows as a change

@@ -65,6 +65,17 @@ def test_a_check_stopped_by_a_signal_is_an_interrupt_not_drift(
     assert "do not match the pin" not in result.err and "error:" not in result.err
 
 
+def test_a_check_that_crashed_could_not_run_it_found_no_drift(
+    pending: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(make_release, "CHECKER", (sys.executable, "-c", "raise RuntimeError('a bug')"))
+    with unchanged(pending):
+        result = run(pending, "release", "--dry-run")
+    assert result.code == 2, result.out + result.err
+    assert "the generated-files check could not run" in result.err and "RuntimeError: a bug" in result.err
+    assert "do not match the pin" not in result.err
+
+
 def test_sigterm_during_the_run_time_api_check_stops_its_probes(
     project: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, signals: None
 ) -> None:
