@@ -390,7 +390,9 @@ def test_not_found(api: MockApi, run: Invoke, args: list[str], method: str, path
     assert result.stderr.startswith("Error: ")
     if args[1] != "list":
         assert SANDBOX_ID in result.stderr.splitlines()[0]
-    assert "e2b sandbox list" in result.stderr
+        assert "e2b sandbox list" in result.stderr
+    else:  # the hint would send the user back to the command that failed
+        assert "e2b sandbox list" not in result.stderr
 
 
 @pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
@@ -639,7 +641,7 @@ def test_snapshot_delete(api: MockApi, run: Invoke) -> None:
     assert json.loads(json_result.stdout) == {"snapshot_id": SNAPSHOT_ID, "deleted": True}
 
 
-@pytest.mark.parametrize("error_code", ["template_not_found", None, "sandbox_not_found"])
+@pytest.mark.parametrize("error_code", ["template_not_found", "sandbox_not_found"])
 def test_snapshot_delete_unknown(api: MockApi, run: Invoke, error_code: str | None) -> None:
     api.on("DELETE", SNAPSHOT, error(404, "the API's own words", error_code))
     result = run("sandbox", "snapshot", "delete", SNAPSHOT_ID)
@@ -651,6 +653,14 @@ def test_snapshot_delete_unknown(api: MockApi, run: Invoke, error_code: str | No
     as_json = run("sandbox", "snapshot", "delete", SNAPSHOT_ID, "--json")
     assert as_json.exit_code == ExitStatus.FAILED
     assert _json_error(as_json) == {"status": 404, "error_code": None, "message": f"snapshot {SNAPSHOT_ID!r} not found"}
+
+
+def test_snapshot_delete_of_a_404_that_is_not_the_api_s_says_so(api: MockApi, run: Invoke) -> None:
+    api.on("DELETE", SNAPSHOT, error(404, "no such path"))  # no error_code: a wrong API URL
+    result = run("sandbox", "snapshot", "delete", SNAPSHOT_ID)
+    assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
+    assert result.stderr.startswith("Error: the answer is not the API's: DELETE https://api.e2b.app/templates/")
+    assert "not found" not in result.stderr and "snapshot list" not in result.stderr
 
 
 def test_snapshot_delete_sends_a_namespaced_id_as_one_segment(api: MockApi, run: Invoke) -> None:

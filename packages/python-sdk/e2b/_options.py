@@ -218,8 +218,10 @@ def _unprintable(char: str) -> bool:
 
 
 def _path_id(field: str, value: object, refused: frozenset[str], kind: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise _fail(field, f"a non-empty str, the {kind}", value)
+    if not isinstance(value, str):
+        raise _fail(field, "a str", value)
+    if not value:
+        raise InvalidArgumentException(f"{field} must not be empty: pass the {kind}")
     wrong = next((char for char in value if char in refused or _unprintable(char)), None)
     if wrong is not None or value in (".", ".."):
         what = f"it holds {wrong!r}" if wrong is not None else "it is a dot segment"
