@@ -860,7 +860,5 @@ def test_the_listing_hint_does_not_follow_the_listing_s_own_failure(api: MockApi
     api.on("GET", LIST, error(404, "no such path: GET /v1/sandboxes"))  # a wrong API URL: no error_code
     result = run("sandbox", "list")
     assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
-    assert result.stderr.startswith(
-        f"Error: the answer is not the API's: GET https://api.e2b.app{LIST} answered 404"
-    )
+    assert result.stderr.startswith(f"Error: the answer is not the API's: GET https://api.e2b.app{LIST} answered 404")
     assert "e2b sandbox list" not in result.stderr

@@ -76,14 +76,13 @@ async def test_kill_raises_for_a_404_that_is_not_the_api_s(sdk: Flavour, server_
 
 async def test_a_web_server_s_html_404_is_not_a_missing_sandbox(sdk: Flavour, html_404: tuple[str, list[str]]) -> None:
     url, paths = html_404
-    opts = {"api_key": "k", "api_url": url}
     for call, request in (
-        (lambda: sdk.cls.get_info("i123", **opts), f"GET {url}/sandboxes/i123"),
-        (lambda: sdk.cls.kill("i123", **opts), f"DELETE {url}/sandboxes/i123"),
-        (lambda: sdk.cls.pause("i123", **opts), f"POST {url}/sandboxes/i123/pause"),
+        (sdk.cls.get_info, f"GET {url}/sandboxes/i123"),
+        (sdk.cls.kill, f"DELETE {url}/sandboxes/i123"),
+        (sdk.cls.pause, f"POST {url}/sandboxes/i123/pause"),
     ):
         with pytest.raises(UnexpectedResponseException) as raised:
-            await sdk.call(call)
+            await sdk.call(call, "i123", api_key="k", api_url=url)
         assert type(raised.value) is UnexpectedResponseException
         assert raised.value.message == (
             f"the answer is not the API's: {request} answered 404 with text/html; charset=utf-8, not JSON: "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from e2b._exceptions import InvalidArgumentException
 
@@ -33,7 +34,7 @@ def header_value(field: str, value: object) -> str:
     return value
 
 
-def headers(value: Mapping[object, object]) -> dict[str, str]:
+def headers(value: Mapping[Any, object]) -> dict[str, str]:
     """The `headers` setting, each name a token and each value sendable."""
     checked: dict[str, str] = {}
     for name, item in value.items():
