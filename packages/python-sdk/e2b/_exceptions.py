@@ -122,11 +122,13 @@ class UnexpectedResponseException(SandboxException):
 
     A 2xx body of another shape than the spec's (a missing or mistyped field,
     an unknown enum value, JSON nested too deeply to parse, bytes that are not
-    UTF-8, a number out of range), an expected status with a body that is not
-    JSON at all (a proxy's page), or a body larger than the SDK reads
-    (`e2b._http.MAX_ANSWER_BYTES`, 16 MiB). Its message starts with "the
-    answer is not the API's: " and names what was wrong, cut to a few hundred
-    characters. `status_code` is the answer's status when it is known.
+    UTF-8, a number out of range), a body that is not JSON at all (a proxy's
+    page, any status but the busy ones), a 404 without the API's `error_code`
+    (a path the API does not have: a wrong `api_url`), or a body larger than
+    the SDK reads (`e2b._http.MAX_ANSWER_BYTES`, 16 MiB). Its message starts
+    with "the answer is not the API's: " and names what was wrong (for an error
+    page, the request's method and URL), cut to a few hundred characters.
+    `status_code` is the answer's status when it is known.
     """
 
 
