@@ -413,7 +413,10 @@ class AsyncSandbox:
         """Delete a snapshot; sandboxes created from it keep running.
 
         Returns:
-            True if it was deleted, False if there was no such snapshot.
+            True if it was deleted, False if the API said there is no such snapshot.
+
+        Raises:
+            UnexpectedResponseException: a 404 that is not the API's (a wrong API URL, a proxy).
         """
         config = ConnectionConfig(**opts)
         template_id = logic.snapshot_id(snapshot_id)
