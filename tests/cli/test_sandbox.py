@@ -862,3 +862,20 @@ def test_the_listing_hint_does_not_follow_the_listing_s_own_failure(api: MockApi
     assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
     assert result.stderr.startswith(f"Error: the answer is not the API's: GET https://api.e2b.app{LIST} answered 404")
     assert "e2b sandbox list" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sandbox", "create", "base\udcff"],
+        ["sandbox", "list", "--metadata", "team=\udcff"],
+        ["sandbox", "list", "--template", "\udcff"],
+    ],
+    ids=["template", "metadata", "list-template"],
+)
+def test_an_argument_with_no_utf8_form_is_a_usage_error(api: MockApi, run: Invoke, args: list[str]) -> None:
+    # Bytes that are not UTF-8 in argv arrive as lone surrogates (Python's surrogateescape).
+    result = run(*args)
+    assert_clean_error(result, ExitStatus.USAGE)
+    assert "has no UTF-8 form" in result.stderr and "not the API's" not in result.stderr
+    assert api.requests == []
