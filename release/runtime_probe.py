@@ -165,6 +165,7 @@ class Listing:
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as file:
         request = json.load(file)
+    del sys.path[0]  # this script's folder (a copy of it alone): the package imports nothing from there
     sys.path[:0] = request["paths"]
     sys.path.extend(request["site"])
     listing = Listing()
