@@ -8,7 +8,7 @@ How it works, and why: docs/maintainers/design.md, "release/published.py".
 
 from __future__ import annotations
 
-import configparser
+import re
 import tarfile
 import zipfile
 from dataclasses import dataclass
@@ -67,26 +67,38 @@ def unpublishable(name: str, wheel: Path, sdist: Path) -> list[str]:
 
 
 def _entry_point_problems(text: str, allowed: Publishes) -> list[str]:
-    """The entry points beyond the distribution's own console scripts (each pointing into its import packages)."""
-    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=False)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]  # names are case-sensitive
-    try:
-        parser.read_string(text)
-    except configparser.Error as error:
-        return [f"cannot be read ({type(error).__name__}), so what it installs cannot be checked"]
+    """The entry points beyond the distribution's own console scripts (each pointing into its import packages).
+
+    Read strictly, line by line, as hatchling writes the file: installers parse it differently
+    (configparser joins an indented line to the one above, importlib.metadata reads it as an entry
+    of its own; `str.splitlines` ends lines where others do not), so a line any of them could read
+    another way is refused rather than guessed at.
+    """
     found: list[str] = []
-    for group in parser.sections():
-        if group != SCRIPT_GROUP:
-            found.append(f"[{group}]: only [{SCRIPT_GROUP}] is published")
-            continue
-        for script, target in parser.items(group):
-            module = target.strip().partition(":")[0].strip()
+    group = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        header, entry = _GROUP_LINE.fullmatch(line), _ENTRY_LINE.fullmatch(line)
+        if header:
+            group = header["group"]
+            if group != SCRIPT_GROUP:
+                found.append(f"[{group}]: only [{SCRIPT_GROUP}] is published")
+        elif entry and group == SCRIPT_GROUP:
+            script, module = entry["name"], entry["target"].partition(":")[0]
             if script not in allowed.scripts:
                 known = ", ".join(sorted(allowed.scripts)) or "none"
                 found.append(f"the command {script!r} is not one this package publishes ({known})")
             elif module.partition(".")[0] not in allowed.imports:
                 found.append(f"the command {script!r} runs {module!r}, outside its import packages")
+        elif not (entry or line == ""):
+            found.append(f"line {number} is not `name = module:function` or `[group]`, so what it installs is unclear")
     return found
+
+
+_GROUP_LINE = re.compile(r"\[(?P<group>[A-Za-z0-9_.-]+)\]", re.ASCII)
+_ENTRY_LINE = re.compile(
+    r"(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*) ?= ?(?P<target>[A-Za-z_][\w.]*(?::[A-Za-z_][\w.]*)?)", re.ASCII
+)
 
 
 def check_published(name: str, wheel: Path, sdist: Path) -> None:

@@ -146,7 +146,12 @@ SCRIPTS = "e2b_cli-3.0.0.dist-info/entry_points.txt"
         (SCRIPTS, "[console_scripts]\nsudo = e2b_cli.launcher:run\n", "the command 'sudo' is not one this package"),
         (SCRIPTS, "[console_scripts]\nE2B = e2b_cli.launcher:run\n", "the command 'E2B' is not one this package"),
         (SCRIPTS, "[console_scripts]\ne2b = os:system\n", "the command 'e2b' runs 'os', outside its import packages"),
-        (SCRIPTS, "console_scripts]\n", "cannot be read (MissingSectionHeaderError)"),
+        (SCRIPTS, "console_scripts]\n", "line 1 is not `name = module:function` or `[group]`"),
+        # configparser reads an indented line as part of the one above, importlib.metadata as an entry.
+        (SCRIPTS, "[console_scripts]\ne2b = e2b_cli.launcher:run\n  pip = e2b_cli.launcher:run\n", "line 3 is not"),
+        # str.splitlines ends a line at \x1c, a parser that splits on \n does not.
+        (SCRIPTS, "[console_scripts]\ne2b = e2b_cli.launcher:run\x1cpip = os:system\n", "line 2 is not"),
+        (SCRIPTS, "[DEFAULT]\npip = e2b_cli.launcher:run\n", "[DEFAULT]: only [console_scripts] is published"),
     ],
 )
 def test_what_a_wheel_may_not_hold(tmp_path: Path, member: str, text: str, why: str) -> None:
