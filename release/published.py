@@ -46,8 +46,12 @@ def unpublishable(name: str, wheel: Path, sdist: Path) -> list[str]:
         members = archive.namelist()
         for member in members:
             top, inside, _ = member.partition("/")
+            parts = member.rstrip("/").split("/")
             if member.lower().endswith(".pth"):
                 found.append(f"{wheel.name}: {member}: a .pth file runs in every Python process where it is installed")
+            elif "\\" in member or any(part in ("", ".", "..") for part in parts):
+                # `e2b_cli/../sitecustomize.py` starts in the package and is installed beside it.
+                found.append(f"{wheel.name}: {member}: a path with an empty, `.` or `..` part, or a backslash")
             elif not (inside and (top == dist_info or top in allowed.imports)):
                 found.append(
                     f"{wheel.name}: {member}: outside its import packages ({', '.join(sorted(allowed.imports))}) "

@@ -139,6 +139,8 @@ SCRIPTS = "e2b_cli-3.0.0.dist-info/entry_points.txt"
         ("e2b_cli-3.0.0.dist-info/x.PTH", "", "x.PTH: a .pth file runs in every Python process"),
         ("pip/__init__.py", "", "pip/__init__.py: outside its import packages (e2b_cli) and e2b_cli-3.0.0.dist-info"),
         ("sitecustomize.py", "", "sitecustomize.py: outside its import packages"),
+        ("e2b_cli/../sitecustomize.py", "", "e2b_cli/../sitecustomize.py: a path with an empty, `.` or `..` part"),
+        ("e2b_cli\\..\\x.py", "", "a backslash"),
         ("e2b_cli-3.0.0.data/scripts/pip", "", "e2b_cli-3.0.0.data/scripts/pip: outside its import packages"),
         ("e2b-9.9.9.dist-info/METADATA", "", "e2b-9.9.9.dist-info/METADATA: outside its import packages"),
         (SCRIPTS, "[gui_scripts]\ne2b = e2b_cli.launcher:run\n", "[gui_scripts]: only [console_scripts] is published"),
