@@ -130,8 +130,7 @@ def _interpreter(scratch: Path) -> Path:
     """An empty virtual environment of this Python: site runs as a user's does, on nothing of this machine's.
 
     Its site-packages is empty (no `.pth`, none of this checkout's editable installs), and a virtual
-    environment has no user site; the probe's folder and HOME are fresh, and its bytecode goes to
-    the scratch folder, so nothing is read from or written into the tree's `__pycache__`.
+    environment has no user site; the probe's folder and HOME are fresh.
     """
     venv = scratch / "venv"
     argv = [sys.executable, "-m", "venv", "--without-pip", str(venv)]
@@ -172,12 +171,12 @@ def _start(package: Package, package_dir: Path, folder: Path, python: Path) -> t
         "trees": [t for t in PUBLIC_TREES.get(package.name, ()) if t.partition(".")[0] in names],
         "out": str(folder / "listing.json"),
     }
-    request_file, pycache = folder / "request.json", scratch / "pycache"
+    request_file = folder / "request.json"
     request_file.write_text(json.dumps(request), encoding="utf-8")
     with (folder / "output.txt").open("wb") as output:
         process = subprocess.Popen(
             # No -I, -S, -B or -E: sys.flags would tell a package it is being probed, as an empty environment did.
-            [str(python), "-X", f"pycache_prefix={pycache}", str(scratch / "probe" / PROBE.name), str(request_file)],
+            [str(python), str(scratch / "probe" / PROBE.name), str(request_file)],
             cwd=folder,
             env=_environment(scratch),
             stdin=subprocess.DEVNULL,
