@@ -230,3 +230,31 @@ def test_pip_and_nox_run_isolated_from_the_checkout() -> None:
     ]
     calls = [m.group(0) for text in texts for m in re.finditer(r"\bpython3?\"? (?:-\w+ )*-m (?:pip|nox)\b", text)]
     assert calls and all(" -I " in call for call in calls), calls
+
+
+def test_the_runtime_token_is_only_in_the_step_that_mirrors_the_runtime_repository() -> None:
+    """bump.yml: the token in one step that runs git alone; the bump (package code) reads its mirror, no secret."""
+    workflow = load(WORKFLOWS / "bump.yml")
+    (job,) = workflow["jobs"].values()
+    assert "env" not in workflow and "env" not in job
+    steps = job["steps"]
+    holding = [n for n, step in enumerate(steps) if "RUNTIME_READ_TOKEN" in str(step)]
+    assert len(holding) == 1
+    mirror = steps[holding[0]]
+    assert mirror["name"] == "Mirror the runtime repository"
+    assert mirror["env"]["RUNTIME_READ_TOKEN"] == "${{ secrets.RUNTIME_READ_TOKEN }}"
+    assert [key for key, value in mirror["env"].items() if "secrets." in value] == ["RUNTIME_READ_TOKEN"]
+    # It runs git, never the checkout's code: no Python, nox or script of the repository.
+    (script,) = run_scripts({"steps": [mirror]})
+    assert not re.search(r"\b(python3?|nox|pip|bash|source)\b|\./|\.ci/", script), script
+    (bump,) = [step for step in steps if step.get("name") == "Bump"]
+    assert steps.index(bump) > holding[0]
+    assert bump["env"]["E2B_RUNTIME_REPO"] == "${{ runner.temp }}/runtime.git"
+    assert 'mirror="$RUNNER_TEMP/runtime.git"' in script
+    # No later step has the token, and none but the one that opens the pull request has any secret.
+    for step in steps[holding[0] + 1 :]:
+        text = str(step)
+        assert "RUNTIME_READ_TOKEN" not in text
+        if "secrets." in text:
+            assert step["uses"].startswith("peter-evans/create-pull-request@")
+            assert step["with"]["token"] == "${{ secrets.RELEASE_PR_TOKEN }}" and "env" not in step
