@@ -368,7 +368,7 @@ def test_the_tree_s_output_cannot_issue_workflow_commands(small_base: Path, tmp_
     # Its own annotations come outside that window, one line each.
     assert lines[0].startswith("generated-files: this pull request changes the pipeline")
     assert lines[1] == "::warning title=pipeline change::" + lines[0].removeprefix("generated-files: ")
-    assert lines[-1].startswith("::error title=drift, with a pipeline change::this pull request changes what generates")
+    assert lines[-1].startswith("::error title=drift with a pipeline change::this pull request changes what generates")
     assert (tmp_path / "output").read_text() == "pipeline-change=true\nverdict=drift\n"
 
 
