@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import urlsplit
 
+from e2b import _headers
 from e2b._exceptions import InvalidArgumentException
 
 if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on first use
@@ -30,7 +31,9 @@ DEBUG_API_URL = "http://localhost:3000"
 class ApiParams(TypedDict, total=False):
     """Connection settings every `Sandbox`/`AsyncSandbox` method accepts as keywords.
 
-    - `api_key`: defaults to `E2B_API_KEY`.
+    - `api_key`: defaults to `E2B_API_KEY`; surrounding whitespace (the line
+      break of a key read from a file) is dropped, and a key with any other
+      character a header cannot carry raises `InvalidArgumentException`.
     - `domain`: defaults to `E2B_DOMAIN`, then `e2b.app`.
     - `api_url`: defaults to `E2B_API_URL`, then `https://api.{domain}`
       (`http://localhost:3000` in debug mode).
@@ -41,7 +44,8 @@ class ApiParams(TypedDict, total=False):
       defaults to `http://localhost:3000`, and `create`, `connect`, `kill` and
       `get_metrics` answer without a request (a sandbox id `debug_sandbox_id`).
       To try the SDK against the local API server, set `api_url` instead.
-    - `headers`: extra headers sent with every request.
+    - `headers`: extra headers sent with every request; a value with a line
+      break or a non-ASCII character raises `InvalidArgumentException`.
     - `retries`: how many times a busy answer (429, 502, 503, 504) is retried
       (default 3; 0 turns retries off).
     - `transport`: the httpx transport requests go through (for tests and
@@ -96,13 +100,18 @@ class ConnectionConfig:
         check_settings(opts)
         debug = opts.get("debug")
         self.debug: bool = _env_flag("E2B_DEBUG") if debug is None else debug
-        self.api_key: str | None = opts.get("api_key") or os.environ.get("E2B_API_KEY")
+        given = opts.get("api_key")
+        self.api_key: str | None = (
+            _headers.api_key(given, "api_key")
+            if given
+            else _headers.api_key(os.environ.get("E2B_API_KEY"), "E2B_API_KEY")
+        )
         self.domain: str = opts.get("domain") or os.environ.get("E2B_DOMAIN") or DEFAULT_DOMAIN
         self.api_url: str = _checked_url(
             opts.get("api_url") or os.environ.get("E2B_API_URL") or self._derived_api_url()
         )
         self.request_timeout: float | None = self._timeout(opts.get("request_timeout"))
-        self.headers: dict[str, str] = dict(opts.get("headers") or {})
+        self.headers: dict[str, str] = _headers.headers(opts.get("headers") or {})
         retries = opts.get("retries")
         if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int) or retries < 0):
             raise InvalidArgumentException(f"retries must be an integer >= 0 (got {retries!r})")
