@@ -273,7 +273,8 @@ def bench_codegen(session: nox.Session) -> None:
 def bench_bump(session: nox.Session) -> None:
     """Benchmark: `bump` on the real shape beside `codegen` on the same pin, directly and through nox."""
     _install_dev(session)
-    session.run("python", "benchmarks/bench_bump.py", *session.posargs)
+    # Its nox runs need an interpreter with nox: this one, not the session's (the dev lock has no nox).
+    session.run("python", "benchmarks/bench_bump.py", "--nox-python", sys.executable, *session.posargs)
 
 
 @nox.session(name="bench-transport", default=False)
