@@ -1,7 +1,8 @@
 """The documentation site's sources hold together, and its shell sessions run as written.
 
-The site itself is built by `nox -s docs` (mkdocs --strict), not here. These
-tests check what a build would not, or what is cheaper to check without one:
+The site itself is built (`nox -s docs`, mkdocs --strict) and read in
+tests/test_docs_site.py. These tests check what a build would not, or what is
+cheaper to check without one:
 that mkdocs.yml names only pages that exist and every page is in its nav; that
 the references name a real click group and a real package; that the package
 READMEs link to pages that exist; that the tables the code prints (the CLI's

@@ -1,7 +1,7 @@
 """An mkdocs hook: a click command's reference, shaped as its `--help` reads.
 
 A page line `::: click-reference` followed by `:module:`, `:command:` and `:prog_name:` lines
-becomes every command's help, usage, options, epilog and subcommands. Help texts follow click's
+becomes every command's usage, help, options, epilog and subcommands. Help texts follow click's
 paragraphs: a `\\b` paragraph keeps its lines (a code block, its "Title:" line above it), any
 other is prose. mkdocs-click, used before, dropped the `\\b` marks (examples ran together into one
 paragraph) and every epilog (the exit statuses).
