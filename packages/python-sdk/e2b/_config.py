@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import urlsplit
 
+from e2b import _headers
 from e2b._exceptions import InvalidArgumentException
 
 if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on first use
@@ -31,7 +32,11 @@ class ApiParams(TypedDict, total=False):
     """Connection settings every `Sandbox`/`AsyncSandbox` method accepts as keywords; None means the default."""
 
     api_key: str | None
-    """Your team's API key; defaults to `E2B_API_KEY`."""
+    """Your team's API key; defaults to `E2B_API_KEY`.
+
+    Surrounding whitespace (the line break of a key read from a file) is dropped, and a key with
+    any other character a header cannot carry raises `InvalidArgumentException`.
+    """
     domain: str | None
     """The E2B domain; defaults to `E2B_DOMAIN`, then `e2b.app`."""
     api_url: str | None
@@ -49,7 +54,10 @@ class ApiParams(TypedDict, total=False):
     against the local API server, set `api_url` instead.
     """
     headers: Mapping[str, str] | None
-    """Extra headers sent with every request."""
+    """Extra headers sent with every request.
+
+    A value with a line break or a non-ASCII character raises `InvalidArgumentException`.
+    """
     retries: int | None
     """How many times a busy answer (429, 502, 503, 504) is retried; default 3, 0 turns retries off."""
     transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None
@@ -97,7 +105,7 @@ class ConnectionConfig:
     debug: bool
     """Debug mode (`ApiParams.debug`)."""
     api_key: str | None
-    """The API key, or None when neither the option nor `E2B_API_KEY` gives one."""
+    """The API key, surrounding whitespace dropped; None when neither the option nor `E2B_API_KEY` gives one."""
     domain: str
     """The E2B domain."""
     api_url: str
@@ -117,13 +125,18 @@ class ConnectionConfig:
         check_settings(opts)
         debug = opts.get("debug")
         self.debug: bool = _env_flag("E2B_DEBUG") if debug is None else debug
-        self.api_key: str | None = opts.get("api_key") or os.environ.get("E2B_API_KEY")
+        given = opts.get("api_key")
+        self.api_key: str | None = (
+            _headers.api_key(given, "api_key")
+            if given
+            else _headers.api_key(os.environ.get("E2B_API_KEY"), "E2B_API_KEY")
+        )
         self.domain: str = opts.get("domain") or os.environ.get("E2B_DOMAIN") or DEFAULT_DOMAIN
         self.api_url: str = _checked_url(
             opts.get("api_url") or os.environ.get("E2B_API_URL") or self._derived_api_url()
         )
         self.request_timeout: float | None = self._timeout(opts.get("request_timeout"))
-        self.headers: dict[str, str] = dict(opts.get("headers") or {})
+        self.headers: dict[str, str] = _headers.headers(opts.get("headers") or {})
         retries = opts.get("retries")
         if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int) or retries < 0):
             raise InvalidArgumentException(f"retries must be an integer >= 0 (got {retries!r})")

@@ -22,7 +22,7 @@ from e2b._config import (
     ConnectionConfig,
     check_settings,
 )
-from e2b._exceptions import NotFoundException, SandboxException
+from e2b._exceptions import NotFoundException, SandboxException, SandboxNotFoundException
 from e2b._http import sync_call as _call
 from e2b._lazy import LazyModule
 from e2b._options import (
@@ -127,8 +127,13 @@ class Sandbox:
         sandbox_domain: str | None = None,
         connection_config: ConnectionConfig | None = None,
     ) -> None:
-        """Wrap an existing sandbox id; use `create()` or `connect()` to get one."""
-        self.sandbox_id = sandbox_id
+        """Wrap an existing sandbox id; use `create()` or `connect()` to get one.
+
+        Raises:
+            InvalidArgumentException: `sandbox_id` is empty or cannot be an id (a "/", "?",
+                "#", whitespace or a control character); nothing is sent.
+        """
+        self.sandbox_id = logic.sandbox_id(sandbox_id)
         """The sandbox's id."""
         self.template_id = template_id
         """The id of the template it was started from, when known."""
@@ -269,7 +274,12 @@ class Sandbox:
         """Kill the sandbox and discard it, its pause snapshot included.
 
         Returns:
-            True if it was killed, False if there was no such sandbox.
+            True if it was killed, False if the API said there is no such sandbox
+            (its `sandbox_not_found`).
+
+        Raises:
+            UnexpectedResponseException: a 404 that is not the API's (a wrong API URL, a
+                proxy): the sandbox may still be running.
         """
         config = self._opts(opts)
         if config.debug:
@@ -277,7 +287,7 @@ class Sandbox:
         with _call(config, logic.KILL_STATUSES) as client:
             try:
                 kill_sandbox.sync_detailed(self.sandbox_id, client=client)
-            except NotFoundException:
+            except SandboxNotFoundException:
                 return False
         return True
 
@@ -410,7 +420,10 @@ class Sandbox:
         """Delete a snapshot; sandboxes created from it keep running.
 
         Returns:
-            True if it was deleted, False if there was no such snapshot.
+            True if it was deleted, False if the API said there is no such snapshot.
+
+        Raises:
+            UnexpectedResponseException: a 404 that is not the API's (a wrong API URL, a proxy).
         """
         config = ConnectionConfig(**opts)
         template_id = logic.snapshot_id(snapshot_id)
