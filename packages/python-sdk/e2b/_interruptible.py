@@ -81,11 +81,18 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_idle.clear)  # the workers' threads are not in the child
 
 
-def _worker() -> _Worker:
+def _worker() -> _Worker | None:
+    """An idle worker, or a new one; None when no thread can start."""
     try:
         return _idle.pop()
     except IndexError:
+        pass
+    try:
         return _Worker()
+    except RuntimeError:
+        # From Python 3.12 no thread starts once the interpreter is shutting down, and
+        # an atexit handler (`atexit.register(sbx.kill)`) runs then: it waits in place.
+        return None
 
 
 def run_interruptibly(run: Callable[[], httpx.Response]) -> httpx.Response:
@@ -98,8 +105,11 @@ def run_interruptibly(run: Callable[[], httpx.Response]) -> httpx.Response:
     """
     if threading.current_thread() is not threading.main_thread():
         return run()
+    worker = _worker()
+    if worker is None:
+        return run()
     exchange = _Exchange(run)
-    _worker().exchanges.put(exchange)
+    worker.exchanges.put(exchange)
     while not exchange.done.acquire(timeout=SLICE):
         pass
     if exchange.error is not None:
