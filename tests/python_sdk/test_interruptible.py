@@ -103,12 +103,10 @@ def test_ctrl_c_ends_a_sync_call_at_once_with_a_short_traceback(
         with connection:
             read_request(connection)  # the server has it all and holds its answer: the call waits
             proc.send_signal(signal.SIGINT)
-            sent = time.monotonic()
             try:
                 _, err = proc.communicate(timeout=BOUND)
             except subprocess.TimeoutExpired:
                 pytest.fail(f"the call was still waiting {BOUND} s after Ctrl-C (its timeout: {REQUEST_TIMEOUT} s)")
-            ended = time.monotonic() - sent
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -121,7 +119,6 @@ def test_ctrl_c_ends_a_sync_call_at_once_with_a_short_traceback(
     assert shown[0] == str(script), err
     assert all(Path(frame).resolve().is_relative_to(E2B_DIR) for frame in shown[1:]), err
     assert len(shown) <= 4, err
-    print(f"{call} over {stack}: ended {ended:.3f} s after Ctrl-C")
 
 
 class HoldingServer:
