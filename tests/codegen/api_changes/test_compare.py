@@ -1235,14 +1235,14 @@ def test_a_reworded_scheme_the_sdk_never_sends_is_upstream_only() -> None:
     assert "Semver: **none** — no API changes" in text
     assert "## Upstream only (no SDK change)\n- security scheme description changed: `TokenAuth` [1]" in text
     assert f"1. {WHY_OTHER_CREDENTIAL}" in text
-
-
-def test_a_reworded_scheme_the_sdk_sends_is_a_description_change() -> None:
-    old = described(secured(make_spec(), API_KEY), "ApiKeyAuth", "Your team's key.")
-    new = described(secured(make_spec(), API_KEY), "ApiKeyAuth", "Your team's API key, from the dashboard.")
-    for credentials in (SDK, None):  # without a known credential, every scheme may be a caller's
-        report = compare_specs(old, new, credentials=credentials)
-        assert (report.level, report.changes, report.description_changes) == ("patch", (), 1)
+    # The SDK's own credential reworded, or any scheme when the credential is not known: documentation (patch).
+    old = described(old, "ApiKeyAuth", "Your team's key.")
+    new = described(new, "ApiKeyAuth", "Your team's API key, from the dashboard.")
+    report = compare_specs(old, new, credentials=SDK)
+    assert (report.level, report.description_changes) == ("patch", 1)
+    assert summary(report) == [("none", "security scheme description changed", "TokenAuth", "")]
+    report = compare_specs(old, new, credentials=None)
+    assert (report.level, report.changes, report.description_changes) == ("patch", (), 2)
 
 
 @needs_real_spec
@@ -1302,6 +1302,8 @@ def test_validation_keywords_are_judged_by_the_side_they_bound(
     why = WHY_VALIDATION_CHANGED_REQUEST if request_rule[1] == "validation changed" else None
     assert found == {NOTE: (*request_rule, why), NAME: response_rule}
     assert report.level == "major"
+    # The same bounds on both sides are no change.
+    assert compare_specs(bounded(make_spec(), **new_bounds), bounded(make_spec(), **new_bounds)).changes == ()
 
 
 def test_a_tightened_parameter_bound_is_major_and_its_detail_names_the_keyword() -> None:
@@ -1345,12 +1347,6 @@ def test_a_hostile_pattern_reaches_the_report_as_a_code_span() -> None:
     text = render_report(report, old_ref="a", new_ref="b")
     assert "(``pattern ^a$ -> `<img src=x>` [x](https:evil) @octocat``)" in text
     assert "\n- validation changed: `pauseSandbox request body .note` (``pattern" in text
-
-
-def test_bounds_that_did_not_change_are_no_change() -> None:
-    bounds = {"minLength": 1, "maxLength": 64, "pattern": "^[a-z]+$"}
-    report = compare_specs(bounded(make_spec(), **bounds), bounded(make_spec(), **bounds))
-    assert report.changes == ()
 
 
 @needs_real_spec
