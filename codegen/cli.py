@@ -47,7 +47,9 @@ def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> 
     with open_generators(project) as generators:
         from codegen.commands.bump import run_bump
 
-        return run_bump(project, args.ref, dry_run=args.dry_run, messages=messages, generators=generators)
+        return run_bump(
+            project, args.ref, dry_run=args.dry_run, messages=messages, generators=generators, report_file=args.report
+        )
 
 
 def cmd_rebuild_runtime(project: Project, args: argparse.Namespace, messages: Messages) -> int:
@@ -164,6 +166,12 @@ def parser() -> argparse.ArgumentParser:
     )
     bump.add_argument("ref", help="a runtime commit id (full or abbreviated), tag or branch")
     bump.add_argument("--dry-run", action="store_true", help="print the report, write nothing")
+    bump.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="also write the whole report there (the release pull request's body; the fragment is a short list)",
+    )
     bump.set_defaults(run=cmd_bump)
     rebuild = _verb(
         verbs,
