@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -33,7 +35,7 @@ from codegen.upstream.fetch import MissingRef, Unreachable, UpstreamRepository, 
 from codegen.upstream.spec_lock import git_blob_id, read_lock
 from toolkit.changelog import BUMP_TYPES
 from toolkit.errors import EXIT_HANDWRITTEN, EXIT_OK, Problem, ToolError
-from toolkit.paths import GENERATED_ROOTS, RUNTIME_REF, SPEC, Project, fragment_path
+from toolkit.paths import GENERATED_ROOTS, PACKAGES_DIR, RUNTIME_REF, SPEC, Project, fragment_path
 from toolkit.printable import Say, printable
 from toolkit.read import read_or_none
 from toolkit.runtime_record import PinRecord, chain_to, read_records, stray_remedy
@@ -229,6 +231,8 @@ def run_bump(
     refs = {"old_ref": f"runtime@{start.short_commit}", "new_ref": f"runtime@{target.short_commit}"}
     report = render_report(changes, **refs)
     messages.show(report)
+    # The Python API's old side: the code generated at the record's start (in memory), when that is not the tree's.
+    old_generated = start_generated(project, start, messages) if start.commit != current.commit else None
     try:
         with open_run(project, target, messages, generators=generators) as run:
             result = build(run, ReadSpec(fetched, document))
@@ -238,10 +242,16 @@ def run_bump(
     with handwritten_check(project, result.staged.generated, messages) as pending:
         with messages.step("python api") as note:
             # Unchanged generated files change no package's Python API: griffe has nothing to compare.
-            same = generated_unchanged(project, result.staged.generated)
-            diffs = [] if same else python_api_diffs(project, result.staged.generated)
+            if old_generated is not None:
+                same = old_generated == result.staged.generated
+                diffs = [] if same else python_api_diffs(project, result.staged.generated, old_generated)
+                against = f"the code generated at runtime@{start.short_commit}"
+            else:
+                same = generated_unchanged(project, result.staged.generated)
+                diffs = [] if same else python_api_diffs(project, result.staged.generated)
+                against = "the tree"
             python_section, python_level = render_python_api(diffs, changes.level)
-            note("the generated files are unchanged" if same else "the regenerated code against the tree (griffe)")
+            note("the generated files are unchanged" if same else f"the regenerated code against {against} (griffe)")
             note(python_level)
         handwritten = pending.verdict(changes, [verdict for diff in diffs for verdict in diff.breaks])
     messages.show(python_section)
@@ -313,16 +323,51 @@ def python_api_section(project: Project, generated: Mapping[str, bytes], http_le
     return render_python_api(python_api_diffs(project, generated), http_level)
 
 
-def python_api_diffs(project: Project, generated: Mapping[str, bytes]) -> list[ApiDiff]:
+def python_api_diffs(
+    project: Project, generated: Mapping[str, bytes], old_generated: Mapping[str, bytes] | None = None
+) -> list[ApiDiff]:
     """Each package's Python API, the tree against the tree with `generated` in place (griffe); changed ones only.
 
+    `old_generated`: the old side is the tree with those in place instead (a copy of its packages).
     griffe's reading of each side is remembered by the files it read (`api_records`): a bump of a tree
     read before (after a --dry-run, a fix, or the bump that made the tree) runs griffe on neither side.
     """
     from python_api.compare import api_records, diff_generated
 
-    diffs = diff_generated(project.root, generated, GENERATED_ROOTS, records=api_records(project))
+    with tempfile.TemporaryDirectory(prefix="e2b-bump-start-") as scratch:
+        root = project.root if old_generated is None else _packages_with(project.root, Path(scratch), old_generated)
+        diffs = diff_generated(root, generated, GENERATED_ROOTS, records=api_records(project))
     return [d for d in diffs if d.breaks or d.added]
+
+
+def start_generated(project: Project, start: Source, messages: Messages) -> dict[str, bytes]:
+    """The code the record's start pin generates now (the spec at that pin, today's pipeline), in memory."""
+    messages(f"the generated code at runtime@{start.short_commit}, where the record starts: the Python API's old side")
+    fetched = fetch_spec(project, start, messages)
+    document = parse_spec(start, fetched, messages, validate=False)
+    try:
+        with open_run(project, start, messages) as run:
+            return dict(build(run, ReadSpec(fetched, document)).staged.generated)
+    except ToolError as exc:
+        why = Problem(
+            f"runtime@{start.short_commit}, where the pending record starts, no longer generates (below): "
+            "the Python API cannot be compared with it",
+            remedy="delete the pending bump fragment (the record then starts at the current pin), then bump again",
+        )
+        raise ToolError(why, *exc.problems) from None
+
+
+def _packages_with(root: Path, scratch: Path, generated: Mapping[str, bytes]) -> Path:
+    """A copy of the tree's packages under `scratch`, their generated folders holding `generated`."""
+    shutil.copytree(
+        root / PACKAGES_DIR, scratch / PACKAGES_DIR, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for folder in GENERATED_ROOTS:
+        shutil.rmtree(scratch / folder, ignore_errors=True)
+    for rel, data in generated.items():
+        (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / rel).write_bytes(data)
+    return scratch
 
 
 def render_python_api(diffs: list[ApiDiff], http_level: str) -> tuple[str, str]:

@@ -739,3 +739,20 @@ def test_a_bump_after_one_that_left_code_broken_exits_3_again(project: Path, ups
     assert f"- `packages/python-sdk/e2b/_sandbox_logic.py:{line}`: " in section
     assert "0 place(s) marked **new** break with this bump; 1 were broken before it and still are." in section
     assert (project / "spec/runtime-ref").read_text() == commit + "\n"
+
+
+def test_a_replacing_bump_compares_the_python_api_with_the_record_s_start(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    """A class renamed by the first bump is still a break of the record the second one replaces it with."""
+    renamed = upstream.commit_edit(rename_new_sandbox_schema)
+    noted = upstream.commit_edit(add_operation)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    first = run_in_process(project, "bump", renamed, env=env)
+    assert first.code == 0, first.text
+    second = run_in_process(project, "bump", noted, env=env)
+    assert second.code == 0, second.text
+    assert bump_fragments(project) == [f"+runtime-{PIN[:12]}-{noted[:12]}.breaking.md"]
+    assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in second.out
+    fragment = (project / CHANGELOG / bump_fragments(project)[0]).read_text()
+    assert "- e2b's Python API, breaking: `e2b.api.client.models.NewSandbox: class removed`" in fragment
