@@ -154,21 +154,25 @@ def pending_record(project: Project, pin: str) -> PinRecord | None:
     return chain.last if chain.last is not None and chain.last.start is not None else None
 
 
-def record_start(upstream: UpstreamRepository, record: PinRecord | None, current: Source) -> Source:
-    """The pin the record starts at (the pending fragment's start, else the current pin): the report's old side."""
+def record_start(
+    upstream: UpstreamRepository, record: PinRecord | None, current: Source, say: Say
+) -> tuple[Source, PinRecord | None]:
+    """Where this bump's record starts (the pending fragment's start, else the current pin), and what it replaces.
+
+    An upstream that does not hold the pending record's start (a mirror, a rewritten history) cannot
+    give the report its old side: the pending fragment stays, and this bump's record starts at the pin.
+    """
     if record is None or record.start is None:
-        return current
+        return current, None
     commit = upstream.peel_commit(record.start)
     if commit is None or not commit.startswith(record.start) or not FULL_COMMIT.fullmatch(commit):
-        raise ToolError(
-            Problem(
-                f"records the change from runtime@{record.start}, a commit {upstream.url} does not hold",
-                where=record.path,
-                remedy="bump with E2B_RUNTIME_REPO naming an upstream that holds it, or delete the fragment "
-                "(the record then starts at the current pin)",
-            )
+        say(
+            f"{record.path} records the change from runtime@{record.start[:7]}, which {upstream.url} does not "
+            f"hold: kept, and this bump records the change from runtime@{current.short_commit} beside it"
         )
-    return replace(current, commit=commit)
+        return current, None
+    say(f"{record.path} records the change from runtime@{commit[:7]}: this bump replaces it")
+    return replace(current, commit=commit), record
 
 
 def run_bump(
@@ -204,11 +208,7 @@ def run_bump(
     if upstream.is_ancestor(commit, current.commit):
         messages.warning(f"{commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
 
-    start = record_start(upstream, record, current)
-    if record is not None:
-        messages(
-            f"the pending {record.path} records the change from runtime@{start.short_commit}: this bump replaces it"
-        )
+    start, record = record_start(upstream, record, current, messages)
     target = replace(current, commit=commit, pin_from=PinFrom.BUMP)
     fetched = fetch_spec(project, target, messages)
     # Read here, validated by the pipeline beside the generators (the report needs only the structure
