@@ -67,7 +67,7 @@ nox, which installs what it needs: `nox -s codegen`, `nox -s generated-files`,
 `nox -s bump -- <ref>`.
 
 Exit statuses: 0 success (check: clean), 1 drift (check only), 2 could not run,
-3 bump wrote the new pin but the regenerated client breaks hand-written code.
+3 bump wrote the new pin but hand-written code does not work with the regenerated client.
 """
 EPILOG = """\
 example:
