@@ -185,6 +185,8 @@ def run_bump(
     report_file: Path | None = None,
 ) -> int:
     check_ref_text(ref)
+    if report_file is not None:
+        _check_report_path(report_file)
     refuse_symlinks(project.root)
     recover_tree(project.root, messages)
     current = load_source(project, commit=read_pin(project))
@@ -297,6 +299,19 @@ def run_bump(
         + " the pin, spec, lock, generated code and the fragment in one pull request"
     )
     return code
+
+
+def _check_report_path(path: Path) -> None:
+    """Before anything is written: a report that could not be written would leave the tree written without it."""
+    why = None
+    if path.is_dir():
+        why = "is a folder"
+    elif not path.parent.is_dir():
+        why = "is in a folder that does not exist"
+    elif not os.access(path.parent, os.W_OK):
+        why = "is in a folder this user cannot write"
+    if why is not None:
+        raise ToolError(Problem(f"--report {printable(str(path))} {why}", remedy="name a file in a writable folder"))
 
 
 def _write_report(path: Path | None, text: str) -> None:

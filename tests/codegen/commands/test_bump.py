@@ -756,3 +756,16 @@ def test_a_replacing_bump_compares_the_python_api_with_the_record_s_start(
     assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in second.out
     fragment = (project / CHANGELOG / bump_fragments(project)[0]).read_text()
     assert "- e2b's Python API, breaking: `e2b.api.client.models.NewSandbox: class removed`" in fragment
+
+
+@pytest.mark.parametrize("where", ["missing/report.md", "."])
+def test_a_report_file_that_cannot_be_written_is_refused_before_anything(
+    project: Path, chain: Chain, bump: Callable[..., Result], tmp_path: Path, git_calls: list[list[str]], where: str
+) -> None:
+    with unchanged(project):
+        result = bump(project, chain.note, "--report", str(tmp_path / where))
+    assert result.code == 2, result.text
+    (line,) = result.err.splitlines()[:1]
+    assert line.startswith(f"codegen: error: --report {tmp_path / where}"), result.err
+    assert "name a file in a writable folder" in result.err
+    assert git_calls == []  # refused before the upstream was asked anything
