@@ -40,6 +40,9 @@ ChangeKind = Literal[
     "deprecated",
     "enum value added",
     "enum value removed",
+    "validation tightened",
+    "validation loosened",
+    "validation changed",
     "request body added",
     "request body removed",
     "request body made required",
@@ -55,6 +58,7 @@ ChangeKind = Literal[
     "security scheme changed",
     "security alternative added",
     "security made optional",
+    "security scheme description changed",
     "error code added",
     "error code removed",
 ]

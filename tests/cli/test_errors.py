@@ -92,11 +92,34 @@ def test_refusal_is_verbatim_without_hint() -> None:
 
 def test_error_and_hint_lines() -> None:
     out = io.StringIO()
-    convert(SandboxNotFoundException("sandbox 'x' not found", status_code=404)).show(out)
+    missing = SandboxNotFoundException("gone", status_code=404, error_code="sandbox_not_found")
+    to_cli_error(missing, api_url=URL, request_timeout=30.0, sandbox_ids=("x",)).show(out)
     assert out.getvalue().splitlines() == [
         "Error: sandbox 'x' not found",
         "Run `e2b sandbox list` to see your team's sandboxes.",
     ]
+
+
+def test_the_listing_hint_follows_only_a_named_sandbox_missing() -> None:
+    # `e2b sandbox list` names no sandbox: its own failure must not send the user back to it.
+    missing = SandboxNotFoundException("gone", status_code=404, error_code="sandbox_not_found")
+    assert convert(missing).hint is None
+    for other in (
+        UnexpectedResponseException("the answer is not the API's: a proxy", status_code=404),
+        NotFoundException("no such template", status_code=404, error_code="template_not_found"),
+        InvalidArgumentException("bad", status_code=400),
+        ServiceBusyException("busy", status_code=503),
+    ):
+        hint = to_cli_error(other, api_url=URL, request_timeout=30.0, sandbox_ids=("x",)).hint or ""
+        assert "e2b sandbox list" not in hint, other
+
+
+def test_a_value_the_sdk_refused_before_sending_is_a_usage_error() -> None:
+    refused = convert(InvalidArgumentException("sandbox_id must not be empty: pass the sandbox id"))
+    assert (type(refused), refused.exit_code) == (CliUsageError, ExitStatus.USAGE)
+    assert refused.message == "sandbox_id must not be empty: pass the sandbox id"
+    answered = convert(InvalidArgumentException("bad", status_code=400))
+    assert answered.exit_code == ExitStatus.FAILED and answered.message.startswith("the API refused")
 
 
 def test_network_failure_names_the_url() -> None:

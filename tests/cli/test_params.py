@@ -102,3 +102,12 @@ def test_an_empty_filter_is_a_usage_error() -> None:
     for blank in ("", "  "):
         with pytest.raises(click.BadParameter):
             non_empty(ctx, OPTION, blank)
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_timestamp_outside_utc_s_years_is_a_usage_error(text: str) -> None:
+    # Read as given, it is a datetime; in UTC (what the API is sent) it is before year 1 or after 9999.
+    with pytest.raises(click.BadParameter) as raised:
+        Timestamp().convert(text, OPTION, None)
+    assert "out of range" in raised.value.format_message()
+    assert raised.value.exit_code == 2

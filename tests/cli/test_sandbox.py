@@ -390,7 +390,9 @@ def test_not_found(api: MockApi, run: Invoke, args: list[str], method: str, path
     assert result.stderr.startswith("Error: ")
     if args[1] != "list":
         assert SANDBOX_ID in result.stderr.splitlines()[0]
-    assert "e2b sandbox list" in result.stderr
+        assert "e2b sandbox list" in result.stderr
+    else:  # the hint would send the user back to the command that failed
+        assert "e2b sandbox list" not in result.stderr
 
 
 @pytest.mark.parametrize(("args", "method", "path"), EVERY, ids=EVERY_IDS)
@@ -639,7 +641,7 @@ def test_snapshot_delete(api: MockApi, run: Invoke) -> None:
     assert json.loads(json_result.stdout) == {"snapshot_id": SNAPSHOT_ID, "deleted": True}
 
 
-@pytest.mark.parametrize("error_code", ["template_not_found", None, "sandbox_not_found"])
+@pytest.mark.parametrize("error_code", ["template_not_found", "sandbox_not_found"])
 def test_snapshot_delete_unknown(api: MockApi, run: Invoke, error_code: str | None) -> None:
     api.on("DELETE", SNAPSHOT, error(404, "the API's own words", error_code))
     result = run("sandbox", "snapshot", "delete", SNAPSHOT_ID)
@@ -651,6 +653,14 @@ def test_snapshot_delete_unknown(api: MockApi, run: Invoke, error_code: str | No
     as_json = run("sandbox", "snapshot", "delete", SNAPSHOT_ID, "--json")
     assert as_json.exit_code == ExitStatus.FAILED
     assert _json_error(as_json) == {"status": 404, "error_code": None, "message": f"snapshot {SNAPSHOT_ID!r} not found"}
+
+
+def test_snapshot_delete_of_a_404_that_is_not_the_api_s_says_so(api: MockApi, run: Invoke) -> None:
+    api.on("DELETE", SNAPSHOT, error(404, "no such path"))  # no error_code: a wrong API URL
+    result = run("sandbox", "snapshot", "delete", SNAPSHOT_ID)
+    assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
+    assert result.stderr.startswith("Error: the answer is not the API's: DELETE https://api.e2b.app/templates/")
+    assert "not found" not in result.stderr and "snapshot list" not in result.stderr
 
 
 def test_snapshot_delete_sends_a_namespaced_id_as_one_segment(api: MockApi, run: Invoke) -> None:
@@ -793,3 +803,79 @@ def test_a_huge_metadata_value_is_cut_in_the_table_and_whole_elsewhere(api: Mock
     assert whole[0]["metadata"] == {"big": huge}
     assert huge in run("sandbox", "info", SANDBOX_ID).stdout
     assert json.loads(run("sandbox", "info", SANDBOX_ID, "--json").stdout)["metadata"] == {"big": huge}
+
+
+# --- values refused before any request -------------------------------------------------
+
+BAD_IDS = ["", " ", "sbx/pause", "sbx?x=1", "sbx#x", "..", "sbx\x1b[2J", "sbx\n"]
+ID_COMMANDS = [args for args, _, _ in COMMANDS[1:]] + [["sandbox", "snapshot", "list", "--sandbox", SANDBOX_ID]]
+
+
+@pytest.mark.parametrize("args", ID_COMMANDS, ids=[*IDS[1:], "snapshot-list"])
+@pytest.mark.parametrize("bad", BAD_IDS)
+def test_a_malformed_sandbox_id_is_a_usage_error(api: MockApi, run: Invoke, args: list[str], bad: str) -> None:
+    result = run(*[bad if arg == SANDBOX_ID else arg for arg in args])
+    assert result.exit_code == ExitStatus.USAGE, result.output
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert result.stderr.splitlines()[-1].startswith("Error: Invalid value for ")
+    assert "\x1b" not in result.stderr
+    assert api.requests == []
+
+
+@pytest.mark.parametrize("bad", ["", "snap?x", "snap#x", "team/snap name", "snap\r"])
+def test_a_malformed_snapshot_id_is_a_usage_error(api: MockApi, run: Invoke, bad: str) -> None:
+    result = run("sandbox", "snapshot", "delete", bad)
+    assert result.exit_code == ExitStatus.USAGE, result.output
+    assert result.stderr.splitlines()[-1].startswith("Error: Invalid value for 'SNAPSHOT_ID': the id ")
+    assert api.requests == []
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+@pytest.mark.parametrize("where", ["flag", "environment"])
+def test_an_api_key_s_line_break_is_dropped(api: MockApi, run: Invoke, ending: str, where: str) -> None:
+    # `--api-key "$(cat key)"` loses the newline in the shell; `E2B_API_KEY` from a CRLF .env keeps the "\r".
+    api.on("GET", INFO, httpx.Response(200, json=sandbox_json()))
+    args = ["--api-key", API_KEY + ending] if where == "flag" else []
+    result = run("sandbox", "info", SANDBOX_ID, *args, env={"E2B_API_KEY": API_KEY + ending})
+    assert result.exit_code == ExitStatus.OK, result.output
+    assert api.requests[0].headers["X-API-Key"] == API_KEY
+
+
+@pytest.mark.parametrize(("where", "name"), [("flag", "api_key"), ("environment", "E2B_API_KEY")])
+def test_an_api_key_no_header_can_carry_is_a_usage_error_that_never_shows_it(
+    api: MockApi, run: Invoke, where: str, name: str
+) -> None:
+    key = "e2b_\x1b[2J" + API_KEY  # argv and the environment cannot hold a NUL
+    args = ["--api-key", key] if where == "flag" else []
+    for extra in ([], ["--json"]):
+        result = run("sandbox", "info", SANDBOX_ID, *args, *extra, env={"E2B_API_KEY": key})
+        assert result.exit_code == ExitStatus.USAGE, result.output
+        shown = result.stdout + result.stderr
+        assert API_KEY not in shown and "network" not in shown
+        assert f"{name} holds a line break, a control character or a non-ASCII character" in shown
+    assert api.requests == []
+
+
+def test_the_listing_hint_does_not_follow_the_listing_s_own_failure(api: MockApi, run: Invoke) -> None:
+    api.on("GET", LIST, error(404, "no such path: GET /v1/sandboxes"))  # a wrong API URL: no error_code
+    result = run("sandbox", "list")
+    assert_clean_error(result, ExitStatus.FAILED, lines=(1,))
+    assert result.stderr.startswith(f"Error: the answer is not the API's: GET https://api.e2b.app{LIST} answered 404")
+    assert "e2b sandbox list" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sandbox", "create", "base\udcff"],
+        ["sandbox", "list", "--metadata", "team=\udcff"],
+        ["sandbox", "list", "--template", "\udcff"],
+    ],
+    ids=["template", "metadata", "list-template"],
+)
+def test_an_argument_with_no_utf8_form_is_a_usage_error(api: MockApi, run: Invoke, args: list[str]) -> None:
+    # Bytes that are not UTF-8 in argv arrive as lone surrogates (Python's surrogateescape).
+    result = run(*args)
+    assert_clean_error(result, ExitStatus.USAGE)
+    assert "has no UTF-8 form" in result.stderr and "not the API's" not in result.stderr
+    assert api.requests == []

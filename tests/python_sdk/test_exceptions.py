@@ -11,11 +11,13 @@ from e2b import (
     SANDBOX_PAUSE_REFUSED_ERROR_CODE,
     AuthenticationException,
     InvalidArgumentException,
+    NotFoundException,
     RateLimitException,
     SandboxException,
     SandboxNotFoundException,
     SandboxPauseRefusedException,
     ServiceBusyException,
+    UnexpectedResponseException,
 )
 from e2b._exceptions import (
     MAX_DETAIL,
@@ -165,3 +167,36 @@ def test_brief_bounds_any_value_from_an_answer() -> None:
     assert brief(Hostile()).startswith("<Hostile")  # a repr that fails says nothing more
     assert len(brief("x" * 1_000_000)) < 200
     assert len(brief({str(n): n for n in range(1000)})) < 200
+
+
+def _answer(status: int, content: bytes, content_type: str) -> httpx.Response:
+    request = httpx.Request("DELETE", "https://user:secret@api.test/sandboxes/i1?x=1")
+    return httpx.Response(status, content=content, headers={"content-type": content_type}, request=request)
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 500])
+def test_an_error_page_that_is_not_json_is_not_the_api_s(status: int) -> None:
+    error = handle_api_exception(_answer(status, b"<html>nope</html>", "text/html"))
+    assert type(error) is UnexpectedResponseException and error.status_code == status
+    assert str(error) == (
+        f"the answer is not the API's: DELETE https://api.test/sandboxes/i1 answered {status} with text/html, "
+        "not JSON: is the API URL right, or is a proxy answering?"
+    )
+    # Busy means the same from whoever sent it (a gateway, a load balancer): those keep their class.
+    for busy, cls in ((429, RateLimitException), (502, SandboxException), (503, ServiceBusyException)):
+        assert type(handle_api_exception(_answer(busy, b"<html>busy</html>", "text/html"))) is cls
+
+
+def test_a_404_is_the_api_s_only_with_its_error_code() -> None:
+    gone = handle_api_exception(_answer(404, body("gone", error_code="sandbox_not_found"), "application/json"))
+    assert type(gone) is SandboxNotFoundException
+    template = handle_api_exception(_answer(404, body("no", error_code="template_not_found"), "application/json"))
+    assert type(template) is NotFoundException
+    for content in (body("no such path: DELETE /v1/sandboxes/i1"), b"{}", b"[]", b""):
+        error = handle_api_exception(_answer(404, content, "application/json"))
+        assert type(error) is UnexpectedResponseException, content
+        request = "DELETE https://api.test/sandboxes/i1"
+        assert str(error).startswith(
+            f"the answer is not the API's: {request} answered 404 without the API's error_code"
+        )
+        assert "secret" not in str(error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import socket
 import threading
 import time
@@ -26,6 +27,9 @@ from e2b._http import MAX_ANSWER_BYTES, async_api_client, async_call, checked, s
 from e2b._transport import AsyncRetryableTransport, RetryableTransport
 
 from .transport._server import TestServer, _whole
+
+# The API's own answer about a missing sandbox: a 404 without its error_code is not the API's.
+NOT_FOUND = {"code": 404, "message": "no such sandbox", "error_code": "sandbox_not_found"}
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
@@ -116,7 +120,7 @@ def test_checked_refuses_a_non_json_success_answer() -> None:
 
 
 def test_a_call_checks_the_status_before_anyone_reads_the_body() -> None:
-    config = ConnectionConfig(api_key="k", transport=httpx.MockTransport(lambda r: httpx.Response(404, json={})))
+    config = ConnectionConfig(api_key="k", transport=httpx.MockTransport(lambda r: httpx.Response(404, json=NOT_FOUND)))
     with pytest.raises(SandboxNotFoundException), sync_call(config, {200}) as client:
         client.get_httpx_client().get("/sandboxes/x")
     ok = ConnectionConfig(api_key="k", transport=httpx.MockTransport(lambda r: httpx.Response(200, json=[1])))
@@ -145,7 +149,7 @@ def server() -> Iterator[TestServer]:
 
 def _warm_up(srv: TestServer) -> None:
     """One untimed call on each stack, so that the SDK's lazy imports are not part of a timed call."""
-    srv.routes["/sandboxes/warm-up"] = _whole(404, b'{"code": 404, "message": "no such sandbox"}')
+    srv.routes["/sandboxes/warm-up"] = _whole(404, json.dumps(NOT_FOUND).encode())
     opts = {"api_key": "k", "api_url": srv.url}
     with pytest.raises(SandboxNotFoundException):
         Sandbox.get_info("warm-up", **opts)  # type: ignore[arg-type]

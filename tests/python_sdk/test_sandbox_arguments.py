@@ -120,6 +120,155 @@ async def test_a_bad_value_names_its_field_before_any_request(
     assert api.requests == []
 
 
+# Every call that puts a sandbox id in its path (or query), in each form: call(cls, sandbox_id, **kwargs).
+ID_CALLS: list[tuple[str, Callable[..., Any]]] = [
+    ("get_info", lambda cls, sid, kw: cls.get_info(sid, **kw)),
+    ("kill", lambda cls, sid, kw: cls.kill(sid, **kw)),
+    ("connect", lambda cls, sid, kw: cls.connect(sid, **kw)),
+    ("pause", lambda cls, sid, kw: cls.pause(sid, **kw)),
+    ("get_metrics", lambda cls, sid, kw: cls.get_metrics(sid, **kw)),
+    ("set_timeout", lambda cls, sid, kw: cls.set_timeout(sid, 30, **kw)),
+    ("update_network", lambda cls, sid, kw: cls.update_network(sid, {}, **kw)),
+    ("fork", lambda cls, sid, kw: cls.fork(sid, **kw)),
+    ("create_snapshot", lambda cls, sid, kw: cls.create_snapshot(sid, **kw)),
+    ("list_snapshots", lambda cls, sid, kw: cls.list_snapshots(sid, **kw)),
+    ("instance", lambda cls, sid, kw: cls(sid).kill(**kw)),
+]
+# Each would name another path, start a query or a fragment, or hold what no id holds.
+BAD_SANDBOX_IDS = [
+    "",
+    "i1/pause",
+    "i1?x=1",
+    "i1#x",
+    "..",
+    "i1 ",
+    " i1",
+    "i1\n",
+    "i1\r\n",
+    "i1\x00",
+    "i1\x1b[2J",
+    "i1%2F",
+]
+
+
+@pytest.mark.parametrize(("name", "call"), ID_CALLS, ids=[name for name, _ in ID_CALLS])
+@pytest.mark.parametrize("sandbox_id", BAD_SANDBOX_IDS)
+async def test_a_malformed_sandbox_id_is_refused_before_any_request(
+    sdk: Flavour, api: MockApi, name: str, call: Callable[..., Any], sandbox_id: str
+) -> None:
+    with pytest.raises(InvalidArgumentException) as refused:
+        await sdk.call(call, sdk.cls, sandbox_id, api.opts())
+    assert type(refused.value) is InvalidArgumentException and refused.value.status_code is None
+    assert refused.value.message.startswith("sandbox_id ")
+    assert refused.value.message.isprintable()  # the id is shown escaped
+    assert api.requests == []
+
+
+@pytest.mark.parametrize("snapshot_id", ["", "snap?x", "snap#x", "..", "team/snap name", "snap\n", "snap\x1b[2J"])
+async def test_a_malformed_snapshot_id_is_refused_before_any_request(
+    sdk: Flavour, api: MockApi, snapshot_id: str
+) -> None:
+    with pytest.raises(InvalidArgumentException, match=r"^snapshot_id "):
+        await sdk.call(sdk.cls.delete_snapshot, snapshot_id, **api.opts())
+    assert api.requests == []
+
+
+async def test_a_namespaced_snapshot_id_is_still_one_segment(sdk: Flavour, api: MockApi) -> None:
+    api.on("DELETE", "/templates/team/snap:v1", httpx.Response(204))
+    assert await sdk.call(sdk.cls.delete_snapshot, "team/snap:v1", **api.opts()) is True
+    with pytest.raises(InvalidArgumentException, match=r"^snapshot_id 'team/snap:v1 '"):
+        await sdk.call(sdk.cls.delete_snapshot, "team/snap:v1 ", **api.opts())
+
+
+PLUS_14 = datetime.timezone(datetime.timedelta(hours=14))
+MINUS_14 = datetime.timezone(datetime.timedelta(hours=-14))
+SECRET = "e2b_0123456789abcdef"
+# Values no request can carry, each the caller's: (name, call, the field the message names).
+UNSENDABLE: list[tuple[str, Callable[[Any, dict[str, Any]], Any], str]] = [
+    (
+        "started_after before year 1 in UTC",
+        lambda cls, kw: cls.list(SandboxQuery(started_after=datetime.datetime(1, 1, 1, tzinfo=PLUS_14)), **kw),
+        "query.started_after",
+    ),
+    (
+        "started_after after year 9999 in UTC",
+        lambda cls, kw: cls.list(SandboxQuery(started_after=datetime.datetime.max.replace(tzinfo=MINUS_14)), **kw),
+        "query.started_after",
+    ),
+    (
+        "metrics start before year 1",
+        lambda cls, kw: cls.get_metrics("s", start=datetime.datetime(1, 1, 1, tzinfo=PLUS_14), **kw),
+        "start",
+    ),
+    (
+        "lone surrogate in a metadata value",
+        lambda cls, kw: cls.list(SandboxQuery(metadata={"k": "\ud800"}), **kw),
+        "query.metadata",
+    ),
+    (
+        "lone surrogate in a metadata key",
+        lambda cls, kw: cls.list(SandboxQuery(metadata={"\udcff": "v"}), **kw),
+        "query.metadata",
+    ),
+    (
+        "lone surrogate in template",
+        lambda cls, kw: cls.list(SandboxQuery(template="base\ud800"), **kw),
+        "query.template",
+    ),
+    ("lone surrogate in create metadata", lambda cls, kw: cls.create(metadata={"k": "\ud800"}, **kw), "metadata"),
+    ("lone surrogate in envs", lambda cls, kw: cls.create(envs={"K": "\udfff"}, **kw), "envs"),
+    ("lone surrogate in template id", lambda cls, kw: cls.create("base\ud800", **kw), "template"),
+    ("api_key with a NUL", lambda cls, kw: cls.kill("s", **{**kw, "api_key": SECRET + "\x00"}), "api_key"),
+    (
+        "api_key with an inner line break",
+        lambda cls, kw: cls.kill("s", **{**kw, "api_key": "e2b_\n" + SECRET}),
+        "api_key",
+    ),
+    ("api_key not ASCII", lambda cls, kw: cls.kill("s", **{**kw, "api_key": SECRET + "\u00e9"}), "api_key"),
+    (
+        "header value with CRLF",
+        lambda cls, kw: cls.kill("s", headers={"X-Trace": SECRET + "\r\nX-Injected: 1"}, **kw),
+        "headers['X-Trace']",
+    ),
+    ("header name with a space", lambda cls, kw: cls.kill("s", headers={"X Trace": "v"}, **kw), "headers"),
+    (
+        "idempotency key with a line break",
+        lambda cls, kw: cls.create(idempotency_key=SECRET + "\n", **kw),
+        "idempotency_key",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "field"), UNSENDABLE, ids=[name for name, _, _ in UNSENDABLE])
+async def test_a_value_no_request_can_carry_is_refused_by_name(
+    sdk: Flavour, api: MockApi, name: str, call: Callable[[Any, dict[str, Any]], Any], field: str
+) -> None:
+    with pytest.raises(InvalidArgumentException) as refused:
+        await sdk.call(call, sdk.cls, api.opts())
+    assert type(refused.value) is InvalidArgumentException and refused.value.status_code is None
+    assert refused.value.message.startswith(field), refused.value.message
+    assert SECRET not in str(refused.value)  # a header value may be a secret: never repeated
+    assert api.requests == []
+
+
+async def test_a_key_from_the_environment_is_named_as_such_and_never_shown(
+    sdk: Flavour, api: MockApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_API_KEY", "e2b_\x1b" + SECRET)
+    opts = {k: v for k, v in api.opts().items() if k != "api_key"}
+    with pytest.raises(InvalidArgumentException) as refused:
+        await sdk.call(sdk.cls.kill, "s", **opts)
+    assert refused.value.message.startswith("E2B_API_KEY holds")
+    assert SECRET not in str(refused.value)
+    assert api.requests == []
+
+
+async def test_a_key_s_line_break_is_dropped_not_sent(sdk: Flavour, api: MockApi) -> None:
+    api.on("DELETE", "/sandboxes/s", httpx.Response(204))
+    assert await sdk.call(sdk.cls.kill, "s", **{**api.opts(), "api_key": SECRET + "\r\n"}) is True
+    assert api.requests[-1].headers["X-API-Key"] == SECRET
+
+
 async def test_with_block_kills_the_sandbox(sdk: Flavour, api: MockApi) -> None:
     api.on("POST", "/sandboxes", httpx.Response(201, json=WIRE_SANDBOX))
     api.on("DELETE", "/sandboxes/sbx-1", httpx.Response(204))

@@ -140,7 +140,11 @@ async def test_kill(sdk: Flavour, api: MockApi, form: str) -> None:
 
 
 async def test_kill_of_a_missing_sandbox_is_false(sdk: Flavour, api: MockApi) -> None:
-    api.on("DELETE", "/sandboxes/sbx-1", httpx.Response(404, json={"code": 404, "message": "gone"}))
+    api.on(
+        "DELETE",
+        "/sandboxes/sbx-1",
+        httpx.Response(404, json={"code": 404, "message": "gone", "error_code": "sandbox_not_found"}),
+    )
     assert await sdk.call(sdk.cls.kill, "sbx-1", **api.opts()) is False
 
 
@@ -177,7 +181,11 @@ async def test_get_info(sdk: Flavour, api: MockApi) -> None:
 
 
 async def test_get_info_of_a_missing_sandbox(sdk: Flavour, api: MockApi) -> None:
-    api.on("GET", "/sandboxes/sbx-1", httpx.Response(404, json={"code": 404, "message": "no such sandbox"}))
+    api.on(
+        "GET",
+        "/sandboxes/sbx-1",
+        httpx.Response(404, json={"code": 404, "message": "no such sandbox", "error_code": "sandbox_not_found"}),
+    )
     with pytest.raises(SandboxNotFoundException, match="no such sandbox"):
         await sdk.call(sdk.cls.get_info, "sbx-1", **api.opts())
 
@@ -272,7 +280,7 @@ async def test_snapshots_create_list_delete(sdk: Flavour, api: MockApi) -> None:
         "DELETE",
         "/templates/team/snap:default",
         httpx.Response(204),
-        httpx.Response(404, json={"code": 404, "message": "no"}),
+        httpx.Response(404, json={"code": 404, "message": "no", "error_code": "template_not_found"}),
     )
     info = await sdk.call(sdk.cls.create_snapshot, "sbx-1", "snap", mode="filesystem", **api.opts())
     assert info == SnapshotInfo("team/snap:default", ["team/snap:default"])

@@ -65,7 +65,8 @@ MEANINGS: dict[ExitStatus, str] = {
         "an invalid request, or an answer that is not the API's (a proxy's page)"
     ),
     ExitStatus.USAGE: (
-        "usage error: an unknown command or option, a bad value (a malformed --api-url or time included), no API key"
+        "usage error: an unknown command or option, a bad value (a malformed --api-url, time or sandbox id, "
+        "an API key with a control character included), no API key"
     ),
     ExitStatus.NO_ANSWER: "no answer: connection refused, unknown host, network failure, timeout",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",
@@ -241,12 +242,16 @@ def to_cli_error(
     if isinstance(error, SandboxNotFoundException):
         if sandbox_ids:
             return not_found(sandbox_ids, error.status_code, error.error_code)
-        return _api_error(error, error.message, LIST_HINT)
+        # No sandbox named (`e2b sandbox list` itself): the listing hint would send the user in a circle.
+        return _api_error(error, error.message)
     if isinstance(error, RateLimitException):
         return _api_error(error, error.message, _busy_hint(retried, "wait a little, then try again"))
     if isinstance(error, ServiceBusyException):
         return _api_error(error, error.message, _busy_hint(retried, "try again in a minute"))
     if isinstance(error, InvalidArgumentException):
+        if error.status_code is None:
+            # The SDK refused a value before sending anything: the user's to fix, like click's own.
+            return CliUsageError(error.message, "Fix that value; nothing was sent.")
         return _api_error(error, f"the API refused the request as invalid: {error.message}", "Check the arguments.")
     # httpx is what the SDK runs on; when no command loaded it, no error can be one of its.
     httpx = sys.modules.get("httpx")

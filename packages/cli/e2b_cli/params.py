@@ -51,7 +51,12 @@ class Timestamp(_TimeParam):
                 param,
                 ctx,
             )
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+        aware = parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+        try:
+            aware.astimezone(datetime.UTC)
+        except OverflowError:  # 0001-01-01T00:00+14:00 is before year 1 in UTC
+            self.fail(f"{value!r} is out of range: in UTC it falls outside the years 1 to 9999", param, ctx)
+        return aware
 
 
 def state_list(_ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:

@@ -18,7 +18,7 @@ from e2b_cli import output
 from e2b_cli.errors import not_found, snapshot_not_found
 from e2b_cli.params import Timestamp, metadata_pairs, non_empty, state_list
 from e2b_cli.printable import printable
-from e2b_cli.settings import CliState, connection_options, json_option, sandbox_ids
+from e2b_cli.settings import CliState, connection_options, json_option, sandbox_ids, snapshot_id
 
 __all__ = ["sandbox"]
 
@@ -486,7 +486,7 @@ def snapshot_list(state: CliState, sandbox_id: str | None, name: str | None, lim
 
 
 @snapshot.command("delete")
-@click.argument("snapshot_id")
+@click.argument("snapshot_id", callback=snapshot_id)
 @json_option("Print {snapshot_id, deleted} as JSON.")
 @connection_options
 @pass_state

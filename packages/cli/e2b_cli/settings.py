@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from e2b import ApiParams, ConnectionConfig
+from e2b import ApiParams, ConnectionConfig, InvalidArgumentException, _options
 from e2b._config import DEFAULT_REQUEST_TIMEOUT, MAX_REQUEST_TIMEOUT
 
 from e2b_cli.errors import CliUsageError, missing_api_key
@@ -25,7 +25,7 @@ from e2b_cli.errors import CliUsageError, missing_api_key
 if TYPE_CHECKING:  # httpx costs most of a command's start-up; the SDK loads it when a call is made
     import httpx
 
-__all__ = ["CliState", "check_api_url", "connection_options", "json_option", "sandbox_ids"]
+__all__ = ["CliState", "check_api_url", "connection_options", "json_option", "sandbox_ids", "snapshot_id"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -193,7 +193,27 @@ def json_option(help_text: str) -> Callable[[F], F]:
     return click.option("--json", "as_json", is_flag=True, callback=remember, help=help_text)
 
 
-def sandbox_ids(ctx: click.Context, _param: click.Parameter, value: str | tuple[str, ...]) -> Any:
-    """Argument callback: remember the ids a command was given, for its error messages."""
-    ctx.ensure_object(CliState).sandbox_ids = (value,) if isinstance(value, str) else tuple(value)
+def sandbox_ids(ctx: click.Context, param: click.Parameter, value: str | tuple[str, ...]) -> Any:
+    """Argument callback: check the ids (the SDK's rule), and remember them for the command's error messages.
+
+    An empty id or one with a "/", "?", "#" or a control character is a usage
+    error (exit status 2) before any request: sent, it would name another path.
+    """
+    ids = (value,) if isinstance(value, str) else tuple(value)
+    for sandbox_id in ids:
+        _checked_id(param, _options.sandbox_id, sandbox_id)
+    ctx.ensure_object(CliState).sandbox_ids = ids
     return value
+
+
+def snapshot_id(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Argument callback: a snapshot id the SDK can send (`team/name:tag` included), else a usage error."""
+    return _checked_id(param, _options.snapshot_id, value)
+
+
+def _checked_id(param: click.Parameter, check: Callable[[str, object], str], value: str) -> str:
+    try:
+        return check("the id", value)
+    except InvalidArgumentException as error:
+        # The SDK's message shows the id as a Python repr: escaped, safe on a terminal.
+        raise click.BadParameter(f"{error.message}.", param=param) from None

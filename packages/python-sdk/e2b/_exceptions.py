@@ -13,12 +13,18 @@ body's `error_code` when the API sent one::
     ├── RateLimitException               429
     ├── TimeoutException                 no answer within request_timeout
     ├── ConnectionException              no answer at all: the API URL or the network
-    ├── UnexpectedResponseException      an answer that is not the API's: a 2xx of the wrong shape, too big
+    ├── UnexpectedResponseException      an answer that is not the API's: a 2xx of the wrong shape, too big,
+    │                                    a page that is not JSON, a 404 without the API's error_code
     └── ServiceBusyException             503
         └── SandboxPauseRefusedException 503 with error_code "sandbox_pause_refused"
 
 The mapping looks at the status and at the body's `error_code`, never at the
 endpoint, so any endpoint answering a documented code raises its exception.
+Before it, `handle_api_exception` asks whether the API answered at all: a
+404 whose body has no `error_code` is a path the API does not have (a wrong
+API URL) or a proxy's, and so is an error page that is not JSON, whatever its
+status, except the busy ones (429, 502, 503, 504), which mean the same from
+a gateway and which the transport has already retried.
 A 409 is not mapped to an exception class of its own: the only endpoint that
 documents it, pause, turns it into a result at its call site.
 """
@@ -70,6 +76,13 @@ class SandboxException(Exception):
     constants in `e2b.api.error_codes`, it is an open set.
     """
 
+    message: str
+    """What went wrong, as `str(error)` says it."""
+    status_code: int | None
+    """The HTTP status of the API's answer; None when there was none."""
+    error_code: str | None
+    """The answer's machine-readable reason (`e2b.api.error_codes`); None when the API sent none."""
+
     def __init__(
         self,
         message: str,
@@ -116,11 +129,13 @@ class UnexpectedResponseException(SandboxException):
 
     A 2xx body of another shape than the spec's (a missing or mistyped field,
     an unknown enum value, JSON nested too deeply to parse, bytes that are not
-    UTF-8, a number out of range), an expected status with a body that is not
-    JSON at all (a proxy's page), or a body larger than the SDK reads
-    (`e2b._http.MAX_ANSWER_BYTES`, 16 MiB). Its message starts with "the
-    answer is not the API's: " and names what was wrong, cut to a few hundred
-    characters. `status_code` is the answer's status when it is known.
+    UTF-8, a number out of range), a body that is not JSON at all (a proxy's
+    page, any status but the busy ones), a 404 without the API's `error_code`
+    (a path the API does not have: a wrong `api_url`), or a body larger than
+    the SDK reads (`e2b._http.MAX_ANSWER_BYTES`, 16 MiB). Its message starts
+    with "the answer is not the API's: " and names what was wrong (for an error
+    page, the request's method and URL), cut to a few hundred characters.
+    `status_code` is the answer's status when it is known.
     """
 
 
@@ -265,20 +280,48 @@ def is_json_media_type(content_type: str | None) -> bool:
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
-def not_json_message(status: int, content_type: str | None) -> str:
+def not_json_message(status: int, content_type: str | None, request: str | None = None) -> str:
     """What to say about an answer that is not JSON: a proxy's or captive portal's page, a wrong URL."""
     kind = content_type or "no content type"
-    return f"the API answered {status} with {kind}, not JSON: is the API URL right, or is a proxy answering?"
+    who = "the API" if request is None else request
+    return f"{who} answered {status} with {kind}, not JSON: is the API URL right, or is a proxy answering?"
+
+
+# Busy answers mean the same whoever sent them, a gateway or a load balancer: wait and retry.
+BUSY_STATUSES = frozenset({429, 502, 503, 504})
+
+
+def _request_line(response: httpx.Response) -> str:
+    """`METHOD URL` of the request answered, without its query (long) or credentials."""
+    try:
+        request = response.request
+    except RuntimeError:  # a response built by hand, in a test
+        return "the request"
+    url = request.url
+    return f"{request.method} {url.scheme}://{url.netloc.decode('ascii', 'replace')}{url.path}"
 
 
 def handle_api_exception(response: httpx.Response) -> SandboxException:
-    """The exception for a read `httpx.Response`; the caller raises it.
+    """The exception for a read error `httpx.Response`; the caller raises it.
 
-    An answer that is not JSON at all (a proxy's HTML page) names its content
-    type, so that the message points at the proxy rather than at the API.
+    Only the API's own error is mapped by its status: an answer that is not
+    JSON (a proxy's HTML page) or a 404 without the API's `error_code` (a
+    path the API does not have) is `UnexpectedResponseException` naming the
+    request, so that the message points at the URL or the proxy, not at a
+    sandbox.
     """
+    status = response.status_code
     content_type = response.headers.get("content-type")
     if response.content and not is_json_media_type(content_type):
-        cls = _BY_STATUS.get(response.status_code, SandboxException)
-        return cls(not_json_message(response.status_code, content_type), status_code=response.status_code)
-    return api_exception_from_code(response.status_code, response.content)
+        if status in BUSY_STATUSES:
+            cls = _BY_STATUS.get(status, SandboxException)
+            return cls(not_json_message(status, content_type), status_code=status)
+        return not_the_api(not_json_message(status, content_type, _request_line(response)), status_code=status)
+    error = api_exception_from_code(status, response.content)
+    if status == 404 and error.error_code is None:
+        return not_the_api(
+            f"{_request_line(response)} answered 404 without the API's error_code: the API has no such path, "
+            "so is the API URL right (api_url, E2B_API_URL), or did a proxy answer?",
+            status_code=status,
+        )
+    return error

@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
-from e2b._exceptions import InvalidArgumentException
+from e2b._exceptions import InvalidArgumentException, brief
 from e2b._results import SandboxState
 
 __all__ = [
@@ -67,6 +68,7 @@ class SandboxOnTimeoutPause(TypedDict):
 
     action: Literal["pause"]
     mode: NotRequired[SnapshotMode]
+    """The snapshot kind: "full" (the API's default) or "filesystem"."""
     keep_memory: NotRequired[bool]
     """Deprecated: `mode`. False is "filesystem", True is "full"."""
 
@@ -78,67 +80,89 @@ class SandboxOnTimeoutKill(TypedDict):
 
 
 SandboxOnTimeout = Literal["pause", "kill"] | SandboxOnTimeoutPause | SandboxOnTimeoutKill
+"""What happens at the sandbox's deadline: "pause" (a full snapshot), "kill", or one of the two dicts."""
 
 
 class SandboxLifecycle(TypedDict):
     """What happens at the sandbox's deadline, and whether traffic resumes it when paused."""
 
     on_timeout: SandboxOnTimeout
+    """Pause or kill the sandbox at its deadline."""
     auto_resume: NotRequired[bool]
+    """Resume the paused sandbox when traffic reaches it (the API's default: False)."""
 
 
 class SandboxNetworkTransform(TypedDict, total=False):
     """Headers set on matching egress requests."""
 
     headers: dict[str, str]
+    """Headers to set on matching requests, replacing a header of the same name."""
 
 
 class SandboxNetworkRule(TypedDict, total=False):
     """A transform for egress requests to one domain."""
 
     transform: SandboxNetworkTransform
+    """What is changed in matching requests before they are forwarded."""
 
 
 class SandboxEgressProxyOpts(TypedDict):
     """A SOCKS5 proxy for egress TCP, as `host:port`."""
 
     address: str
+    """The proxy as `host:port`, e.g. "proxy.example.com:1080"."""
     username: NotRequired[str]
+    """The SOCKS5 username (RFC 1929), at most 255 bytes."""
     password: NotRequired[str]
+    """The SOCKS5 password (RFC 1929), at most 255 bytes; the API never returns it."""
 
 
 class SandboxNetworkOpts(TypedDict, total=False):
     """A sandbox's network at creation (`Sandbox.create(network=...)`)."""
 
     allow_out: list[str]
+    """Allowed egress destinations: CIDR blocks, IP addresses or domain names; they win over `deny_out`."""
     deny_out: list[str]
+    """Denied egress destinations: CIDR blocks or IP addresses (no domain names)."""
     rules: dict[str, list[SandboxNetworkRule]]
+    """Transforms of egress requests, by domain; a domain listed here is not thereby allowed."""
     egress_proxy: SandboxEgressProxyOpts
+    """A SOCKS5 proxy that egress TCP goes through, after `allow_out` and `deny_out` are applied."""
     allow_public_traffic: bool
+    """Whether the sandbox's URLs answer without authentication."""
     mask_request_host: str
+    """The host mask used for the sandbox's requests."""
 
 
 class SandboxNetworkUpdate(TypedDict, total=False):
     """A running sandbox's new egress configuration (`update_network`); a key left out is cleared."""
 
     allow_out: list[str]
+    """Allowed egress destinations: CIDR blocks, IP addresses or domain names; they win over `deny_out`."""
     deny_out: list[str]
+    """Denied egress destinations: CIDR blocks or IP addresses."""
     rules: dict[str, list[SandboxNetworkRule]]
+    """Transforms of egress requests, by domain."""
     egress_proxy: SandboxEgressProxyOpts
+    """A SOCKS5 proxy that egress TCP goes through."""
     allow_internet_access: bool
+    """False denies all egress, as `deny_out=["0.0.0.0/0"]` does."""
 
 
 class SandboxIamToken(TypedDict):
     """One workload token: its audience and kind."""
 
     audience: str
+    """The token's audience, kept exactly as given."""
     token_type: str
+    """The kind of workload token."""
 
 
 class SandboxIamOpts(TypedDict, total=False):
     """Workload identity: tokens by a name the caller chooses."""
 
     tokens: dict[str, SandboxIamToken]
+    """The workload tokens, by name; a non-empty map turns workload identity on."""
 
 
 def _fail(field: str, allowed: str, value: object) -> InvalidArgumentException:
@@ -180,14 +204,62 @@ def choice(field: str, value: object, allowed: tuple[str, ...]) -> str:
 def string_map(field: str, value: object) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise _fail(field, "a dict of str to str", value)
-    return dict(value)
+    return {_utf8(f"{field} key", k): _utf8(f"{field}[{k!r}]", v) for k, v in value.items()}
+
+
+def _utf8(field: str, value: str) -> str:
+    """`value`, if it can be sent: a lone surrogate (from a bad decode) has no UTF-8 form."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgumentException(
+            f"{field} holds a character that has no UTF-8 form (a lone surrogate, {brief(value)}): "
+            "decode the text it came from with errors='replace' or fix it"
+        ) from None
+    return value
 
 
 def text(field: str, value: object, *, max_length: int | None = None) -> str:
     if not isinstance(value, str) or not value or (max_length is not None and len(value) > max_length):
         limit = "" if max_length is None else f" of at most {max_length} characters"
         raise _fail(field, f"a non-empty str{limit}", value)
-    return value
+    return _utf8(field, value)
+
+
+# A sandbox id is one segment of a request's path. The client percent-encodes it, but no id the
+# API gives holds these: a "/" or "%" is a path or an id encoded twice, "?" and "#" a URL pasted
+# whole; "." and ".." are refused too, as the dot segments URL handling removes.
+_NOT_IN_A_SANDBOX_ID = frozenset("/?#%\\")
+# A snapshot id is sent percent-encoded as one segment and may name a team and a tag
+# (team/name:tag), so "/" is its own; "?" and "#" are in no name the API gives.
+_NOT_IN_A_SNAPSHOT_ID = frozenset("?#")
+
+
+def _unprintable(char: str) -> bool:
+    # Separators (spaces, line breaks) and control, format or unassigned characters (category C*).
+    return char.isspace() or unicodedata.category(char)[0] in "CZ"
+
+
+def _path_id(field: str, value: object, refused: frozenset[str], kind: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(field, "a str", value)
+    if not value:
+        raise InvalidArgumentException(f"{field} must not be empty: pass the {kind}")
+    wrong = next((char for char in value if char in refused or _unprintable(char)), None)
+    if wrong is not None or value in (".", ".."):
+        what = f"it holds {wrong!r}" if wrong is not None else "it is a dot segment"
+        raise InvalidArgumentException(f"{field} {brief(value)} cannot be a {kind}: {what}; pass the id alone")
+    return _utf8(field, value)
+
+
+def sandbox_id(field: str, value: object) -> str:
+    """A sandbox id that can be sent as one path segment, or `InvalidArgumentException`."""
+    return _path_id(field, value, _NOT_IN_A_SANDBOX_ID, "sandbox id")
+
+
+def snapshot_id(field: str, value: object) -> str:
+    """A snapshot id (`team/name:tag` forms included), or `InvalidArgumentException`."""
+    return _path_id(field, value, _NOT_IN_A_SNAPSHOT_ID, "snapshot id")
 
 
 def _string_list(field: str, value: object) -> list[str]:
@@ -386,7 +458,19 @@ def started_after_wire(value: object) -> datetime.datetime | None:
         return None
     if not isinstance(value, datetime.datetime):
         raise _fail("query.started_after", "a datetime", value)
-    return value.astimezone()  # a naive datetime is local time, as datetime.astimezone() reads it
+    return in_range("query.started_after", value).astimezone()  # a naive datetime is local time
+
+
+def in_range(field: str, value: datetime.datetime) -> datetime.datetime:
+    """`value`, if it has a Unix time and a local time: datetime(1, 1, 1) at +14:00 has neither."""
+    try:
+        value.timestamp()
+        value.astimezone()
+    except (OverflowError, ValueError, OSError):  # OSError: some platforms' localtime out of its range
+        raise InvalidArgumentException(
+            f"{field} {value.isoformat()} is out of range: it has no UTC or local time within datetime's years 1-9999"
+        ) from None
+    return value
 
 
 def query_fields(query: object) -> SandboxQuery:

@@ -26,6 +26,7 @@ from e2b._exceptions import (
     brief,
     not_the_api,
 )
+from e2b._headers import header_value
 from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, SandboxState, SnapshotInfo
 
 # Only the enums every spec shape names alike; bodies and answers are wire data.
@@ -103,7 +104,9 @@ def idempotency_headers(key: str | None) -> dict[str, str]:
     chosen = (
         uuid.uuid4().hex
         if key is None
-        else options.text("idempotency_key", key, max_length=options.MAX_IDEMPOTENCY_KEY)
+        else header_value(
+            "idempotency_key", options.text("idempotency_key", key, max_length=options.MAX_IDEMPOTENCY_KEY)
+        )
     )
     return {IDEMPOTENCY_HEADER: chosen}
 
@@ -166,7 +169,7 @@ def metrics_params(start: object, end: object) -> dict[str, Any]:
     for field, value in (("start", start), ("end", end)):
         if value is not None and not isinstance(value, datetime.datetime):
             raise InvalidArgumentException(f"{field} must be a datetime (got {value!r})")
-        params[field] = UNSET if value is None else int(value.timestamp())
+        params[field] = UNSET if value is None else int(options.in_range(field, value).timestamp())
     if start is not None and end is not None and params["start"] > params["end"]:
         raise InvalidArgumentException("start must not be after end")
     return params
@@ -179,7 +182,12 @@ def network_update_body(network: object) -> dict[str, Any]:
 def snapshot_id(value: object) -> str:
     # A snapshot id may hold "/" and ":" (team/name:tag); the generated client sends it as one
     # percent-encoded path segment.
-    return options.text("snapshot_id", value)
+    return options.snapshot_id("snapshot_id", value)
+
+
+def sandbox_id(value: object) -> str:
+    """The id a `Sandbox` wraps, checked before it becomes a request's path."""
+    return options.sandbox_id("sandbox_id", value)
 
 
 # --- answers -----------------------------------------------------------------
@@ -320,6 +328,10 @@ def created(data: Mapping[str, Any]) -> Created:
     sandbox_id = data.get("sandboxID")
     if not isinstance(sandbox_id, str):
         raise not_the_api(f"no sandboxID in {brief(dict(data))}")
+    try:
+        options.sandbox_id("sandboxID", sandbox_id)
+    except InvalidArgumentException as error:  # the API's to fix, not the caller's: no later call could use it
+        raise not_the_api(error.message) from None
     return Created(
         sandbox_id=sandbox_id,
         template_id=_optional(data, "templateID", str),
@@ -432,7 +444,7 @@ def snapshot_params(
     sandbox_id: object, limit: object, next_token: object, name: object
 ) -> tuple[dict[str, Any], str | None]:
     params: dict[str, Any] = {
-        "sandbox_id": UNSET if sandbox_id is None else options.text("sandbox_id", sandbox_id),
+        "sandbox_id": UNSET if sandbox_id is None else options.sandbox_id("sandbox_id", sandbox_id),
         "name": UNSET if name is None else options.text("name", name),
         "limit": _limit(limit),
     }
