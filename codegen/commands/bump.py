@@ -281,7 +281,7 @@ def run_bump(
         from python_api.compare import render as render_python
 
         python_lines = [f"- {d.package}'s Python API, {line[2:]}" for d in diffs for line in render_python(d)]
-        extra[fragment] = render_fragment(changes, **refs, python_lines=python_lines).encode()
+        extra[fragment] = render_fragment(changes, **refs, level=level, python_lines=python_lines).encode()
     with messages.step("write") as note:
         written = write_tree(project.root, result.staged, extra=extra)
         note(f"{len(written)} path(s)")

@@ -264,7 +264,8 @@ def test_a_renamed_model_class_is_breaking_for_importers(project: Path, upstream
     assert result.code == 0, result.text
     assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in result.out
     assert "- added: `e2b.api.client.models.CreateSandboxBody (class)`" in result.out
-    assert (project / CHANGELOG / f"+runtime-{PIN[:12]}-{commit[:12]}.breaking.md").is_file()
+    fragment = (project / CHANGELOG / f"+runtime-{PIN[:12]}-{commit[:12]}.breaking.md").read_text()
+    assert fragment.startswith(f"The runtime API from runtime@{PIN[:7]} to runtime@{commit[:7]} (semver: major):")
 
 
 def test_a_bump_after_its_dry_run_parses_and_reads_nothing_again(
