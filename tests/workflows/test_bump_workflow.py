@@ -113,14 +113,16 @@ def test_the_pull_request_job_gets_the_bump_s_change_as_a_patch_on_a_fresh_check
     # What a bump writes, and what package code running beside it could add.
     (workspace / "spec/runtime-ref").write_text("b" * 40 + "\n")
     (workspace / "packages/x/y.py").write_bytes(b"x = 2\n\x00binary\n")
-    fragment = workspace / "packages/python-sdk/changelog.d/+runtime-bbbbbbb.minor.md"
+    fragment = workspace / f"packages/python-sdk/changelog.d/+runtime-{'a' * 12}-{'b' * 12}.feature.md"
     fragment.parent.mkdir(parents=True)
-    fragment.write_text("Semver: **minor**\n\nThe report.\n")
+    fragment.write_text("The runtime API from runtime@aaaaaaa to runtime@bbbbbbb (semver: minor):\n- a change\n")
     (workspace / "README.md").write_text("planted\n")
     (workspace / ".git/hooks/pre-commit").write_text("#!/bin/sh\necho planted\n")
     runner_temp = tmp_path / "runner-temp"
     runner_temp.mkdir()
-    (runner_temp / "bump-output.md").write_text("codegen: bumped\n")
+    # The whole report, which bump writes with --report: the pull request's body.
+    whole = "# API changes: runtime@aaaaaaa -> runtime@bbbbbbb\n\nSemver: **minor** — forced by: ...\n"
+    (runner_temp / "bump-report.md").write_text(whole)
     output, summary = tmp_path / "output", tmp_path / "summary"
     github = {"RUNNER_TEMP": str(runner_temp), "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}
     report = run_step(step_script("bump", "Report"), workspace, github)
@@ -136,4 +138,30 @@ def test_the_pull_request_job_gets_the_bump_s_change_as_a_patch_on_a_fresh_check
     assert (fresh / fragment.relative_to(workspace)).read_text() == fragment.read_text()
     assert (fresh / "README.md").read_text() == "r\n"  # outside spec/ and packages/: not in the patch
     assert not (fresh / ".git/hooks/pre-commit").exists()
-    assert (runner_temp / "release-pr/body.md").read_text() == fragment.read_text()
+    assert (runner_temp / "release-pr/body.md").read_text() == whole
+    assert whole in summary.read_text()
+
+
+def test_the_report_step_reads_the_report_bump_wrote(tmp_path: Path) -> None:
+    """No report (bump wrote nothing): no pull request; a report with the hand-written section: a draft."""
+    workspace = tmp_path / "workspace"
+    for rel in ("spec/runtime-ref", "packages/x/y.py"):
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text("c" * 40 + "\n")
+    subprocess.run(["git", "init", "--quiet", "--initial-branch", "main", str(workspace)], check=True)
+    commit_all(workspace, "base")
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    github = {"RUNNER_TEMP": str(runner_temp), "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}
+    nothing = run_step(step_script("bump", "Report"), workspace, github)
+    assert nothing.returncode == 0, nothing.stdout + nothing.stderr
+    assert output.read_text() == "changed=false\n"
+    output.unlink()
+    whole = "## Hand-written code to update\n\n- `x.py:1` (**new**): ...\n\n# API changes: ...\n\nSemver: **major**\n"
+    (runner_temp / "bump-report.md").write_text(whole)
+    (workspace / "spec/runtime-ref").write_text("d" * 40 + "\n")
+    drafted = run_step(step_script("bump", "Report"), workspace, github)
+    assert drafted.returncode == 0, drafted.stdout + drafted.stderr
+    assert output.read_text() == "changed=true\ndraft=true\ntitle=Bump runtime to dddddddddddd (semver: major)\n"
+    assert (runner_temp / "release-pr/body.md").read_text() == whole
