@@ -273,7 +273,9 @@ def _kill_group(process: subprocess.Popen[str]) -> None:
 class _Running:
     """A generator given its arguments, and the thread that waits for it to end."""
 
-    def __init__(self, tool: str, process: subprocess.Popen[str], done: queue.SimpleQueue[str], seconds: float) -> None:
+    def __init__(
+        self, tool: str, process: subprocess.Popen[str], done: queue.SimpleQueue[str], seconds: float = TOOL_SECONDS
+    ) -> None:
         self.tool, self.process, self.seconds = tool, process, seconds
         # A failure until the thread has seen the tool succeed: no verdict is never success.
         self.problem: Problem | None = Problem(f"{tool} ended without a verdict")
