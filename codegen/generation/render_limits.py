@@ -6,6 +6,8 @@ How it works, and why: docs/maintainers/design.md, "codegen/generation/render_li
 from __future__ import annotations
 
 import functools
+import re
+import string
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -21,19 +23,19 @@ from jinja2.visitor import NodeTransformer
 MAX_RANGE = 10_000  # items of one range()
 MAX_ITERATIONS = 1_000_000  # loop iterations in one template, all loops together
 MAX_VALUE = 1_000_000  # characters or items of one value a template makes (`*`, `+`, `~`, a filter, a call)
-MAX_OUTPUT = 2_000_000  # characters one template renders (the largest overlay renders 21,000)
+MAX_OUTPUT = 2_000_000  # characters one template produces, in `{% set %}` blocks and macros too (an overlay: 21,000)
 MAX_INT_BITS = 4_096  # bits of an integer a template makes (`*`, `**`)
 RENDER_SECONDS = 10.0  # each template's wall-clock limit (one renders in milliseconds)
 
 # Filter names no template can spell (they have a space): only the parser hook below applies them.
 _COUNTED = "counted loop"
 _BOUNDED = "bounded value"
+_PRODUCED = "produced output"
+_PRODUCED_TEXT = "produced template text"
 
 
 class RenderLimitExceeded(jinja2.TemplateRuntimeError):
     """A template asked for more than a bound allows; said with the bound, and the template's line by the caller."""
-
-    lineno: int | None = None  # set when raised outside the template's code (its traceback has no line of it)
 
 
 class _Budget:
@@ -43,6 +45,7 @@ class _Budget:
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.iterations = 0
+        self.produced = 0
 
     def check_time(self) -> None:
         if time.monotonic() >= self.deadline:
@@ -54,6 +57,11 @@ class _Budget:
             raise RenderLimitExceeded(f"loops ran more than {MAX_ITERATIONS:,} times in one template")
         if not self.iterations % 1024:  # the clock costs more than the count
             self.check_time()
+
+    def produce(self, characters: int) -> None:
+        self.produced += characters
+        if self.produced > MAX_OUTPUT:
+            raise RenderLimitExceeded(f"the output passed {MAX_OUTPUT:,} characters")
 
 
 def _size(value: object) -> int:
@@ -91,8 +99,62 @@ def _refuse_large_operands(op: str, left: Any, right: Any) -> None:
         )
 
 
+# A `%` conversion's width and precision, each digits or `*` (taken from the arguments).
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def _refuse_wide(width: int) -> None:
+    if width > MAX_RANGE:
+        raise RenderLimitExceeded(f"a format's width or precision of {width:,} is over the {MAX_RANGE:,} allowed")
+
+
+def _refuse_wide_arguments(arguments: Iterable[Any]) -> None:
+    for value in arguments:
+        if isinstance(value, int) and not isinstance(value, bool):
+            _refuse_wide(abs(value))
+
+
+def _refuse_wide_percent(text: str, right: Any) -> None:
+    """Before `text % right`: a width Python would fill (`'%0999999999d'`) is refused, not allocated."""
+    for spec in _PERCENT_SPEC.finditer(text):
+        for part in spec.groups():
+            if part == "*":
+                _refuse_wide_arguments(right if isinstance(right, tuple) else (right,))
+            elif part is not None:
+                _refuse_wide(int(part))
+
+
+def _refuse_wide_format(text: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """Before `text.format(...)`: the same for `{:>999999999}`, and for a width given as a field of its own."""
+    for _, _, spec, _ in string.Formatter().parse(text):
+        if not spec:
+            continue
+        for digits in re.findall(r"\d+", spec):
+            _refuse_wide(int(digits))
+        if "{" in spec:
+            _refuse_wide_arguments((*args, *kwargs.values()))
+
+
 class _CountLoopsAndConcatenations(NodeTransformer):
-    """Every `{% for %}`'s iterable counted against the budget; every `~` bounded in size."""
+    """Every `{% for %}`'s iterable counted against the budget; every `~` bounded in size; all output counted.
+
+    Output is counted where it is made, not where it leaves the template: a `{% set %}` block or a
+    macro buffers what it makes, and a loop could fill a buffer past any memory before it left.
+    """
+
+    def visit_Output(self, node: nodes.Output) -> list[nodes.Node]:
+        self.generic_visit(node)
+        static = sum(len(child.data) for child in node.nodes if isinstance(child, nodes.TemplateData))
+        node.nodes = [
+            child
+            if isinstance(child, nodes.TemplateData)
+            else nodes.Filter(child, _PRODUCED, [], [], None, None, lineno=child.lineno)
+            for child in node.nodes
+        ]
+        count = nodes.ExprStmt(
+            nodes.Filter(nodes.Const(static), _PRODUCED_TEXT, [], [], None, None), lineno=node.lineno
+        )
+        return [count, node]
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
         self.generic_visit(node)
@@ -118,6 +180,8 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         self.filters = {name: _bounded_filter(name, function) for name, function in self.filters.items()}
         self.filters[_COUNTED] = jinja2.pass_environment(_counted)
         self.filters[_BOUNDED] = functools.partial(_bounded, what="'~'")
+        self.filters[_PRODUCED] = jinja2.pass_environment(_produced)
+        self.filters[_PRODUCED_TEXT] = jinja2.pass_environment(_produced_text)
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         template = _CountLoopsAndConcatenations().visit(super()._parse(source, name, filename))
@@ -134,7 +198,23 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
         _refuse_large_operands(operator, left, right)
+        if operator == "%" and isinstance(left, str):
+            _refuse_wide_percent(left, right)
         return _bounded(super().call_binop(context, operator, left, right), f"'{operator}'")
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """jinja's sandboxed `str.format` and `format_map`, refusing a width past MAX_RANGE before it is filled."""
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+        text, is_map = value.__self__, value.__name__ == "format_map"
+
+        def checked(*args: Any, **kwargs: Any) -> str:
+            fields = args[0] if is_map and len(args) == 1 and isinstance(args[0], Mapping) else kwargs
+            _refuse_wide_format(text, () if is_map else args, fields)
+            return wrapped(*args, **kwargs)
+
+        return functools.update_wrapper(checked, value)
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         __self.budget.check_time()  # a macro that calls itself, or another, runs no loop
@@ -144,32 +224,7 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         """Template `name` rendered within the bounds, with `seconds` of wall-clock time."""
         template = self.get_template(name)
         self.budget = _Budget(seconds)
-        parts, rendered = [], 0
-        chunks = template.generate(context)
-        try:
-            for part in chunks:
-                rendered += len(part)
-                if rendered > MAX_OUTPUT:
-                    raise RenderLimitExceeded(f"the output passed {MAX_OUTPUT:,} characters")
-                self.budget.check_time()
-                parts.append(part)
-        except RenderLimitExceeded as exceeded:
-            # Raised here, outside the template's code: its line is where its generator waits.
-            exceeded.lineno = exceeded.lineno or _waiting_line(chunks, template)
-            raise
-        return "".join(parts)
-
-
-def _waiting_line(chunks: Iterator[str], template: jinja2.Template) -> int | None:
-    """The template line whose output `chunks` (from `Template.generate`) last yielded."""
-    line = None
-    current: Any = chunks
-    while current is not None and getattr(current, "gi_frame", None) is not None:
-        frame = current.gi_frame
-        if frame.f_code.co_filename == template.filename:
-            line = template.get_corresponding_lineno(frame.f_lineno)
-        current = current.gi_yieldfrom
-    return line
+        return template.render(context)
 
 
 def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # jinja's names
@@ -177,6 +232,18 @@ def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str
     if n > 100 or max > 1_000:
         raise RenderLimitExceeded("lipsum() may make at most 100 paragraphs of at most 1,000 words")
     return str(generate_lorem_ipsum(n, html, min, max))
+
+
+def _produced(environment: BoundedSandbox, value: Any) -> Any:
+    """`value`, as it is; the characters it makes are counted."""
+    environment.budget.produce(len(str(value)))
+    return value
+
+
+def _produced_text(environment: BoundedSandbox, characters: int) -> None:
+    """The characters of the template's own text in one output, counted; the clock looked at."""
+    environment.budget.produce(characters)
+    environment.budget.check_time()
 
 
 def _counted(environment: BoundedSandbox, iterable: Iterable[Any]) -> Iterator[Any]:

@@ -63,6 +63,26 @@ CASES = {
         "{% for i in range(9000) %}" + "x" * 1000 + "{% endfor %}",
         "the output passed 2,000,000 characters",
     ),
+    "output-buffered": (
+        "{% set kept %}{% for i in range(9000) %}" + "x" * 1000 + "{% endfor %}{% endset %}",
+        "the output passed 2,000,000 characters",
+    ),
+    "percent-width": (
+        "{{ '%0999999999d' % 1 }}",
+        "a format's width or precision of 999,999,999 is over the 10,000 allowed",
+    ),
+    "percent-star": (
+        "{{ '%*d' % (999999999, 1) }}",
+        "a format's width or precision of 999,999,999 is over the 10,000 allowed",
+    ),
+    "format-width": (
+        "{{ '{:>999999999}'.format(1) }}",
+        "a format's width or precision of 999,999,999 is over the 10,000 allowed",
+    ),
+    "format-field-width": (
+        "{{ '{x:{w}}'.format_map({'x': 1, 'w': 999999999}) }}",
+        "a format's width or precision of 999,999,999 is over the 10,000 allowed",
+    ),
     "recursion": (
         "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",
         "RecursionError: maximum recursion depth exceeded",
@@ -128,11 +148,12 @@ def test_rendering_within_every_bound_ends_and_past_its_time_is_one_line_naming_
     """
     payload = (
         "{% set total = namespace(n=0) %}{% for x in range(10000) %}{% set total.n = total.n + x %}{% endfor %}"
-        "# {{ total.n }} {{ (2 ** 4000).bit_length() }} {{ ('ab' * 1000) | length }} {{ 'a' | center(80) | length }}\n"
+        "# {{ total.n }} {{ (2 ** 4000).bit_length() }} {{ ('ab' * 1000) | length }} {{ 'a' | center(80) | length }}"
+        " {{ ('%5d' % 1) | length }} {{ '{:>8}'.format('a') | length }}\n"
     )
     folder, _ = _overlays_with(tmp_path, payload)
     rendered = render_overlays(folder, _sdk_spec(), seconds=60)
-    assert "# 49995000 4001 2000 80\n" in rendered["packages/python-sdk/e2b/api/error_codes.py"].decode()
+    assert "# 49995000 4001 2000 80 5 8\n" in rendered["packages/python-sdk/e2b/api/error_codes.py"].decode()
     with pytest.raises(ToolError) as caught:
         render_overlays(folder, _sdk_spec(), seconds=0)
     [problem] = caught.value.problems
