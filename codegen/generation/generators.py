@@ -105,11 +105,22 @@ def _finish(tool: str, process: subprocess.Popen[str], seconds: float) -> None:
     try:
         output, _ = process.communicate(timeout=seconds)
     except subprocess.TimeoutExpired:
-        _kill_group(process)
-        process.communicate()
+        _stop_and_reap(process)
         raise ToolError(past_its_limit(tool, seconds)) from None
     if process.returncode != 0:
         raise ToolError(tool_failure(tool, process.returncode, output))
+
+
+def _stop_and_reap(process: subprocess.Popen[str]) -> None:
+    """Kill the tool's process group and reap the tool; what is left of its output is read for a moment at most.
+
+    A process that left the group (`setsid`) may hold the pipe open: the run does not wait for it.
+    """
+    _kill_group(process)
+    try:
+        process.communicate(timeout=CLOSE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.wait()
 
 
 def past_its_limit(tool: str, seconds: float) -> Problem:
@@ -252,8 +263,7 @@ class Generators:
         daemons, and an interrupted run ends with `os._exit` once its clean-up is done (codegen/__main__.py).
         """
         for process in self._started.values():
-            _kill_group(process)
-            process.communicate()
+            _stop_and_reap(process)
         deadline = time.monotonic() + CLOSE_TIMEOUT
         for running in self._running.values():
             _kill_group(running.process)
@@ -596,8 +606,7 @@ def formatting(folder: Path, scratch: Path, seconds: float | None = None) -> Ite
         left = None if process.poll() is not None else max(0.0, deadline - time.monotonic())
         output, _ = process.communicate(timeout=left)
     except subprocess.TimeoutExpired:
-        _kill_group(process)
-        process.communicate()
+        _stop_and_reap(process)
         raise ToolError(past_its_limit("ruff", seconds)) from None
     except BaseException:  # Ctrl-C, SIGTERM, the block's failure: ruff does not outlive the run
         _kill_group(process)

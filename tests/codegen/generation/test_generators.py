@@ -29,6 +29,7 @@ from codegen.generation.generators import (
     CLIENT_CONFIG,
     LAUNCHER,
     PYTHON,
+    WIRE,
     Generators,
     _Running,
     client_config,
@@ -528,8 +529,11 @@ def test_a_signal_a_finalizer_swallowed_ends_an_unbounded_wait_and_not_a_bounded
 STAND_IN = """
 import json, os, subprocess, sys, time
 tool = sys.argv[1]
-quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], **quiet)
+if "--escape" in sys.argv:  # a process of its own session, that keeps the tool's output open
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True)
+else:
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], **quiet)
 with open(tool + ".tmp", "w") as said:
     said.write(str(child.pid))
 os.replace(tool + ".tmp", tool + ".child")
@@ -541,10 +545,10 @@ time.sleep(3600)
 """
 
 
-def stand_in(folder: Path) -> Callable[[str], list[str]]:
+def stand_in(folder: Path, *flags: str) -> Callable[[str], list[str]]:
     script = folder / "stand_in.py"
     script.write_text(STAND_IN)
-    return lambda tool: [*PYTHON, str(script), tool]
+    return lambda tool: [*PYTHON, str(script), tool, *flags]
 
 
 def _child_of(scratch: Path, tool: str) -> int:
@@ -590,6 +594,26 @@ def test_a_generator_past_its_limit_is_stopped_with_what_it_started_in_one_line(
         assert _gone(child) and generators._running[CLIENT].process.returncode is not None  # before close()
     finally:
         generators.close()
+
+
+def test_a_generator_past_its_limit_ends_the_wait_even_when_a_process_that_left_its_group_holds_its_output(
+    scratch: Path, tmp_path: Path
+) -> None:
+    """That process is out of reach (its own session): the run stops waiting for the output it holds."""
+    generators = Generators(scratch, seconds=1, command=stand_in(tmp_path, "--escape"))
+    try:
+        generators.start()
+        escaped = [_child_of(scratch, tool) for tool in (CLIENT, WIRE)]  # both interpreters start at once
+        started = time.monotonic()
+        generators.start_jobs([(CLIENT, ["anything"])])
+        with pytest.raises(ToolError) as caught:
+            generators.wait(CLIENT)
+        assert time.monotonic() - started < 60
+        assert [p.render() for p in caught.value.problems] == [f"{CLIENT} {LIMIT_SAID}"]
+    finally:
+        generators.close()  # the other stand-in, never handed its arguments: not waited for either
+        for pid in escaped:  # the test's own processes, out of the tools' groups
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_ruff_past_its_limit_is_stopped_in_one_line(scratch: Path, tmp_path: Path) -> None:
