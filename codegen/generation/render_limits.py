@@ -39,7 +39,7 @@ class RenderLimitExceeded(jinja2.TemplateRuntimeError):
 
 
 class _Budget:
-    """What one rendering has spent: loop iterations, against its deadline."""
+    """What one rendering has spent (loop iterations, characters of output), and its deadline."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
