@@ -188,9 +188,11 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, seconds: float = R
             raise ToolError(Problem(str(exc), where=f"{TEMPLATES}/overlays/{overlay.template}")) from None
         except jinja2.TemplateError as exc:
             raise ToolError(Problem(f"cannot render: {exc}", where=_where(exc, overlay.template))) from None
-        except (OverflowError, MemoryError, RecursionError) as exc:
-            # What the sandbox's bounds did not foresee (a float past its range, a macro calling itself):
-            # one line, not Python's traceback.
+        except ToolError:
+            raise
+        except Exception as exc:  # whatever a template raises is the template's fault
+            # What the sandbox's bounds did not foresee (a float past its range, a macro calling itself,
+            # `1 // 0`, a bad filter argument): one line and exit 2, not Python's traceback and a "drift".
             said = str(exc).split("\n", 1)[0][:200]
             message = f"cannot render: {type(exc).__name__}" + (f": {said}" if said else "")
             raise ToolError(Problem(message, where=_where(exc, overlay.template))) from None

@@ -44,6 +44,9 @@ CASES = {
         "{% endfor %}{% endfor %}{% endfor %}",
         "loops ran more than 1,000,000 times in one template",
     ),
+    # Any other error a template raises: one line too, never a traceback read as drift.
+    "zero-division": ("{{ 1 // 0 }}", "ZeroDivisionError: integer division or modulo by zero"),
+    "bad-format": ("{{ '%d' % 'x' }}", "TypeError: %d format: a real number is required, not PythonCode"),
     "power": ("{{ 10 ** 100000 }}", "'**' would make an integer of over 4,096 bits"),
     "list-times": ("{{ ([1] * 1000) * 100000 }}", "'*' would make 100,000,000 items, over the 1,000,000 allowed"),
     "plus-doubling": (
