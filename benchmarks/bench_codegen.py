@@ -65,8 +65,11 @@ from toolkit.paths import Project  # noqa: E402
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True)
-    return time.perf_counter() - start
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace")
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:  # what went wrong, not only that it did
+        sys.exit(f"benchmark: {' '.join(cmd)} exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return elapsed
 
 
 Calls = list[tuple[str, list[str]]]  # (generator, its arguments after `python -m`)
