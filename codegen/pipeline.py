@@ -26,6 +26,7 @@ from codegen.generation.cache import (
     record,
     record_prepared,
     record_valid,
+    synced_digest,
     validation_key,
 )
 from codegen.generation.generators import (
@@ -231,8 +232,11 @@ def build(run: Run, spec: FetchedSpec | ReadSpec | Prepared | None = None) -> Bu
 
 def prepare(run: Run, fetched: FetchedSpec, document: SpecDocument, messages: Messages) -> Prepared:
     """The contract and filter steps: the filtered spec (as the generators read it) and the contract's warnings."""
+    from codegen.envd.lane import check_data_plane
     from codegen.openapi.sdk_filter import filter_spec
 
+    # The data plane's lane (codegen/envd/): checked here, before anything is generated from either plane.
+    check_data_plane(fetched.synced, run.inputs.required("contract"), messages)
     operations, warnings = check_requirements(run.inputs, run.source, document, messages)
     with messages.step("filter") as note:
         # As the generators read it, so that the overlays and the cache have the same document.
@@ -377,14 +381,15 @@ def _stamp(
 ) -> Build:
     """The stamp step, and the records of this run for the next: its output, and its spec as prepared."""
     with run.messages.step("stamp") as note:
-        staged = stamp(run.source, fetched.data, fetched.blob_id, generated)
+        staged = stamp(run.source, fetched.data, fetched.blob_id, generated, fetched.synced)
         note(f"{len(staged.generated)} generated file(s), the lock and the manifest")
     edited = run.inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
     if edited:
         changed = ", ".join(edited)
         run.messages(f"not recorded for the check's cache: {changed} changed while this run ran")
     else:
-        record(run.project, generation_key(run.inputs, run.source, fetched.data), staged.files(), prepared.warnings)
+        key = generation_key(run.inputs, run.source, fetched.data, synced_digest(fetched.synced))
+        record(run.project, key, staged.files(), prepared.warnings)
         if record_prepared:
             _remember_prepared(run, fetched, prepared)
     return Build(run.source, fetched, prepared.filtered, staged)

@@ -19,6 +19,7 @@ from typing import Any
 import git
 
 from codegen.config import RUNTIME_REF_ENV, RUNTIME_REPO_ENV, PinFrom, Source, UpstreamFrom
+from codegen.envd.synced import SyncedFile, synced_at, tracked_if_locked
 from codegen.messages import Messages
 from codegen.tree.file_lock import held
 from codegen.upstream.base_revision import Base
@@ -77,6 +78,8 @@ class FetchedSpec:
     blob_id: str
     origin: str  # "upstream" or "lock" (the verified tracked copy)
     note: str | None = None
+    # The envd files at the same commit, from the same place (`envd-files`; codegen/envd/synced.py).
+    synced: tuple[SyncedFile, ...] = ()
 
 
 def git_url(url: str) -> str:
@@ -396,7 +399,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
             )
         )
     data, blob_id = found
-    return FetchedSpec(data=data, blob_id=blob_id, origin="upstream")
+    return FetchedSpec(data=data, blob_id=blob_id, origin="upstream", synced=synced_at(upstream, source))
 
 
 def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> FetchedSpec:
@@ -508,6 +511,7 @@ def offline_stand_in(project: Project, source: Source, base: Base | None, reason
             )
         )
     fetched = tracked_copy_if_locked(project, source, reason)
+    fetched = replace(fetched, synced=tracked_if_locked(project, source, f"{source.url} is unreachable ({reason})"))
     if base is None:
         return fetched
     return replace(
