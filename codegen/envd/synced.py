@@ -37,16 +37,16 @@ class SyncedFile:
 
 @dataclass(frozen=True)
 class EnvdLock:
-    """spec/envd.lock.json: the pin the envd files were synced at, and each one's blob id."""
+    """spec/envd.lock.json: the pin the envd files were synced at, and each one's blob id.
 
-    runtime: str
-    branch: str
+    Where from (the runtime's URL and branch) is the control plane's lock's alone: one upstream, one pin.
+    """
+
     commit: str
     files: Mapping[str, str]  # path -> blob id
 
     def render(self) -> bytes:
-        data = {"runtime": self.runtime, "branch": self.branch, "commit": self.commit, "files": dict(self.files)}
-        return (json.dumps(data, indent=2, sort_keys=False) + "\n").encode()
+        return (json.dumps({"commit": self.commit, "files": dict(self.files)}, indent=2) + "\n").encode()
 
     def why_not_for(self, commit: str, paths: tuple[str, ...]) -> str | None:
         """Why this lock cannot vouch for `paths` at `commit` (None: it can), as `Lock.why_not_for` for the spec."""
@@ -58,7 +58,7 @@ class EnvdLock:
 
 
 def lock_for(source: Source, synced: tuple[SyncedFile, ...]) -> EnvdLock:
-    return EnvdLock(source.configured_url, source.branch, source.commit, {f.path: f.blob_id for f in synced})
+    return EnvdLock(source.commit, {f.path: f.blob_id for f in synced})
 
 
 def read_envd_lock(project: Project) -> EnvdLock:
@@ -68,8 +68,8 @@ def read_envd_lock(project: Project) -> EnvdLock:
         raise ToolError(Problem("the envd lock is missing", where=ENVD_LOCK, remedy=remedy))
     try:
         raw: Any = json.loads(data)
-        lock = EnvdLock(raw["runtime"], raw["branch"], raw["commit"], dict(raw["files"]))
-        well_formed = all(isinstance(v, str) for v in (lock.runtime, lock.branch, lock.commit)) and all(
+        lock = EnvdLock(raw["commit"], dict(raw["files"]))
+        well_formed = isinstance(lock.commit, str) and all(
             isinstance(p, str) and isinstance(b, str) and FULL_COMMIT.fullmatch(b) for p, b in lock.files.items()
         )
     except (ValueError, KeyError, TypeError):
