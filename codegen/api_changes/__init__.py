@@ -5,6 +5,7 @@ Modules other parts of codegen may import (`client_parser`, the generator's pars
 - `compare`: compare_specs and the RULES table (docs/maintainers/bump.md's classification table)
 - `report`: the report's data and its Markdown
 - `generated_names`: the client's class names for each place in a spec (`parser_records` remembers them)
+- `envd_files`: the report's section on the envd files a pin adds, removes or changes
 """
 
-__all__ = ["compare", "generated_names", "report"]
+__all__ = ["compare", "envd_files", "generated_names", "report"]

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 import git
 
 from codegen.api_changes.compare import compare_specs
+from codegen.api_changes.envd_files import render_envd_section
 from codegen.api_changes.generated_names import parser_records
 from codegen.api_changes.report import ApiChangeReport, render_report
 from codegen.commands.handwritten import SECTION_TITLE, generated_unchanged, handwritten_check
 from codegen.config import FULL_COMMIT, PinFrom, Source, load_source, read_pin
 from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.contract import credential_schemes, load_contract
-from codegen.envd.report import render_envd_section
 from codegen.messages import Messages
 from codegen.openapi.document import SpecDocument, read_spec, validation_problems
 from codegen.openapi.operation_map import REMEDY as OPERATION_MAP_REMEDY

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from codegen.contract import ContractEntry, check_entry, is_data_plane, parse_entry
-from codegen.openapi.document import SpecDocument
+from codegen.openapi.document import SpecDocument  # the dataclass: validation is load_spec's, deferred
 from codegen.openapi.plain_yaml import load_yaml
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import ENVD_DIR

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from codegen.envd.contract import http_misses, parse_data_plane, service_misses
+from codegen.envd.protos import name_problems, parse_protos, read_descriptors
 from codegen.messages import Messages
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import CONTRACT, ENVD_DIR
@@ -34,9 +36,7 @@ def check_data_plane(synced: tuple[SyncedFile, ...], contract: bytes, messages: 
     """
     if not synced:
         return None
-    from codegen.envd.contract import http_misses, parse_data_plane, service_misses
-    from codegen.envd.protos import name_problems, parse_protos, read_descriptors
-    from codegen.openapi.document import load_spec
+    from codegen.openapi.document import load_spec  # the validator: deferred, as the pipeline defers it
 
     with messages.step("envd") as note:
         protos = {f.path: f.data for f in synced if f.path.endswith(".proto")}

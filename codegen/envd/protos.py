@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from google.protobuf import descriptor_pb2  # type: ignore[import-untyped]  # protobuf ships no stubs
+
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import ENVD_DIR
 from toolkit.printable import printable
@@ -195,8 +197,6 @@ def _protoc_problem(said: str) -> ToolError:
 
 def read_descriptors(data: bytes) -> Any:
     """protoc's FileDescriptorSet as protobuf's message (imported here: only the envd lane needs protobuf)."""
-    from google.protobuf import descriptor_pb2  # type: ignore[import-untyped]  # protobuf ships no stubs
-
     return descriptor_pb2.FileDescriptorSet.FromString(data)
 
 

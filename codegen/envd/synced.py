@@ -8,17 +8,23 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from codegen.config import FULL_COMMIT, Source
-from codegen.upstream.spec_lock import git_blob_id
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import ENVD_DIR, ENVD_LOCK, Project
 from toolkit.printable import printable
 from toolkit.read import read_or_none
 
-if TYPE_CHECKING:
-    from codegen.upstream.fetch import UpstreamRepository
+
+class UpstreamRepository(Protocol):
+    """What of codegen/upstream/fetch.py's cached repository this module uses (fetch, above, calls it)."""
+
+    @property
+    def repo(self) -> Any: ...
+
+    def read_regular_file(self, commit: str, path: str) -> tuple[bytes, str] | str | None: ...
+
 
 SETTING = "pyproject.toml [tool.codegen] envd-files"
 # How many entries of the runtime's spec/envd/ are looked at for extra files: a folder that holds
@@ -133,40 +139,3 @@ def _files_under(upstream: UpstreamRepository, commit: str) -> list[str]:
         if entry.type != "tree":
             paths.append(str(entry.path))
     return paths
-
-
-def tracked_if_locked(project: Project, source: Source, unreachable: str) -> tuple[SyncedFile, ...]:
-    """The offline fallback for the envd files: the bytes the envd lock records, tracked or from git.
-
-    The same rule as the spec's (`tracked_copy_if_locked`): a file edited here stands in only
-    through git's copy of the locked blob, so the edit is drift, never the generated input.
-    """
-    if not source.envd_files:
-        return ()
-    from codegen.upstream.fetch import locked_blob_from_git  # fetch imports this module
-
-    lock = read_envd_lock(project)
-    mismatch = lock.why_not_for(source.commit, source.envd_files)
-    remedy = (
-        f"restore {ENVD_DIR}/ and {ENVD_LOCK} from git, or run where the runtime repository is reachable "
-        "(E2B_RUNTIME_REPO may name a mirror or a checkout)"
-    )
-    if mismatch:
-        said = f"{unreachable}, and the tracked envd files cannot stand in: {mismatch}"
-        raise ToolError(Problem(said, remedy=remedy))
-    found: list[SyncedFile] = []
-    for path in source.envd_files:
-        blob = lock.files[path]
-        data = read_or_none(project.root / path)
-        if data is None or git_blob_id(data) != blob:
-            data = locked_blob_from_git(project, blob)
-        if data is None:
-            raise ToolError(
-                Problem(
-                    f"{unreachable}, {path} is not the locked blob {blob[:12]} and git holds no copy of it",
-                    where=path,
-                    remedy=remedy,
-                )
-            )
-        found.append(SyncedFile(path, data, blob))
-    return tuple(found)

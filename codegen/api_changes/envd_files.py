@@ -1,6 +1,6 @@
 """bump's report on the envd files: which the new pin adds, removes or changes, and what an added one declares.
 
-How it works, and why: docs/maintainers/design.md, "codegen/envd/report.py".
+How it works, and why: docs/maintainers/design.md, "codegen/api_changes/envd_files.py".
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from codegen.api_changes.report import code_span
 from codegen.envd.protos import tokens
 from codegen.envd.synced import SyncedFile
+from codegen.openapi.plain_yaml import load_yaml
 from toolkit.errors import ToolError
 from toolkit.printable import printable
 
@@ -75,8 +76,6 @@ def _proto_declares(text: str) -> str:
 
 def _http_declares(file: SyncedFile) -> str:
     """The operations of envd's HTTP API, the orchestrator's own (`x-internal`) counted apart."""
-    from codegen.openapi.plain_yaml import load_yaml
-
     try:
         data = load_yaml(file.data, display_path=file.path).data
     except ToolError:
