@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from codegen.envd.contract import http_misses, parse_data_plane, service_misses
 from codegen.envd.protos import name_problems, parse_protos, read_descriptors
+from codegen.envd.synced import http_spec_of
 from codegen.messages import Messages
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import CONTRACT, ENVD_DIR
@@ -36,7 +37,7 @@ def check_data_plane(synced: tuple[SyncedFile, ...], contract: bytes, messages: 
     """
     if not synced:
         return None
-    from codegen.openapi.document import load_spec  # the validator: deferred, as the pipeline defers it
+    from codegen.openapi.document import read_spec  # deferred, as the pipeline defers it
 
     with messages.step("envd") as note:
         protos = {f.path: f.data for f in synced if f.path.endswith(".proto")}
@@ -46,8 +47,10 @@ def check_data_plane(synced: tuple[SyncedFile, ...], contract: bytes, messages: 
         named = name_problems(parsed, relative)
         if named:
             raise ToolError(*named)
-        http = next((f for f in synced if not f.path.endswith(".proto")), None)
-        document = load_spec(http.data, display_path=http.path) if http is not None else None
+        http = http_spec_of(synced)
+        # Read with the control plane's bounds; the validator's verdict on it is taken beside the
+        # control plane's (codegen/pipeline.py, `validated_alongside`), before anything is stamped.
+        document = read_spec(http.data, display_path=http.path) if http is not None else None
         paths = tuple(f.path for f in synced)
         contract_entries = parse_data_plane(contract, display_path=CONTRACT, envd_files=paths)
         misses = service_misses(contract_entries, parsed, relative)

@@ -148,7 +148,7 @@ def parse_protos(protos: Mapping[str, bytes]) -> bytes:
         out = Path(scratch) / "descriptors.pb"
         said = _run_protoc(root, out, sorted(relative))
         if said is not None:
-            raise _protoc_problem(said)
+            raise _protoc_problem(said, root)
         return out.read_bytes()
 
 
@@ -187,10 +187,12 @@ def _run_protoc(root: Path, out: Path, names: list[str]) -> str | None:
     return lines[0] if lines else f"protoc exited {process.returncode}"
 
 
-def _protoc_problem(said: str) -> ToolError:
-    match = _PROTOC_LINE.fullmatch(said.strip())
+def _protoc_problem(said: str, root: Path) -> ToolError:
+    """protoc's line as a problem, the scratch folder's path turned back into the file's under ENVD_DIR."""
+    said = said.strip().replace(f"{root}/", "")
+    match = _PROTOC_LINE.fullmatch(said)
     if match is None:
-        return ToolError(Problem(f"protoc: {printable(said.strip())}", where=ENVD_DIR, remedy=REMEDY))
+        return ToolError(Problem(f"protoc: {printable(said)}", where=ENVD_DIR, remedy=REMEDY))
     where = f"{ENVD_DIR}/{printable(match['file'])}:{match['line']}:{match['column']}"
     return ToolError(Problem(printable(match["said"]), where=where, remedy=REMEDY))
 

@@ -63,6 +63,11 @@ class EnvdLock:
         return None
 
 
+def http_spec_of(synced: tuple[SyncedFile, ...]) -> SyncedFile | None:
+    """envd's HTTP API among the synced files (`envd-files` allows one YAML file), or None."""
+    return next((f for f in synced if not f.path.endswith(".proto")), None)
+
+
 def lock_for(source: Source, synced: tuple[SyncedFile, ...]) -> EnvdLock:
     return EnvdLock(source.commit, {f.path: f.blob_id for f in synced})
 
