@@ -672,3 +672,21 @@ def test_a_report_that_fails_on_an_unvalidated_spec_says_the_validator_s_problem
     assert result.code == 2, result.text
     assert "5 is not valid under any of the schemas listed in the 'oneOf' keyword" in result.err
     assert "TypeError" not in result.text
+
+
+def test_a_bump_that_changes_an_envd_file_syncs_it_and_says_so(project: Path, upstream: Upstream, cache: Path) -> None:
+    path = "spec/envd/envd.yaml"
+    data = (upstream.repo.commit("main").tree / path).data_stream.read()
+    edited = data.replace(b"summary: Whether envd is up", b"summary: Whether envd answers", 1)
+    assert edited != data
+    commit = upstream.commit_bytes(edited, "reword /health", path=path)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 0, result.text
+    assert (project / path).read_bytes() == edited
+    lock = json.loads((project / "spec/envd.lock.json").read_text())
+    assert lock["commit"] == commit
+    fragment = (project / CHANGELOG / f"+runtime-{commit[:12]}.misc.md").read_text()
+    assert "## Data plane (envd)" in fragment
+    assert "- changed `spec/envd/envd.yaml`: envd's HTTP API, 6 operation(s)" in fragment
+    assert "- changed `spec/envd/process/process.proto`" not in fragment

@@ -132,3 +132,23 @@ def test_envd_files_holds_plain_paths_under_spec_envd(
         result = run(project, "generate")
     assert result.code == 2, result.text
     assert said in result.err
+
+
+def test_an_envd_lock_rewritten_by_the_change_cannot_vouch_offline(
+    offline_project: Path, run: Callable[..., Result]
+) -> None:
+    """A pull request edits envd.yaml and writes its blob id into the envd lock: only the upstream vouches."""
+    from codegen.upstream.spec_lock import git_blob_id
+    from tests.codegen.conftest import git_repo
+
+    git_repo(offline_project).git.checkout("-q", "-b", "pr")
+    hand_edit(offline_project, "spec/envd/envd.yaml")
+    lock_path = offline_project / "spec/envd.lock.json"
+    lock = json.loads(lock_path.read_text())
+    lock["files"]["spec/envd/envd.yaml"] = git_blob_id((offline_project / "spec/envd/envd.yaml").read_bytes())
+    lock_path.write_text(json.dumps(lock, indent=2) + "\n")
+    commit_all(offline_project, "envd.yaml edited, its lock rewritten")
+    with unchanged(offline_project):
+        result = run(offline_project, "check", "--base", "main", **OFFLINE)
+    assert result.code == 2, result.text
+    assert "this change moves or touches the pin (spec/envd.lock.json differ" in result.err
