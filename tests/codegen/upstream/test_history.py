@@ -74,14 +74,10 @@ def test_the_envd_revision_adds_the_data_plane_and_leaves_the_control_plane(runt
 
 def _descriptor(root: Path, name: str) -> Any:
     """The FileDescriptorProto protoc makes of root/name, comments left out, declarations in a fixed order."""
-    protoc = pytest.importorskip("grpc_tools.protoc")
-    import grpc_tools
-    from google.protobuf import descriptor_pb2
+    from codegen.envd.protos import parse_protos, read_descriptors  # the pinned protoc, as codegen runs it
 
-    out = root.parent / f"{root.name}.{name.replace('/', '_')}.pb"
-    well_known = Path(grpc_tools.__file__).parent / "_proto"
-    assert protoc.main(["protoc", f"-I{root}", f"-I{well_known}", f"--descriptor_set_out={out}", name]) == 0
-    found = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
+    parsed = read_descriptors(parse_protos({f"spec/envd/{name}": (root / name).read_bytes()}))
+    [found] = [file for file in parsed.file if file.name == name]
 
     def in_order(messages: Any) -> None:
         messages.sort(key=lambda message: message.name)
