@@ -61,7 +61,8 @@ def _install_codegen(session: nox.Session) -> None:
 def _install_docs(session: nox.Session) -> None:
     """The docs lock and this repository's packages."""
     _install_lock(session, DOCS)
-    # mkdocs-click imports the CLI; the API reference reads the SDK's source. Dependencies come from docs.txt.
+    # The CLI reference (docs/hooks/cli_reference.py) imports the CLI; the API reference reads the SDK's
+    # source. Dependencies come from docs.txt.
     _install_packages(session)
 
 
@@ -230,10 +231,10 @@ def lint(session: nox.Session) -> None:
         "packages/cli/e2b_cli",
         "packages/local-api/e2b_local_api",
     )
-    # tests/ as packages named from the root (tests.cli.conftest, ...), and the benchmarks beside them.
+    # tests/ as packages named from the root (tests.cli.conftest, ...), the benchmarks and the docs' hooks beside them.
     session.run(
         "mypy", "--explicit-package-bases", "tests", "benchmarks", "packages/python-sdk/benchmarks",
-        "packages/cli/benchmarks",
+        "packages/cli/benchmarks", "docs/hooks",
     )  # fmt: skip
     # nox itself is in the interpreter running this file, not in the session's environment.
     session.run("mypy", "--python-executable", sys.executable, "noxfile.py")
@@ -272,7 +273,8 @@ def bench_codegen(session: nox.Session) -> None:
 def bench_bump(session: nox.Session) -> None:
     """Benchmark: `bump` on the real shape beside `codegen` on the same pin, directly and through nox."""
     _install_dev(session)
-    session.run("python", "benchmarks/bench_bump.py", *session.posargs)
+    # Its nox runs need an interpreter with nox: this one, not the session's (the dev lock has no nox).
+    session.run("python", "benchmarks/bench_bump.py", "--nox-python", sys.executable, *session.posargs)
 
 
 @nox.session(name="bench-transport", default=False)

@@ -10,13 +10,17 @@ after a bump), and then the same two as `nox -R -s bump -- R0` and `nox -R -s co
 copy (its own venvs, built by the warm-up). One warm-up of each first. Prints the medians and
 the median of the rounds' ratios; `--profile FILE` writes a cProfile of one more bump instead.
 `--cold`: every bump starts without the parser's and griffe's remembered answers (a first bump).
+`--smoke`: one round, no warm-up: it shows that the benchmark runs (tests/test_benchmarks.py).
+The nox runs use `--nox-python` (`nox -s bench-bump` passes the interpreter running it: the
+session's own has no nox), else this interpreter if it has nox.
 
-    python benchmarks/bench_bump.py [--runs N] [--cold] [--profile FILE]
+    python benchmarks/bench_bump.py [--runs N] [--cold] [--profile FILE] [--smoke] [--nox-python PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -40,7 +44,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="one round, no warm-up: it runs; the figures mean nothing")
+    parser.add_argument("--nox-python", type=Path, help="an interpreter with nox, for the nox runs [this one]")
     args = parser.parse_args()
+    nox_python = args.nox_python or Path(sys.executable)
+    if args.nox_python is None and importlib.util.find_spec("nox") is None:
+        # `nox -s bench-bump` passes the interpreter running nox; its session's virtualenv has none.
+        parser.exit(2, "bench_bump: this interpreter has no nox: run `nox -s bench-bump`, or pass --nox-python PATH\n")
     if not REAL_SPEC.is_file():
         print(f"bump benchmark: skipped, {REAL_SPEC} is absent")
         return
@@ -59,7 +69,7 @@ def main() -> None:
             "PYTHONPYCACHEPREFIX": str(work / "pycache"),
         }
         python = [sys.executable, "-m", "codegen", "--root", str(project)]
-        nox = [shutil.which("python3") or sys.executable, "-m", "nox", "-R", "-f", str(project / "noxfile.py")]
+        nox = [str(nox_python), "-m", "nox", "-R", "-f", str(project / "noxfile.py")]
         commands = {
             "bump": [*python, "bump", commit],
             "codegen": [*python, "generate"],
@@ -76,8 +86,9 @@ def main() -> None:
                     shutil.rmtree(work / "cache" / kind, ignore_errors=True)
             return timed(command or commands[name], project, env)
 
-        for name in commands:
-            run(name)  # the warm-up; nox builds the copy's venvs
+        if not args.smoke:  # with it, the round's nox runs build the copy's venvs
+            for name in commands:
+                run(name)  # the warm-up; nox builds the copy's venvs
         if args.profile:
             # In process: `python -m codegen` ends with os._exit, before cProfile could write its file.
             driver = (
@@ -88,10 +99,11 @@ def main() -> None:
             print(f"profile of one bump: {args.profile}")
             return
         results: dict[str, list[float]] = {name: [] for name in commands}
-        for _ in range(args.runs):
+        runs = 1 if args.smoke else args.runs
+        for _ in range(runs):
             for name in commands:
                 results[name].append(run(name))
-        print(f"real shape, runs: {args.runs} (interleaved){', cold' if args.cold else ''}, medians:")
+        print(f"real shape, runs: {runs} (interleaved){', cold' if args.cold else ''}, medians:")
         for key, values in results.items():
             print(f"  {key:12} {statistics.median(values):6.2f} s   (all: {', '.join(f'{x:.2f}' for x in values)})")
         for prefix in ("", "nox "):

@@ -19,8 +19,10 @@ validator's verdict on the pinned spec is recorded, so only `full` validates, an
 bytecode is cached (in a temporary PYTHONPYCACHEPREFIX, even where PYTHONDONTWRITEBYTECODE
 is set), as the generators' is.  The codegen/side ratio is also given round by round: each
 round times the two one after the other, so its median follows the machine's drift.
+`--smoke`: one round on this repository's spec, no warm-up run: it shows that the benchmark
+runs (tests/test_benchmarks.py); its figures mean nothing.
 
-    python benchmarks/bench_codegen.py [--runs N] [--shape own|real|both]
+    python benchmarks/bench_codegen.py [--runs N] [--shape own|real|both] [--smoke]
 """
 
 from __future__ import annotations
@@ -151,7 +153,9 @@ def real_shape_upstream(dest: Path) -> str:
     return git(dest, "rev-parse", "HEAD")
 
 
-def measure(name: str, work: Path, project: Path, upstream: Path, runs: int) -> dict[str, list[float]]:
+def measure(
+    name: str, work: Path, project: Path, upstream: Path, runs: int, warm_up: bool = True
+) -> dict[str, list[float]]:
     """Interleaved runs of the bare generators, codegen and check on one project and upstream."""
     # Bytecode cached as on a maintainer's machine, where PYTHONDONTWRITEBYTECODE would have codegen
     # compile its own source (and GitPython's) on every run; the warm-up run below fills it. The
@@ -166,7 +170,8 @@ def measure(name: str, work: Path, project: Path, upstream: Path, runs: int) -> 
     # A copy without git history: no base revision, so the tree is trusted explicitly.
     check = [sys.executable, "-m", "codegen", "--root", str(project), "check", "--trust-tree"]
     full = [*check, "--no-cache"]
-    timed(codegen, ROOT, env)  # warm the cache and the tree
+    if warm_up:  # else the round's codegen, which runs before its check, warms them
+        timed(codegen, ROOT, env)  # warm the cache and the tree
     # The bare generators get the spec the pipeline generates from: filtered and named.
     document = load_spec((project / "spec/openapi.yml").read_bytes())
     operations = load_operation_map(project / "spec/operations.yml")
@@ -213,7 +218,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--shape", choices=("own", "real", "both"), default="both")
+    parser.add_argument("--smoke", action="store_true", help="one round, own spec, no warm-up: it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.shape = 1, "own"
 
     work = Path(tempfile.mkdtemp(prefix="bench-codegen-"))
     try:
@@ -226,7 +234,8 @@ def main() -> None:
                 check=True,
                 capture_output=True,
             )
-            report("this repository's spec", measure("own", own, project, own / "runtime", args.runs), args.runs)
+            results = measure("own", own, project, own / "runtime", args.runs, warm_up=not args.smoke)
+            report("this repository's spec", results, args.runs)
         if args.shape in ("real", "both"):
             if not REAL_SPEC.is_file():
                 print(f"real-shape spec: skipped, {REAL_SPEC} is absent")

@@ -47,7 +47,9 @@ def cmd_bump(project: Project, args: argparse.Namespace, messages: Messages) -> 
     with open_generators(project) as generators:
         from codegen.commands.bump import run_bump
 
-        return run_bump(project, args.ref, dry_run=args.dry_run, messages=messages, generators=generators)
+        return run_bump(
+            project, args.ref, dry_run=args.dry_run, messages=messages, generators=generators, report_file=args.report
+        )
 
 
 def cmd_rebuild_runtime(project: Project, args: argparse.Namespace, messages: Messages) -> int:
@@ -65,7 +67,7 @@ nox, which installs what it needs: `nox -s codegen`, `nox -s generated-files`,
 `nox -s bump -- <ref>`.
 
 Exit statuses: 0 success (check: clean), 1 drift (check only), 2 could not run,
-3 bump wrote the new pin but the regenerated client breaks hand-written code.
+3 bump wrote the new pin but hand-written code does not work with the regenerated client.
 """
 EPILOG = """\
 example:
@@ -164,6 +166,12 @@ def parser() -> argparse.ArgumentParser:
     )
     bump.add_argument("ref", help="a runtime commit id (full or abbreviated), tag or branch")
     bump.add_argument("--dry-run", action="store_true", help="print the report, write nothing")
+    bump.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="also write the whole report there (the release pull request's body; the fragment is a short list)",
+    )
     bump.set_defaults(run=cmd_bump)
     rebuild = _verb(
         verbs,

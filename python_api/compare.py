@@ -147,6 +147,9 @@ def compare_apis(package: str, old: dict[str, ApiEntry], new: dict[str, ApiEntry
     added = [
         f"{path} ({entry.kind})" for path, entry in new.items() if path not in old and path.rpartition(".")[0] in old
     ]
+    for path, entry in new.items():
+        if path in old and entry.kind == old[path].kind == "function":
+            added.extend(signature_additions(path, list(old[path].parameters), list(entry.parameters)))
     return ApiDiff(package, tuple(breaks), tuple(added))
 
 
@@ -205,6 +208,17 @@ def signature_breaks(path: str, old: list[Parameter], new: list[Parameter]) -> I
     for name, kind, default in new:
         if name not in known and default is None and kind not in _VARIADIC:
             yield f"{path}({name}): required parameter added"
+
+
+def signature_additions(path: str, old: list[Parameter], new: list[Parameter]) -> Iterator[str]:
+    """The parameters `new` adds that no call of `old` has to pass: what callers can now do (minor).
+
+    A required one added is a break (`signature_breaks`), not an addition.
+    """
+    known = {name for name, _, _ in old}
+    for name, kind, default in new:
+        if name not in known and (default is not None or kind in _VARIADIC):
+            yield f"{path}({name}) (optional parameter)"
 
 
 def _value(value: object) -> str:

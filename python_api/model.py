@@ -1,8 +1,8 @@
 """The Python API as data: which names are API, and what the comparison keeps of each.
 
 A package's public API is what each of its import packages exports (`__all__`, or the names
-without a leading `_`), followed into classes; for `e2b` also the whole generated client
-(PUBLIC_TREES). Of the dunders only `__init__` and `__call__` are API.
+without a leading `_`), followed into classes; for `e2b` also the whole generated client and its
+error codes (PUBLIC_TREES). Of the dunders only `__init__` and `__call__` are API.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Distribution -> modules whose every public name and public submodule is API.
-PUBLIC_TREES: dict[str, tuple[str, ...]] = {"e2b": ("e2b.api.client",)}
+# e2b.api.error_codes: a constant per error code the spec documents, which callers compare `error_code` with.
+PUBLIC_TREES: dict[str, tuple[str, ...]] = {"e2b": ("e2b.api.client", "e2b.api.error_codes")}
 
 # griffe's kinds of object (griffe.Kind's values), and "name": an object outside the package.
 KINDS = frozenset({"module", "class", "function", "attribute", "alias", "type alias", "name"})

@@ -23,7 +23,10 @@ from release.stage import stage_release
 from release.tree import write_all
 from release.wheels import BUILD_LOCK, build_all, smoke_test
 from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, Terminated
+from toolkit.paths import RUNTIME_REF
 from toolkit.printable import Say
+from toolkit.read import read_or_none
+from toolkit.runtime_record import chain_to, read_records, stray_remedy
 from toolkit.transaction import recover_tree
 
 # The checkout whose codegen/ checks the generated files: this one's, run as its own process, so
@@ -45,9 +48,21 @@ def load_release_plan(root: Path, names: Sequence[str]) -> ReleasePlan:
             fragments[package.name] = read_fragments(root, package.path)
         except ReleaseError as exc:
             problems.extend(exc.problems)
+    problems += unchained_records(root)
     if problems:
         raise ReleaseError(*problems)
     return make_plan(packages, fragments, list(names))
+
+
+def unchained_records(root: Path) -> list[Problem]:
+    """bump's fragments that do not lead to the current pin: a record of a change the tree does not hold."""
+    pin = read_or_none(root / RUNTIME_REF)
+    records = read_records(root)
+    if not records:
+        return []
+    text = pin.decode(errors="replace").strip() if pin is not None else ""
+    stray = chain_to(records, text).stray if text else tuple(records)
+    return [Problem("does not chain to the current pin", where=r.path, remedy=stray_remedy(text)) for r in stray]
 
 
 def check_generated_files(root: Path, say: Say, *, base: str | None = None) -> None:

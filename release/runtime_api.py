@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -112,7 +113,8 @@ def probe(package: Package, sides: list[Path]) -> list[RuntimeApi]:
     """Each side's run-time view of `package` (its folder on that side), probed side by side."""
     with tempfile.TemporaryDirectory(prefix="e2b-api-runtime-") as tmp:
         scratch = Path(tmp)
-        running = [_start(package, side, scratch / str(n)) for n, side in enumerate(sides)]
+        python = _interpreter(scratch)
+        running = [_start(package, side, scratch / str(n), python) for n, side in enumerate(sides)]
         try:
             deadline = time.monotonic() + PROBE_TIMEOUT
             return [
@@ -124,10 +126,44 @@ def probe(package: Package, sides: list[Path]) -> list[RuntimeApi]:
                 _stop(process)
 
 
-def _start(package: Package, package_dir: Path, folder: Path) -> tuple[subprocess.Popen[bytes], Path]:
+def _interpreter(scratch: Path) -> Path:
+    """An empty virtual environment of this Python: site runs as a user's does, on nothing of this machine's.
+
+    Its site-packages is empty (no `.pth`, none of this checkout's editable installs), and a virtual
+    environment has no user site; the probe's folder and HOME are fresh.
+    """
+    venv = scratch / "venv"
+    argv = [sys.executable, "-m", "venv", "--without-pip", str(venv)]
+    try:
+        done = subprocess.run(argv, env=_environment(scratch), capture_output=True, text=True, timeout=PROBE_TIMEOUT)
+        failed = f"exit {done.returncode}" if done.returncode else ""
+        output = done.stdout + done.stderr
+    except (OSError, subprocess.TimeoutExpired) as error:
+        failed, output = type(error).__name__, ""
+    if failed:
+        raise ReleaseError(
+            Problem(
+                f"`python -m venv` failed ({failed}), so the run-time view of the Python API cannot be taken",
+                detail=tuple(output.splitlines()[-_SHOWN:]),
+                remedy="repair this Python's venv module (Debian: apt-get install python3-venv), then run again",
+            )
+        )
+    (scratch / "home").mkdir()
+    (scratch / "probe").mkdir()
+    shutil.copyfile(PROBE, scratch / "probe" / PROBE.name)
+    return venv / "bin" / "python"
+
+
+def _environment(scratch: Path) -> dict[str, str]:
+    """What a user's shell gives a program: PATH and HOME (an empty one), and nothing of this run's (no secret)."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(scratch / "home")}
+
+
+def _start(package: Package, package_dir: Path, folder: Path, python: Path) -> tuple[subprocess.Popen[bytes], Path]:
     folder.mkdir()
     siblings = sorted(p for p in package_dir.parent.glob("*/pyproject.toml") if p.parent != package_dir)
     names = import_packages(package_dir)
+    scratch = folder.parent
     request = {
         "paths": [str(package_dir), *(str(p.parent) for p in siblings)],
         "site": sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}),
@@ -135,12 +171,14 @@ def _start(package: Package, package_dir: Path, folder: Path) -> tuple[subproces
         "trees": [t for t in PUBLIC_TREES.get(package.name, ()) if t.partition(".")[0] in names],
         "out": str(folder / "listing.json"),
     }
-    (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    request_file = folder / "request.json"
+    request_file.write_text(json.dumps(request), encoding="utf-8")
     with (folder / "output.txt").open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", "-X", "utf8", str(PROBE), str(folder / "request.json")],
+            # No -I, -S, -B or -E: sys.flags would tell a package it is being probed, as an empty environment did.
+            [str(python), str(scratch / "probe" / PROBE.name), str(request_file)],
             cwd=folder,
-            env={},
+            env=_environment(scratch),
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,

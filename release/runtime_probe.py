@@ -165,6 +165,11 @@ class Listing:
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as file:
         request = json.load(file)
+    del sys.path[0]  # this script's folder (a copy of it alone): the package imports nothing from there
+    # No bytecode written into the tree, as PYTHONDONTWRITEBYTECODE does in many containers; not `-B`
+    # (a flag in sys.flags) nor a pycache_prefix, under which every module, site-packages' too, is
+    # compiled again on each run (2 s for e2b's two sides became 9 s).
+    sys.dont_write_bytecode = True
     sys.path[:0] = request["paths"]
     sys.path.extend(request["site"])
     listing = Listing()

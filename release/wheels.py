@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from release.errors import Problem, ReleaseError
 from release.packages import Package
+from release.published import check_published
 from release.versions import Version
 from toolkit.printable import Say
 
@@ -93,7 +94,7 @@ def compiled_files(wheel: Path, sdist: Path | None = None) -> list[str]:
 
 
 def build_all(source_root: Path, packages: list[Package], out: Path, say: Say, *, build_lock: Path) -> dict[str, Built]:
-    """sdist and wheel of every package (backend: `build_lock`); twine, check-wheel-contents, no compiled code."""
+    """sdist and wheel of every package (backend: `build_lock`), checked: compiled code, release.published, twine."""
     built: dict[str, Built] = {}
     if not build_lock.is_file():
         raise ReleaseError(Problem(f"{build_lock} is missing: the build backend would come unpinned from the index"))
@@ -116,6 +117,7 @@ def build_all(source_root: Path, packages: list[Package], out: Path, say: Say, *
                     remedy="`git rm --cached` it (`bash .ci/no-compiled-code` names it); nothing was written",
                 )
             )
+        check_published(package.name, wheels[0], sdists[0])
         built[package.name] = Built(package, wheels[0], sdists[0])
     files = [str(p) for b in built.values() for p in (b.wheel, b.sdist)]
     say("twine check --strict")

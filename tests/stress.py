@@ -44,6 +44,7 @@ STRESSED = (
     "tests/codegen/commands/test_generate.py::test_sigterm_while_the_validator_is_stuck_and_the_main_thread_mid_import_exits_143",
     "tests/cli/test_launcher.py",
     "tests/local_api/test_launcher.py",
+    "tests/python_sdk/test_interruptible.py",  # Ctrl-C during a sync SDK call, in a script and in process
     "tests/codegen/test_journal.py::test_sigterm_right_after_the_write_says_the_tree_holds_the_new_files",
     # timing: read timeouts, deadlines, backoff, slow clients, concurrent requests on real sockets
     "tests/cli/test_sandbox_local_api.py",

@@ -25,7 +25,17 @@ PACKAGES: dict[str, tuple[str, frozenset[str]]] = {
     "e2b_local_api": ("packages/local-api/e2b_local_api", frozenset()),
 }
 # The toolkit's modules, bottom up: each imports only the ones before it.
-TOOLKIT = ("printable", "errors", "read", "changelog", "paths", "transaction", "cache_folder", "records")
+TOOLKIT = (
+    "printable",
+    "errors",
+    "read",
+    "changelog",
+    "paths",
+    "runtime_record",
+    "transaction",
+    "cache_folder",
+    "records",
+)
 # Floors inside a package: (the floor, what outside it in its package it may import).
 FLOORS = (
     ("e2b.api.client", ()),  # the generated client

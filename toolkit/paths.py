@@ -119,8 +119,12 @@ def release_folders(root: Path) -> list[str]:
     return found
 
 
-# The changelog fragment a bump writes: +runtime-<commit[:12]>.<type>.md, its type by the report's level.
-_FRAGMENT = re.compile(rf"{re.escape(CHANGELOG_DIR)}/\+runtime-[0-9a-f]{{12}}\.(?:{'|'.join(BUMP_TYPES.values())})\.md")
+# The changelog fragment a bump writes: +runtime-<start[:12]>-<pin[:12]>.<type>.md, the change from the pin
+# its record started at to the pin it set (toolkit/runtime_record.py), its type by the report's level.
+# +runtime-<pin[:12]>.<type>.md is the older form, which did not name its start.
+BUMP_FRAGMENT_NAME = re.compile(
+    rf"\+runtime-(?:(?P<start>[0-9a-f]{{12}})-)?(?P<pin>[0-9a-f]{{12}})\.(?:{'|'.join(BUMP_TYPES.values())})\.md"
+)
 # Everything a codegen write swaps (generate: the folders, spec, lock, manifest; bump: also the pin and
 # a fragment).  With what a release writes, nothing else may be named by a journal or removed as a leftover.
 WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF, ENVD_DIR, ENVD_LOCK})
@@ -132,13 +136,15 @@ LEFTOVER_FOLDERS = (
 )
 
 
-def fragment_path(commit: str, level: str) -> str:
-    return f"{CHANGELOG_DIR}/+runtime-{commit[:12]}.{BUMP_TYPES[level]}.md"
+def fragment_path(start: str, commit: str, level: str) -> str:
+    return f"{CHANGELOG_DIR}/+runtime-{start[:12]}-{commit[:12]}.{BUMP_TYPES[level]}.md"
 
 
 def is_write_target(path: str) -> bool:
     """A path a codegen or release write swaps into place: the only kind a journal may name."""
-    return path in WRITE_TARGETS or _FRAGMENT.fullmatch(path) is not None or is_release_target(path)
+    folder, _, name = path.rpartition("/")
+    bump_fragment = folder == CHANGELOG_DIR and BUMP_FRAGMENT_NAME.fullmatch(name) is not None
+    return path in WRITE_TARGETS or bump_fragment or is_release_target(path)
 
 
 def leftover_folders(root: Path) -> tuple[str, ...]:

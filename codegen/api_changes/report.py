@@ -7,6 +7,7 @@ module stays readable.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +40,9 @@ ChangeKind = Literal[
     "deprecated",
     "enum value added",
     "enum value removed",
+    "validation tightened",
+    "validation loosened",
+    "validation changed",
     "request body added",
     "request body removed",
     "request body made required",
@@ -54,6 +58,7 @@ ChangeKind = Literal[
     "security scheme changed",
     "security alternative added",
     "security made optional",
+    "security scheme description changed",
     "error code added",
     "error code removed",
 ]
@@ -193,11 +198,35 @@ def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str
     return "\n".join(lines) + "\n"
 
 
-def _render_change(change: ApiChange, notes: list[str]) -> str:
+_FRAGMENT_SHOWN = 12
+
+
+def render_fragment(
+    report: ApiChangeReport, *, old_ref: str, new_ref: str, level: str, python_lines: Sequence[str] = ()
+) -> str:
+    """The changelog fragment: one sentence and a short list, no headings (CHANGELOG.md puts it in a bullet).
+
+    The changes the SDK's users see (not "Upstream only"), then `python_lines` (the Python API's, each
+    `- ...`), at most `_FRAGMENT_SHOWN` in all; the whole report goes to the release pull request.  Escaped
+    as the report is.  `level`: the fragment's, which the Python API can raise above the report's.
+    """
+    shown = [_render_change(c, None) for c in sorted(report.changes, key=sort_key) if c.level != "none"]
+    if report.description_changes:
+        shown.append(f"- {_plural(report.description_changes, 'description-only change')}")
+    shown += python_lines
+    if not shown:
+        return f"The runtime API moved from {old_ref} to {new_ref} with no change the SDK's users can see.\n"
+    hidden = len(shown) - _FRAGMENT_SHOWN if len(shown) > _FRAGMENT_SHOWN else 0
+    if hidden:
+        shown = [*shown[: _FRAGMENT_SHOWN - 1], f"- and {hidden + 1} more: the release pull request has the report"]
+    return "\n".join([f"The runtime API from {old_ref} to {new_ref} (semver: {level}):", *shown]) + "\n"
+
+
+def _render_change(change: ApiChange, notes: list[str] | None) -> str:
     line = f"- {change.kind}: {code_span(printable(change.location))}"
     if change.detail:
         line += f" ({markdown_text(change.detail)})"
-    if change.why:
+    if change.why and notes is not None:
         if change.why not in notes:
             notes.append(change.why)
         line += f" [{notes.index(change.why) + 1}]"

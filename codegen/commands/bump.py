@@ -5,10 +5,14 @@ How it works, and why: docs/maintainers/design.md, "codegen/commands/bump.py".
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import git
@@ -16,7 +20,7 @@ import git
 from codegen.api_changes.compare import compare_specs
 from codegen.api_changes.envd_files import render_envd_section
 from codegen.api_changes.generated_names import parser_records
-from codegen.api_changes.report import ApiChangeReport, render_report
+from codegen.api_changes.report import ApiChangeReport, render_fragment, render_report
 from codegen.commands.handwritten import SECTION_TITLE, generated_unchanged, handwritten_check
 from codegen.config import FULL_COMMIT, PinFrom, Source, load_source, read_pin
 from codegen.contract import REMEDY as CONTRACT_REMEDY
@@ -32,9 +36,10 @@ from codegen.upstream.fetch import MissingRef, Unreachable, UpstreamRepository, 
 from codegen.upstream.spec_lock import git_blob_id, read_lock
 from toolkit.changelog import BUMP_TYPES
 from toolkit.errors import EXIT_HANDWRITTEN, EXIT_OK, Problem, ToolError
-from toolkit.paths import GENERATED_ROOTS, RUNTIME_REF, SPEC, Project, fragment_path
-from toolkit.printable import Say
+from toolkit.paths import GENERATED_ROOTS, PACKAGES_DIR, RUNTIME_REF, SPEC, Project, fragment_path
+from toolkit.printable import Say, printable
 from toolkit.read import read_or_none
+from toolkit.runtime_record import PinRecord, chain_to, read_records, stray_remedy
 from toolkit.transaction import recover_tree
 
 if TYPE_CHECKING:
@@ -140,13 +145,53 @@ def old_pin_spec(project: Project, upstream: UpstreamRepository, current: Source
     return tracked
 
 
+def pending_record(project: Project, pin: str) -> PinRecord | None:
+    """The pending fragment that set `pin`, which this bump replaces; refused: fragments that do not chain to it."""
+    chain = chain_to(read_records(project.root), pin)
+    if chain.stray:
+        raise ToolError(
+            *(Problem("does not chain to the current pin", where=r.path, remedy=stray_remedy(pin)) for r in chain.stray)
+        )
+    return chain.last if chain.last is not None and chain.last.start is not None else None
+
+
+def record_start(
+    upstream: UpstreamRepository, record: PinRecord | None, current: Source, say: Say
+) -> tuple[Source, PinRecord | None]:
+    """Where this bump's record starts (the pending fragment's start, else the current pin), and what it replaces.
+
+    An upstream that does not hold the pending record's start (a mirror, a rewritten history) cannot
+    give the report its old side: the pending fragment stays, and this bump's record starts at the pin.
+    """
+    if record is None or record.start is None:
+        return current, None
+    commit = upstream.peel_commit(record.start)
+    if commit is None or not commit.startswith(record.start) or not FULL_COMMIT.fullmatch(commit):
+        say(
+            f"{record.path} records the change from runtime@{record.start[:7]}, which {upstream.url} does not "
+            f"hold: kept, and this bump records the change from runtime@{current.short_commit} beside it"
+        )
+        return current, None
+    say(f"{record.path} records the change from runtime@{commit[:7]}: this bump replaces it")
+    return replace(current, commit=commit), record
+
+
 def run_bump(
-    project: Project, ref: str, *, dry_run: bool, messages: Messages, generators: Toolchain | None = None
+    project: Project,
+    ref: str,
+    *,
+    dry_run: bool,
+    messages: Messages,
+    generators: Toolchain | None = None,
+    report_file: Path | None = None,
 ) -> int:
     check_ref_text(ref)
+    if report_file is not None:
+        _check_report_path(report_file)
     refuse_symlinks(project.root)
     recover_tree(project.root, messages)
     current = load_source(project, commit=read_pin(project))
+    record = pending_record(project, current.commit)
     upstream = UpstreamRepository(current.url)
     with messages.step("fetch") as note:
         branch_ref = _fetch_refs(upstream, current, ref)
@@ -166,6 +211,7 @@ def run_bump(
     if upstream.is_ancestor(commit, current.commit):
         messages.warning(f"{commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
 
+    start, record = record_start(upstream, record, current, messages)
     target = replace(current, commit=commit, pin_from=PinFrom.BUMP)
     fetched = fetch_spec(project, target, messages)
     # Read here, validated by the pipeline beside the generators (the report needs only the structure
@@ -175,18 +221,21 @@ def run_bump(
     # this commit, the report is what says why.
     with messages.step("report") as note, _invalid_spec_first(document):
         operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
-        old_bytes = old_pin_spec(project, upstream, current, messages)
+        old_bytes = old_pin_spec(project, upstream, start, messages)
         # Read, not validated: the old pin's spec passed the validator when it was pinned, and the
         # report needs only its structure, which read_spec bounds as it does for any spec.
-        old_spec = read_spec(old_bytes, display_path=f"runtime@{current.short_commit}:{current.spec_path}")
-        old = filter_spec(old_spec.data, tags=current.sdk_tags, operations=operations)
+        old_spec = read_spec(old_bytes, display_path=f"runtime@{start.short_commit}:{start.spec_path}")
+        old = filter_spec(old_spec.data, tags=start.sdk_tags, operations=operations)
         new = filter_spec(document.data, tags=target.sdk_tags, operations=operations)
         # The contract is checked on the new spec by the pipeline below; here it names the SDK's credential.
         credentials = credential_schemes(load_contract(project.contract))
         changes = compare_specs(old, new, credentials=credentials, records=parser_records(project))
-        note(f"runtime@{current.short_commit} -> runtime@{target.short_commit}: {changes.level}")
-    report = render_report(changes, old_ref=f"runtime@{current.short_commit}", new_ref=f"runtime@{target.short_commit}")
+        note(f"runtime@{start.short_commit} -> runtime@{target.short_commit}: {changes.level}")
+    refs = {"old_ref": f"runtime@{start.short_commit}", "new_ref": f"runtime@{target.short_commit}"}
+    report = render_report(changes, **refs)
     messages.show(report)
+    # The Python API's old side: the code generated at the record's start (in memory), when that is not the tree's.
+    old_generated = start_generated(project, start, messages) if start.commit != current.commit else None
     try:
         with open_run(project, target, messages, generators=generators) as run:
             result = build(run, ReadSpec(fetched, document))
@@ -196,10 +245,16 @@ def run_bump(
     with handwritten_check(project, result.staged.generated, messages) as pending:
         with messages.step("python api") as note:
             # Unchanged generated files change no package's Python API: griffe has nothing to compare.
-            same = generated_unchanged(project, result.staged.generated)
-            diffs = [] if same else python_api_diffs(project, result.staged.generated)
+            if old_generated is not None:
+                same = old_generated == result.staged.generated
+                diffs = [] if same else python_api_diffs(project, result.staged.generated, old_generated)
+                against = f"the code generated at runtime@{start.short_commit}"
+            else:
+                same = generated_unchanged(project, result.staged.generated)
+                diffs = [] if same else python_api_diffs(project, result.staged.generated)
+                against = "the tree"
             python_section, python_level = render_python_api(diffs, changes.level)
-            note("the generated files are unchanged" if same else "the regenerated code against the tree (griffe)")
+            note("the generated files are unchanged" if same else f"the regenerated code against {against} (griffe)")
             note(python_level)
         handwritten = pending.verdict(changes, [verdict for diff in diffs for verdict in diff.breaks])
     messages.show(python_section)
@@ -214,37 +269,73 @@ def run_bump(
         report += "\n" + envd_section + "\n"
     if handwritten.broken:
         messages.show(handwritten.section)
-    if dry_run:
-        if handwritten.broken:
-            messages.result(
-                f"--dry-run: nothing written; the bump breaks {len(handwritten.breakages)} place(s) of this "
-                f"repository's code (exit {EXIT_HANDWRITTEN})"
-            )
-            return EXIT_HANDWRITTEN
-        messages.result("--dry-run: nothing written")
-        return EXIT_OK
-    level = max(changes.level, python_level, key=_LEVEL_RANK.__getitem__)
-    fragment = fragment_path(commit, level)
-    with messages.step("write") as note:
-        written = write_tree(
-            project.root,
-            result.staged,
-            extra={RUNTIME_REF: f"{commit}\n".encode(), fragment: report.encode()},
-        )
-        note(f"{len(written)} path(s)")
-    if handwritten.broken:
-        messages.result(
-            f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}\n"
-            f"the regenerated client breaks {len(handwritten.breakages)} place(s) of this repository's code "
-            f"(see {SECTION_TITLE.removeprefix('## ')!r} above, exit {EXIT_HANDWRITTEN}): fix them, then commit "
-            "them with the pin, spec, lock, generated code and the fragment in one pull request"
-        )
-        return EXIT_HANDWRITTEN
-    messages.result(
-        f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), the report in {fragment}\n"
-        "commit the pin, spec, lock, generated code and the fragment in one pull request"
+    # The whole report (the section to act on first) is the release pull request's body; the fragment is a list.
+    whole = (handwritten.section + "\n" if handwritten.broken else "") + report
+    code = EXIT_HANDWRITTEN if handwritten.broken else EXIT_OK
+    broken = (
+        f"the regenerated client leaves {len(handwritten.breakages)} place(s) of this repository's code broken "
+        f"(see {SECTION_TITLE.removeprefix('## ')!r} above, exit {EXIT_HANDWRITTEN})"
     )
-    return EXIT_OK
+    if dry_run:
+        _write_report(report_file, whole)
+        messages.result(f"--dry-run: nothing written; {broken}" if handwritten.broken else "--dry-run: nothing written")
+        return code
+    level = max(changes.level, python_level, key=_LEVEL_RANK.__getitem__)
+    # Back at the pin the record started at: the change nets to nothing, and nothing is recorded.
+    fragment = fragment_path(start.commit, commit, level) if commit != start.commit else None
+    extra: dict[str, bytes | None] = {RUNTIME_REF: f"{commit}\n".encode()}
+    if record is not None:
+        extra[record.path] = None
+    if fragment is not None:
+        from python_api.compare import render as render_python
+
+        python_lines = [f"- {d.package}'s Python API, {line[2:]}" for d in diffs for line in render_python(d)]
+        extra[fragment] = render_fragment(changes, **refs, level=level, python_lines=python_lines).encode()
+    with messages.step("write") as note:
+        written = write_tree(project.root, result.staged, extra=extra)
+        note(f"{len(written)} path(s)")
+    _write_report(report_file, whole)
+    recorded = (
+        f"the change from runtime@{start.short_commit} in {fragment}"
+        if fragment is not None
+        else f"back at runtime@{start.short_commit}, where the pending record started: no fragment"
+    )
+    replaced = f" (replacing {record.path})" if record is not None and fragment is not None else ""
+    removed = f" (removed {record.path})" if record is not None and fragment is None else ""
+    messages.result(
+        f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), {recorded}{replaced}{removed}\n"
+        + (f"{broken}: fix them, then commit them with" if handwritten.broken else "commit")
+        + " the pin, spec, lock, generated code and the fragment in one pull request"
+    )
+    return code
+
+
+def _check_report_path(path: Path) -> None:
+    """Before anything is written: a report that could not be written would leave the tree written without it."""
+    why = None
+    if path.is_dir():
+        why = "is a folder"
+    elif not path.parent.is_dir():
+        why = "is in a folder that does not exist"
+    elif not os.access(path.parent, os.W_OK):
+        why = "is in a folder this user cannot write"
+    if why is not None:
+        raise ToolError(Problem(f"--report {printable(str(path))} {why}", remedy="name a file in a writable folder"))
+
+
+def _write_report(path: Path | None, text: str) -> None:
+    """The whole report into `path` (`--report`), whole or not at all: the release pull request's body."""
+    if path is None:
+        return
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, path)
+    except OSError as exc:
+        scratch.unlink(missing_ok=True)
+        raise ToolError(
+            Problem(f"cannot write the report to {printable(str(path))}: {exc.strerror}", remedy="name a writable file")
+        ) from None
 
 
 def python_api_section(project: Project, generated: Mapping[str, bytes], http_level: str) -> tuple[str, str]:
@@ -256,16 +347,51 @@ def python_api_section(project: Project, generated: Mapping[str, bytes], http_le
     return render_python_api(python_api_diffs(project, generated), http_level)
 
 
-def python_api_diffs(project: Project, generated: Mapping[str, bytes]) -> list[ApiDiff]:
+def python_api_diffs(
+    project: Project, generated: Mapping[str, bytes], old_generated: Mapping[str, bytes] | None = None
+) -> list[ApiDiff]:
     """Each package's Python API, the tree against the tree with `generated` in place (griffe); changed ones only.
 
+    `old_generated`: the old side is the tree with those in place instead (a copy of its packages).
     griffe's reading of each side is remembered by the files it read (`api_records`): a bump of a tree
     read before (after a --dry-run, a fix, or the bump that made the tree) runs griffe on neither side.
     """
     from python_api.compare import api_records, diff_generated
 
-    diffs = diff_generated(project.root, generated, GENERATED_ROOTS, records=api_records(project))
+    with tempfile.TemporaryDirectory(prefix="e2b-bump-start-") as scratch:
+        root = project.root if old_generated is None else _packages_with(project.root, Path(scratch), old_generated)
+        diffs = diff_generated(root, generated, GENERATED_ROOTS, records=api_records(project))
     return [d for d in diffs if d.breaks or d.added]
+
+
+def start_generated(project: Project, start: Source, messages: Messages) -> dict[str, bytes]:
+    """The code the record's start pin generates now (the spec at that pin, today's pipeline), in memory."""
+    messages(f"the generated code at runtime@{start.short_commit}, where the record starts: the Python API's old side")
+    fetched = fetch_spec(project, start, messages)
+    document = parse_spec(start, fetched, messages, validate=False)
+    try:
+        with open_run(project, start, messages) as run:
+            return dict(build(run, ReadSpec(fetched, document)).staged.generated)
+    except ToolError as exc:
+        why = Problem(
+            f"runtime@{start.short_commit}, where the pending record starts, no longer generates (below): "
+            "the Python API cannot be compared with it",
+            remedy="delete the pending bump fragment (the record then starts at the current pin), then bump again",
+        )
+        raise ToolError(why, *exc.problems) from None
+
+
+def _packages_with(root: Path, scratch: Path, generated: Mapping[str, bytes]) -> Path:
+    """A copy of the tree's packages under `scratch`, their generated folders holding `generated`."""
+    shutil.copytree(
+        root / PACKAGES_DIR, scratch / PACKAGES_DIR, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for folder in GENERATED_ROOTS:
+        shutil.rmtree(scratch / folder, ignore_errors=True)
+    for rel, data in generated.items():
+        (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / rel).write_bytes(data)
+    return scratch
 
 
 def render_python_api(diffs: list[ApiDiff], http_level: str) -> tuple[str, str]:

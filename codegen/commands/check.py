@@ -198,6 +198,7 @@ def run_check(
         messages("--trust-tree: no base revision; the tree's lock and [tool.codegen] are trusted as they are")
     elif base is None:
         raise ToolError(NO_BASE)
+    _say_client_templates(project, messages)
     source = load_source(project, base=base.settings if base is not None else None)
     fetched = _fetch(project, source, messages, base, fresh=not use_cache)
     # A hand edit to an envd file misses the cache by itself; a file added beside them would not.
@@ -220,6 +221,21 @@ def run_check(
         return EXIT_OK
     messages.result(render_drift(drifts, source.short_commit))
     return EXIT_DRIFT
+
+
+def _say_client_templates(project: Project, messages: Messages) -> None:
+    """A tree (`--root`) whose templates/client/ is not this checkout's: the check renders its own, and says so."""
+    from codegen.generation.inputs import client_templates_differ
+
+    differ = client_templates_differ(project)
+    if differ:
+        shown = ", ".join(printable(rel) for rel in differ[:5]) + (
+            f" and {len(differ) - 5} more" if len(differ) > 5 else ""
+        )
+        messages.warning(
+            f"the tree's templates/client/ differs from this checker's ({shown}): the client templates are code, "
+            "so the check renders its own; what the tree's would generate is for the pull request's own CI run"
+        )
 
 
 def _clean(source: Source) -> str:

@@ -86,10 +86,11 @@ class Breakage:
     used: str | None  # the generated name it used: e2b.api.client.models.SandboxState
     became: str | None  # what that name became: "`SandboxLifecycle` (model renamed at `...`; griffe: ...)"
     generated: bool  # the place itself is a generated file (an overlay rendered from templates/)
+    new: bool = True  # broken by this bump; False: broken before it, and still
 
     def render(self) -> str:
         where = code_span(f"{printable(self.path)}:{self.line}")
-        line = f"- {where}: "
+        line = f"- {where}{' (**new**)' if self.new else ''}: "
         if self.used:
             line += f"uses {code_span(printable(self.used))}"
             line += f", now {self.became}" if self.became else ""
@@ -117,12 +118,11 @@ def handwritten_check(project: Project, generated: Mapping[str, bytes], messages
     """Start importing and type-checking the hand-written packages against `generated` (the staged files).
 
     The checks run in processes of their own while the block runs (bump's griffe step: two cores);
-    `PendingCheck.verdict` waits for them.  Leaving the block stops whatever still runs.
+    `PendingCheck.verdict` waits for them.  Leaving the block stops whatever still runs.  Unchanged
+    generated files are checked too, as the tree holds them: a bump must not pass over code an
+    earlier bump left broken (its findings are usually remembered: that bump's own).
     """
-    if generated_unchanged(project, generated):
-        messages("typecheck  skipped (the generated files are unchanged: the code is as `nox -s lint` checks it)")
-        yield PendingCheck(None)
-        return
+    unchanged = generated_unchanged(project, generated)
     if importlib.util.find_spec("mypy") is None:
         raise ToolError(
             Problem(
@@ -142,9 +142,12 @@ def handwritten_check(project: Project, generated: Mapping[str, bytes], messages
         context = _Context(project, folder, messages, started, Records(project, "typecheck-findings", {}))
         pending = PendingCheck(context)
         try:
-            # The copy is made only when its findings are not remembered: its digest is the plan's.
-            copy = _Copy(Path(scratch), _digest(_planned(project.root, generated), project))
-            pending.start(copy, lambda: _copy_packages(project.root, copy.root, generated))
+            if unchanged:  # the copy would be the tree: the tree itself is checked
+                messages("typecheck  the generated files are unchanged: the tree as it is")
+                pending.start(_Copy(project.root, _digest(_planned(project.root, None), project)), lambda: None)
+            else:  # the copy is made only when its findings are not remembered: its digest is the plan's
+                copy = _Copy(Path(scratch), _digest(_planned(project.root, generated), project))
+                pending.start(copy, lambda: _copy_packages(project.root, copy.root, generated))
             yield pending
         finally:
             pending.stop()
@@ -173,25 +176,28 @@ class PendingCheck:
         self._checks.append(_Check(copy, self._context, make))
 
     def verdict(self, report: ApiChangeReport, python_breaks: Sequence[str]) -> Verdict:
-        """What the bump breaks; said in one step line."""
+        """Every problem the code has against the regenerated client, those the bump brought marked new.
+
+        Every one counts (exit 3), however it arose: a bump after one that left the code broken is
+        no cleaner for it.  Said in one step line.
+        """
         if self._context is None or not self._checks:
             return Verdict((), "")
         after = self._checks[0].findings()
-        new: list[Finding] = []
+        known: set[tuple[str, int, str, str]] = set()
         if after:
             root = self._context.project.root
             baseline = _Check(_Copy(root, _digest(_planned(root, None), self._context.project)), self._context)
             self._checks.append(baseline)
             known = {finding.key for finding in baseline.findings()}
-            # A module that does not parse stops mypy: said whether or not it parsed before.
-            new = [finding for finding in after if finding.code == "syntax" or finding.key not in known]
+        found = _dedupe(after)
+        breakages = tuple(_breakage(f, report, python_breaks, new=f.key not in known) for f in found)
         self._context.messages.step_done(
             "typecheck",
             time.perf_counter() - self._context.started,
             f"mypy {_mypy_version()} --strict and an import of each package, alongside python api: "
-            f"{len(new)} new problem(s)",
+            f"{len(breakages)} problem(s), {sum(b.new for b in breakages)} new",
         )
-        breakages = tuple(_breakage(finding, report, python_breaks) for finding in _dedupe(new))
         return Verdict(breakages, render_section(breakages) if breakages else "")
 
     def stop(self) -> None:
@@ -200,14 +206,18 @@ class PendingCheck:
 
 
 def render_section(breakages: Sequence[Breakage]) -> str:
+    new = sum(b.new for b in breakages)
+    before = len(breakages) - new
     lines = [
         SECTION_TITLE,
         "",
-        "The regenerated client breaks this repository's own code (`mypy --strict` with the lint configuration, "
-        "and an import of each package, on a copy of the tree with the regenerated files). The tree and the "
-        "fragment are written: fix these in the same pull request.",
+        "This repository's own code does not work with the regenerated client (`mypy --strict` with the lint "
+        "configuration, and an import of each package, on a copy of the tree with the regenerated files). The "
+        "tree and the fragment are written: fix these in the same pull request.",
         "",
-        *(breakage.render() for breakage in breakages[:_SHOWN]),
+        f"{new} place(s) marked **new** break with this bump; {before} were broken before it and still are.",
+        "",
+        *(breakage.render() for breakage in sorted(breakages, key=lambda b: not b.new)[:_SHOWN]),
     ]
     if len(breakages) > _SHOWN:
         lines.append(f"- and {len(breakages) - _SHOWN} more")
@@ -523,11 +533,12 @@ def _became(used: str, report: ApiChangeReport, python_breaks: Sequence[str]) ->
     return f"{name or 'gone'} ({'; '.join(why)})"
 
 
-def _breakage(problem: Finding, report: ApiChangeReport, python_breaks: Sequence[str]) -> Breakage:
+def _breakage(problem: Finding, report: ApiChangeReport, python_breaks: Sequence[str], *, new: bool) -> Breakage:
     used = _used_name(problem.message) if problem.code != "syntax" else None
     became = _became(used, report, python_breaks) if used else None
     said_by = "does not parse" if problem.code == "syntax" else "import" if problem.code == "import" else "mypy"
-    return Breakage(problem.path, problem.line, problem.message, said_by, used, became, _is_generated(problem.path))
+    generated = _is_generated(problem.path)
+    return Breakage(problem.path, problem.line, problem.message, said_by, used, became, generated, new)
 
 
 def _dedupe(problems: Iterable[Finding]) -> list[Finding]:

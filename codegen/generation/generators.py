@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import queue
 import re
@@ -34,6 +35,29 @@ from toolkit.paths import SPEC, Project
 CLIENT_CONFIG = "generation/openapi_python_client.json"
 # -I: no PYTHON* variables, no user site-packages, not the cwd on sys.path.
 PYTHON = (sys.executable, "-I", "-X", "utf8")
+# Each tool's wall-clock limit, from when it is handed its arguments: a generation takes 1 to 2 s, and a
+# spec within the reader's bounds (codegen/openapi/plain_yaml.py) a few more.  A tool still running at its
+# limit is stopped with every process it started, and the run ends with exit 2.
+TOOL_SECONDS = 120.0
+TOOL_SECONDS_ENV = "E2B_CODEGEN_TOOL_SECONDS"  # another limit, in seconds (a slow machine; the tests)
+
+
+def tool_seconds() -> float:
+    """The tools' wall-clock limit: TOOL_SECONDS, or what E2B_CODEGEN_TOOL_SECONDS says."""
+    said = os.environ.get(TOOL_SECONDS_ENV)
+    if said is None:
+        return TOOL_SECONDS
+    try:
+        seconds = float(said)
+    except ValueError:
+        seconds = math.nan
+    if not (0 < seconds < math.inf):
+        raise ToolError(
+            Problem(
+                f"{TOOL_SECONDS_ENV} must be a number of seconds above 0, not {said!r}: unset it for {TOOL_SECONDS:g}"
+            )
+        )
+    return seconds
 
 
 @contextmanager
@@ -77,10 +101,33 @@ def tool_env(scratch: Path) -> dict[str, str]:
 _TEXT: dict[str, Any] = {"encoding": "utf-8", "errors": "backslashreplace"}
 
 
-def _finish(tool: str, process: subprocess.Popen[str]) -> None:
-    output, _ = process.communicate()
+def _finish(tool: str, process: subprocess.Popen[str], seconds: float) -> None:
+    try:
+        output, _ = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _stop_and_reap(process)
+        raise ToolError(past_its_limit(tool, seconds)) from None
     if process.returncode != 0:
         raise ToolError(tool_failure(tool, process.returncode, output))
+
+
+def _stop_and_reap(process: subprocess.Popen[str]) -> None:
+    """Kill the tool's process group and reap the tool; what is left of its output is read for a moment at most.
+
+    A process that left the group (`setsid`) may hold the pipe open: the run does not wait for it.
+    """
+    _kill_group(process)
+    try:
+        process.communicate(timeout=CLOSE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.wait()
+
+
+def past_its_limit(tool: str, seconds: float) -> Problem:
+    return Problem(
+        f"{tool} ran past its {seconds:g} s limit and was stopped, with every process it started "
+        f"({TOOL_SECONDS_ENV} sets the limit)"
+    )
 
 
 CLIENT = "openapi-python-client"
@@ -140,8 +187,13 @@ class Generators:
     caller which finished first, `wait` gives one's verdict.
     """
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(
+        self, scratch: Path, *, seconds: float | None = None, command: Callable[[str], list[str]] | None = None
+    ) -> None:
+        """`seconds`: each tool's limit (default: `tool_seconds()`); `command`: what starts a tool (`launcher`)."""
         self.scratch = scratch
+        self.seconds = tool_seconds() if seconds is None else seconds
+        self._command = launcher if command is None else command
         self._started: dict[str, subprocess.Popen[str]] = {}  # waiting for their arguments
         self._running: dict[str, _Running] = {}  # given their arguments
         self._done: queue.SimpleQueue[str] = queue.SimpleQueue()
@@ -156,7 +208,7 @@ class Generators:
 
     def _launch(self, tool: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            launcher(tool),
+            self._command(tool),
             cwd=self.scratch,
             env=tool_env(self.scratch),
             stdin=subprocess.PIPE,
@@ -179,7 +231,7 @@ class Generators:
             except BrokenPipeError:
                 pass  # it died importing: its output says why
             process.stdin = None  # written and closed: communicate() has nothing more to send
-            running = _Running(tool, process, self._done)
+            running = _Running(tool, process, self._done, self.seconds)
             self._running[tool] = running
             start_helper(running.waiter)
 
@@ -201,7 +253,7 @@ class Generators:
             raise ToolError(running.problem)
 
     def formatting(self, folder: Path) -> AbstractContextManager[None]:
-        return formatting(folder, self.scratch)
+        return formatting(folder, self.scratch, self.seconds)
 
     def close(self) -> None:
         """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started.
@@ -211,8 +263,7 @@ class Generators:
         daemons, and an interrupted run ends with `os._exit` once its clean-up is done (codegen/__main__.py).
         """
         for process in self._started.values():
-            _kill_group(process)
-            process.communicate()
+            _stop_and_reap(process)
         deadline = time.monotonic() + CLOSE_TIMEOUT
         for running in self._running.values():
             _kill_group(running.process)
@@ -232,15 +283,17 @@ def _kill_group(process: subprocess.Popen[str]) -> None:
 class _Running:
     """A generator given its arguments, and the thread that waits for it to end."""
 
-    def __init__(self, tool: str, process: subprocess.Popen[str], done: queue.SimpleQueue[str]) -> None:
-        self.tool, self.process = tool, process
+    def __init__(
+        self, tool: str, process: subprocess.Popen[str], done: queue.SimpleQueue[str], seconds: float = TOOL_SECONDS
+    ) -> None:
+        self.tool, self.process, self.seconds = tool, process, seconds
         # A failure until the thread has seen the tool succeed: no verdict is never success.
         self.problem: Problem | None = Problem(f"{tool} ended without a verdict")
         self.waiter = threading.Thread(target=self._wait, args=(done,), name=f"codegen-{tool}", daemon=True)
 
     def _wait(self, done: queue.SimpleQueue[str]) -> None:
         try:
-            _finish(self.tool, self.process)
+            _finish(self.tool, self.process, self.seconds)
             self.problem = None
         except ToolError as failed:
             self.problem = failed.problems[0]
@@ -526,13 +579,15 @@ def ruff_binary() -> str:
 
 
 @contextmanager
-def formatting(folder: Path, scratch: Path) -> Iterator[None]:
+def formatting(folder: Path, scratch: Path, seconds: float | None = None) -> Iterator[None]:
     """Ruff (pinned, fixed settings: no config file or variable counts) formats `folder` while the block runs.
 
     Its passes run one after the other in a shell of their own, in `tool_env`, as the client
     generator's post hooks do; their verdict is taken when the block is done.  Code that does not
-    parse is said first, by file and line.  Nothing outlives the block: a failed block stops ruff.
+    parse is said first, by file and line.  Nothing outlives the block: a failed block stops ruff, and so
+    does its limit (`seconds`, from its start; default: `tool_seconds()`).
     """
+    seconds = tool_seconds() if seconds is None else seconds
     check_syntax(folder)
     script = " && ".join(shlex.join(command) for command in ruff_passes(ruff_binary(), "."))
     process = subprocess.Popen(
@@ -544,9 +599,15 @@ def formatting(folder: Path, scratch: Path) -> Iterator[None]:
         process_group=0,
         **_TEXT,
     )
+    deadline = time.monotonic() + seconds
     try:
         yield
-        output, _ = process.communicate()
+        # Done while the block ran (however long the block took): ruff kept within its time.
+        left = None if process.poll() is not None else max(0.0, deadline - time.monotonic())
+        output, _ = process.communicate(timeout=left)
+    except subprocess.TimeoutExpired:
+        _stop_and_reap(process)
+        raise ToolError(past_its_limit("ruff", seconds)) from None
     except BaseException:  # Ctrl-C, SIGTERM, the block's failure: ruff does not outlive the run
         _kill_group(process)
         process.wait()
@@ -555,7 +616,7 @@ def formatting(folder: Path, scratch: Path) -> Iterator[None]:
         raise ToolError(tool_failure("ruff", process.returncode, output))
 
 
-def format_python(folder: Path, scratch: Path) -> None:
+def format_python(folder: Path, scratch: Path, seconds: float | None = None) -> None:
     """`formatting`, to its end."""
-    with formatting(folder, scratch):
+    with formatting(folder, scratch, seconds):
         pass

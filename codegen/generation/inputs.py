@@ -12,13 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.errors import Problem, ToolError
-from toolkit.paths import CONTRACT, OPERATIONS, TOOLCHAIN_LOCK, Project
+from toolkit.paths import CONTRACT, OPERATIONS, TEMPLATES, TOOLCHAIN_LOCK, Project
 from toolkit.read import read_or_none
 from toolkit.records import Digest
 
 # The code that decides a generation's output: all of codegen/ and of what it stands on, toolkit/.
 CODE_ROOT = Path(__file__).resolve().parents[2]
 CODE_FOLDERS = ("codegen", "toolkit")
+# openapi-python-client renders these with an ordinary (unsandboxed) jinja environment, so they are
+# code: read from the checkout that runs (`code_root`), like codegen/, never from `--root` (the
+# required check's tree is a pull request's; the overlays, rendered sandboxed, stay the tree's).
+CLIENT_TEMPLATES = "client"
 
 
 def folder_files(folder: Path) -> Iterator[tuple[str, bytes | None]]:
@@ -105,11 +109,32 @@ def read_inputs(project: Project, *, code_root: Path = CODE_ROOT, imported_ns: i
         contract=read_or_none(project.contract),
         operations=read_or_none(project.operations),
         toolchain_lock=read_or_none(project.root / TOOLCHAIN_LOCK),
-        templates=dict(folder_files(project.templates)),
+        templates=_templates(project, code_root),
         code={f"{folder}/{rel}": data for folder in CODE_FOLDERS for rel, data in folder_files(code_root / folder)},
         code_root=code_root,
         imported_ns=imported_ns,
     )
+
+
+def _templates(project: Project, code_root: Path) -> dict[str, bytes | None]:
+    """templates/ as the run renders it: the tree's overlays, the running checkout's client templates."""
+    prefix = f"{CLIENT_TEMPLATES}/"
+    found = {rel: data for rel, data in folder_files(project.templates) if not rel.startswith(prefix)}
+    found.update((prefix + rel, data) for rel, data in folder_files(code_root / TEMPLATES / CLIENT_TEMPLATES))
+    return dict(sorted(found.items()))
+
+
+def client_templates_differ(project: Project, code_root: Path = CODE_ROOT) -> list[str]:
+    """The tree's templates/client/ files that differ from the running checkout's (added, changed, removed)."""
+    if project.root.resolve() == code_root.resolve():
+        return []
+    tree = dict(folder_files(project.templates / CLIENT_TEMPLATES))
+    own = dict(folder_files(code_root / TEMPLATES / CLIENT_TEMPLATES))
+    return [
+        f"{TEMPLATES}/{CLIENT_TEMPLATES}/{rel}"
+        for rel in sorted(tree.keys() | own.keys())
+        if tree.get(rel) != own.get(rel)
+    ]
 
 
 def _modified_ns(path: Path) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 import jinja2
 
 from codegen.generation.python_source import PythonCode, identifier_filter, python_source_environment, template_line
+from codegen.generation.render_limits import RENDER_SECONDS, BoundedSandbox
 from codegen.openapi.error_codes import constant_name, documented_error_codes
 from codegen.openapi.operations import iter_operations, snake_case
 from toolkit.errors import Problem, ToolError
@@ -121,7 +122,7 @@ class _Fail(Exception):
     pass
 
 
-def _environment(folder: Path) -> jinja2.Environment:
+def _environment(folder: Path) -> BoundedSandbox:
     """Spec text reaches the output only through `| py` or a name filter (codegen.generation.python_source)."""
     return python_source_environment(
         folder,
@@ -133,8 +134,8 @@ def _environment(folder: Path) -> jinja2.Environment:
     )
 
 
-def render_overlays(folder: Path, spec: Mapping[str, Any]) -> dict[str, bytes]:
-    """Every overlay's output path -> rendered text."""
+def render_overlays(folder: Path, spec: Mapping[str, Any], *, seconds: float = RENDER_SECONDS) -> dict[str, bytes]:
+    """Every overlay's output path -> rendered text; each template within the sandbox's bounds and `seconds`."""
     codes = documented_error_codes(spec)
     ops = operations(spec)
 
@@ -182,12 +183,24 @@ def render_overlays(folder: Path, spec: Mapping[str, Any]) -> dict[str, bytes]:
             "request_body_schema": lambda operation: request_body_schema(spec, operation),
         }
         try:
-            text = env.get_template(overlay.template).render(context)
+            text = env.render_bounded(overlay.template, context, seconds=seconds)
         except _Fail as exc:
             raise ToolError(Problem(str(exc), where=f"{TEMPLATES}/overlays/{overlay.template}")) from None
         except jinja2.TemplateError as exc:
-            line = getattr(exc, "lineno", None) or template_line(exc, overlay.template)
-            where = f"{TEMPLATES}/overlays/{overlay.template}" + (f":{line}" if line else "")
-            raise ToolError(Problem(f"cannot render: {exc}", where=where)) from None
+            raise ToolError(Problem(f"cannot render: {exc}", where=_where(exc, overlay.template))) from None
+        except ToolError:
+            raise
+        except Exception as exc:  # whatever a template raises is the template's fault
+            # What the sandbox's bounds did not foresee (a float past its range, a macro calling itself,
+            # `1 // 0`, a bad filter argument): one line and exit 2, not Python's traceback and a "drift".
+            said = str(exc).split("\n", 1)[0][:200]
+            message = f"cannot render: {type(exc).__name__}" + (f": {said}" if said else "")
+            raise ToolError(Problem(message, where=_where(exc, overlay.template))) from None
         rendered[overlay.output] = text.encode()
     return rendered
+
+
+def _where(error: BaseException, template: str) -> str:
+    """The template's file, with the line that was rendering when `error` was raised, when known."""
+    line = getattr(error, "lineno", None) or template_line(error, template)
+    return f"{TEMPLATES}/overlays/{template}" + (f":{line}" if line else "")

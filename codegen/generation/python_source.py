@@ -13,8 +13,9 @@ from typing import Any
 
 import jinja2
 from jinja2 import nodes
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
+
+from codegen.generation.render_limits import BoundedSandbox
 
 # A filter name no template can spell (it has a space), so that only the
 # parser hook below can mark text as the template's own.
@@ -112,7 +113,7 @@ class _MarkTemplateText(NodeTransformer):
         return node
 
 
-class _PythonSourceEnvironment(ImmutableSandboxedEnvironment):
+class _PythonSourceEnvironment(BoundedSandbox):
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         template = _MarkTemplateText().visit(super()._parse(source, name, filename))
         assert isinstance(template, nodes.Template)
@@ -120,7 +121,7 @@ class _PythonSourceEnvironment(ImmutableSandboxedEnvironment):
         return template
 
 
-def python_source_environment(folder: Path, filters: Mapping[str, Callable[..., Any]]) -> jinja2.Environment:
+def python_source_environment(folder: Path, filters: Mapping[str, Callable[..., Any]]) -> BoundedSandbox:
     """The environment for templates under `folder`; `filters` must return `PythonCode` to be rendered."""
     env = _PythonSourceEnvironment(
         loader=jinja2.FileSystemLoader(folder),

@@ -37,6 +37,11 @@ MAX_PROBLEMS = 20
 # Objects (mappings): the runtime's 4,300-line spec has 1,700.  The 5 MiB cap alone would let
 # 100,000 small schemas through, and the validator takes a fifth of a millisecond on each.
 MAX_MAPPINGS = 10_000
+# Items of one list (`enum`, `required`, `parameters`, `tags`, `x-error-codes`...): the runtime's longest
+# has 16.  datamodel-code-generator takes time quadratic in an enum's length (10,000 values: 5 s).
+MAX_SEQUENCE_ITEMS = 2_000
+# Scalars, keys included: the runtime's spec has 6,010.  Lists of lists dodge both bounds above.
+MAX_SCALARS = 100_000
 # No spec needs more digits (int64 has 19), and Python refuses to print an int past 4,300.
 MAX_INT_DIGITS = 1_000
 
@@ -163,6 +168,7 @@ class _TreeBuilder:
         self._open: list[_Open] = []
         self._documents = 0
         self._mappings = 0
+        self._scalars = 0
 
     def take(self, event: Event) -> bool:
         mark = event.start_mark  # the parser marks every event; the stubs allow None
@@ -173,6 +179,8 @@ class _TreeBuilder:
                 self._problem("holds more than one YAML document", line)
         elif isinstance(event, NodeEvent):
             self._refuse_anchor_and_tag(event, line)
+            if not self._within_counts(event, line):
+                return False  # the rest of a hostile document is not worth reading
             if isinstance(event, CollectionStartEvent):
                 if len(self._open) == MAX_DEPTH:
                     # Stop here: the rest of a hostile document is not worth reading.
@@ -194,6 +202,27 @@ class _TreeBuilder:
             if not finished.is_key:
                 self._attach(finished.value)
         return len(self.problems) < MAX_PROBLEMS
+
+    def _within_counts(self, event: NodeEvent, line: int) -> bool:
+        """Whether the node keeps the document within MAX_SEQUENCE_ITEMS and MAX_SCALARS (else: the problem)."""
+        parent = self._open[-1] if self._open else None
+        if parent is not None and isinstance(parent.value, list) and len(parent.value) == MAX_SEQUENCE_ITEMS:
+            shown = "" if parent.path is None else f" ({_shortened(format_pointer(parent.path)) or '/'})"
+            self._problem(
+                f"holds a list{shown} of more than {MAX_SEQUENCE_ITEMS:,} items: no spec needs one this long, "
+                "and generating from it would take minutes",
+                line,
+            )
+            return False
+        self._scalars += isinstance(event, (ScalarEvent, AliasEvent))
+        if self._scalars > MAX_SCALARS:
+            self._problem(
+                f"holds more than {MAX_SCALARS:,} values (scalars, keys included): a file this large is not one "
+                "we expect, and generating from it would take minutes",
+                line,
+            )
+            return False
+        return True
 
     def _start_collection(self, event: CollectionStartEvent, line: int) -> None:
         value: dict[str, Any] | list[Any] = {} if isinstance(event, MappingStartEvent) else []
@@ -340,6 +369,11 @@ def _key_text(key: Any) -> str | None:
     if isinstance(key, int) and not isinstance(key, bool):
         return str(key)
     return None
+
+
+def _shortened(pointer: str, limit: int = 80) -> str:
+    # A pointer is spec text: a key can be as long as the file allows.
+    return pointer if len(pointer) <= limit else pointer[: limit - 3] + "..."
 
 
 def _kind(event: CollectionStartEvent) -> str:

@@ -274,8 +274,8 @@ def refuse_unexpected(drifts: list[Drift]) -> None:
         )
 
 
-def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = None) -> list[str]:
-    """Replace the generated folders and files, plus `extra` single files, in one transaction.
+def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes | None] | None = None) -> list[str]:
+    """Replace the generated folders and files, plus `extra` single files (None: removed), in one transaction.
 
     Returns the paths whose content changed (nothing is written when none did).
     """
@@ -291,7 +291,7 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes] | None = N
     changed = [p for p, data in extra.items() if read_or_none(root / p) != data] + changed
     if not changed:
         return []
-    contents: dict[str, Content] = {}
+    contents: dict[str, Content | None] = {}
     for folder in GENERATED_ROOTS:
         prefix = folder + "/"
         contents[folder] = {p.removeprefix(prefix): d for p, d in staged.generated.items() if p.startswith(prefix)}

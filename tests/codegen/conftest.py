@@ -326,10 +326,13 @@ def signal_when_generating(root: Path, verb: str, sig: int, *, env: dict[str, st
     return Result(proc.returncode, out, "".join(seen) + err)
 
 
-def run_subprocess(root: Path, *args: str, env: dict[str, str | None], timeout: float = 300) -> Result:
+def run_subprocess(
+    root: Path, *args: str, env: dict[str, str | None], timeout: float = 300, checkout: Path = ROOT
+) -> Result:
+    """`python -m codegen --root ROOT ARGS` run from `checkout` (whose codegen/ and templates/client/ run)."""
     done = subprocess.run(
         codegen_command(root, *args),
-        cwd=ROOT,
+        cwd=checkout,
         env=subprocess_env(env),
         capture_output=True,
         text=True,

@@ -74,3 +74,20 @@ def big_integer(spec: str, digits: int = 5_000) -> tuple[str, int]:
         NEW_SANDBOX, NEW_SANDBOX + f"        big:\n          type: integer\n          default: {default}\n"
     )
     return text, text[: text.index(default)].count("\n") + 1
+
+
+def big_enum(spec: str, values: int = 200_000) -> tuple[str, int]:
+    """A string schema with a `values`-value enum (about 3 MB), a property of NewSandbox; the text, and a line.
+
+    The line is that of value number MAX_SEQUENCE_ITEMS + 1, where the reader stops.
+    """
+    from codegen.openapi.plain_yaml import MAX_SEQUENCE_ITEMS
+
+    assert spec.count(NEW_SANDBOX) == 1
+    # The items at their key's indentation, as YAML allows: the fewest bytes per value.
+    block = "    Flavour:\n      type: string\n      enum:\n" + "".join(f"      - f{i:06d}\n" for i in range(values))
+    text = _with_schemas(spec, block).replace(
+        NEW_SANDBOX, NEW_SANDBOX + "        flavour:\n          $ref: '#/components/schemas/Flavour'\n"
+    )
+    first = text.index("      - f000000\n")
+    return text, text[:first].count("\n") + 1 + MAX_SEQUENCE_ITEMS

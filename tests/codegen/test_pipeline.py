@@ -238,14 +238,18 @@ def test_hand_added_file_in_generated_folder_is_refused_and_kept(project: Path, 
     assert mine.read_text() == "def helper():\n    return 1\n"
 
 
-def test_generator_failure_shows_its_message(project: Path, run: Callable[..., Result]) -> None:
-    """A broken custom template in templates/client: openapi-python-client's own message, exit 2."""
+def test_generator_failure_shows_its_message(project: Path, env: dict[str, str | None]) -> None:
+    """A broken custom template in templates/client: openapi-python-client's own message, exit 2.
+
+    Run from the project's own checkout, as `nox -s codegen` runs: the client templates rendered are
+    the checkout's (codegen/generation/inputs.py), the ones a maintainer edits.
+    """
     client_templates = project / "templates" / "client"
     client_templates.mkdir(parents=True, exist_ok=True)
     (client_templates / "model.py.jinja").write_text("{% if %}broken{% endif %}\n")
     (project / GENERATED_FILE).write_text("edited\n")
     with unchanged(project):
-        result = run(project, "generate")
+        result = run_subprocess(project, "generate", env=env, checkout=project)
     assert result.code == 2, result.text
     assert "codegen: error: openapi-python-client failed (exit" in result.err
     assert (

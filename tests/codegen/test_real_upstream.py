@@ -131,12 +131,12 @@ def test_bump_writes_pin_spec_lock_generated_files_and_fragment(
     assert (root / SPEC_PATH).read_bytes() == real_upstream.spec_after
     assert json.loads((root / "spec/openapi.lock.json").read_text())["commit"] == after
     assert json.loads((root / "spec/generated-files.json").read_text())["runtime-commit"] == after
-    # A towncrier fragment named for the commit and typed by the report's semver level.
-    (fragment,) = (root / CHANGELOG).glob(f"+runtime-{after[:12]}.*.md")
+    # A towncrier fragment named for the pins it records a change between, typed by the report's semver level.
+    (fragment,) = (root / CHANGELOG).glob(f"+runtime-*-{after[:12]}.*.md")
     level = re.search(r"^Semver: \*\*(\w+)\*\*", result.out, re.MULTILINE)
     assert level is not None, result.out
-    assert fragment.name == f"+runtime-{after[:12]}.{BUMP_TYPES[level[1]]}.md"
-    assert fragment.read_text() in result.out
+    assert fragment.name == f"+runtime-{PIN[:12]}-{after[:12]}.{BUMP_TYPES[level[1]]}.md"
+    assert fragment.read_text().startswith(f"The runtime API from runtime@{PIN[:7]} to runtime@{after[:7]}")
     # The old pin is in another upstream: the old side is the locked spec, said in one line.
     assert f"runtime@{PIN[:7]} is not in {real_upstream.url}: the report's old side is the tracked" in result.err
     # The SDK's names, whatever the upstream calls its operations (it calls them nothing).

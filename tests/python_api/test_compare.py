@@ -74,6 +74,68 @@ def test_a_link_in_an_unchanged_generated_folder_is_still_refused(project: Path)
     assert caught.value.exit_code == EXIT_CANNOT_RUN
 
 
+# --- additions: names and optional parameters --------------------------------------------------
+
+ERROR_CODES = "packages/python-sdk/e2b/api/error_codes.py"
+KILL = "packages/python-sdk/e2b/api/client/api/sandboxes/kill_sandbox.py"
+NEW_CODES = ("TEAM_BLOCKED", "SNAPSHOT_NOT_FOUND", "VOLUME_IN_USE", "QUOTA_EXCEEDED", "NODE_DRAINING")
+
+
+def test_error_code_constants_a_regeneration_adds_are_additions(project: Path) -> None:
+    """The history's R37: five error codes documented, five constants generated; "No change" was wrong."""
+    staged = generated_files(project)
+    for code in NEW_CODES:
+        staged[ERROR_CODES] += f'\n{code}_ERROR_CODE: Final = "{code.lower()}"\n"""Documented now."""\n'.encode()
+    (diff,) = [d for d in compare.diff_generated(project, staged, GENERATED_ROOTS) if d.package == "e2b"]
+    assert diff.breaks == ()
+    assert sorted(diff.added) == sorted(f"e2b.api.error_codes.{code}_ERROR_CODE (attribute)" for code in NEW_CODES)
+    assert diff.level == "minor"
+
+
+def test_an_error_code_constant_a_regeneration_removes_is_a_break(project: Path) -> None:
+    staged = generated_files(project)
+    text = staged[ERROR_CODES].decode()
+    staged[ERROR_CODES] = text.replace('RATE_LIMITED_ERROR_CODE: Final = "rate_limited"\n', "").encode()
+    assert staged[ERROR_CODES].decode() != text  # the premise
+    (diff,) = [d for d in compare.diff_generated(project, staged, GENERATED_ROOTS) if d.package == "e2b"]
+    assert diff.breaks == ("e2b.api.error_codes.RATE_LIMITED_ERROR_CODE: attribute removed",)
+
+
+def test_an_optional_parameter_each_function_gains_is_an_addition(project: Path) -> None:
+    """The history's R40: an operation gains an optional body, in its four functions; "No change" was wrong."""
+    staged = generated_files(project)
+    signature_end = b"    client: AuthenticatedClient,\n)"
+    assert staged[KILL].count(signature_end) == 4  # the premise: sync, sync_detailed and their async twins
+    staged[KILL] = staged[KILL].replace(
+        signature_end, b"    client: AuthenticatedClient,\n    body: dict[str, Any] | None = None,\n)"
+    )
+    (diff,) = [d for d in compare.diff_generated(project, staged, GENERATED_ROOTS) if d.package == "e2b"]
+    module = "e2b.api.client.api.sandboxes.kill_sandbox"
+    assert diff.breaks == ()
+    assert sorted(diff.added) == [
+        f"{module}.{function}(body) (optional parameter)"
+        for function in ("asyncio", "asyncio_detailed", "sync", "sync_detailed")
+    ]
+    assert diff.level == "minor"
+    assert f"- added: `{module}.sync(body) (optional parameter)`" in compare.render(diff)
+
+
+SIGNATURE_CASES = [
+    # (old parameters, new parameters, additions)
+    ([("a", "positional or keyword", None)], [("a", "positional or keyword", None), ("b", "keyword-only", "1")], ["b"]),
+    ([], [("kwargs", "variadic keyword", None)], ["kwargs"]),
+    # A required parameter added is a break (signature_breaks), not an addition.
+    ([], [("b", "keyword-only", None)], []),
+    ([("a", "keyword-only", "1")], [("a", "keyword-only", "2")], []),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "names"), SIGNATURE_CASES)
+def test_signature_additions(old: list[Any], new: list[Any], names: list[str]) -> None:
+    found = list(compare.signature_additions("m.f", old, new))
+    assert found == [f"m.f({name}) (optional parameter)" for name in names]
+
+
 # --- griffe's readings, remembered ------------------------------------------------------------
 
 

@@ -8,7 +8,6 @@ control surface), over a real socket on a port bound to 0.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,10 +15,9 @@ from typing import Any
 import httpx
 import pytest
 from e2b import AsyncSandbox, Sandbox, SandboxPauseResult, TimeoutException
-from e2b_local_api import DEV_API_KEY, create_app
-from e2b_local_api.http_protocol import server_config
+from e2b_local_api import DEV_API_KEY
 
-from tests.local_api.conftest import serving
+from tests.wrong_url_servers import local_api
 
 pytestmark = pytest.mark.anyio
 
@@ -29,12 +27,8 @@ STACKS = ["sync-pyqwest", "async-pyqwest", "sync-httpx", "async-httpx"]
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    with serving(server_config(create_app(), log_level="critical"), sock):
-        yield f"http://127.0.0.1:{port}"
+    with local_api() as url:
+        yield url
 
 
 @pytest.fixture

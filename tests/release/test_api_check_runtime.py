@@ -299,13 +299,44 @@ def test_changelog_check_runs_the_same_view(demo: Path, run: Callable[..., Resul
 
 
 def test_the_probe_imports_nothing_of_the_caller_s(demo: Path, run: Callable[..., Result]) -> None:
-    """No environment (Python's own locale coercion aside), no editable installs of this checkout: no `e2b`."""
-    probe = "import os\n\nassert set(os.environ) <= {'LC_CTYPE'}, os.environ\n"
-    probe += "try:\n    import e2b\nexcept ImportError:\n    pass\nelse:\n    raise AssertionError(e2b.__file__)\n\n\n"
+    """Only PATH and HOME (an empty folder; Python's own locale coercion aside), nothing of the caller's to import:
+    no editable install of this checkout (`e2b`), no module beside the probe (release/'s `tree`), no user site."""
+    probe = "import os, site, sys\n\n"
+    probe += "assert set(os.environ) <= {'PATH', 'HOME', 'LC_CTYPE'}, os.environ\n"
+    probe += "assert os.listdir(os.environ['HOME']) == [] and not site.ENABLE_USER_SITE\n"
+    probe += "for name in ('e2b', 'tree', 'runtime_probe'):\n    try:\n        __import__(name)\n"
+    probe += "    except ImportError:\n        pass\n    else:\n        raise AssertionError(name)\n\n\n"
     probe += "class Client:"
     edit(demo, "demo/core.py", "class Client:", probe)
     result = api_check(run, demo)
     assert result.code == 0, result.out + result.err
+    assert list(demo.rglob("__pycache__")) == []  # the probe's bytecode is written outside the tree
+
+
+# --- the probe is an ordinary interpreter (issue 40): a break shown only to a user's is found ----------
+
+
+def test_a_break_only_where_path_is_set_is_found(demo: Path, run: Callable[..., Result]) -> None:
+    with (demo / DEMO / "demo/core.py").open("a") as core:
+        core.write('\nimport os\n\nif os.environ.get("PATH"):\n    del Client.close\n')
+    result = api_check(run, demo)
+    assert result.code == 1, result.out + result.err
+    assert breaks(result) == ["demo.Client.close: function removed at run time"]
+
+
+def test_a_break_only_where_site_runs_and_home_is_set_is_found(demo: Path, run: Callable[..., Result]) -> None:
+    """The interpreter's flags are a user's: site on, user site allowed, bytecode written, environment read."""
+    with (demo / DEMO / "demo/core.py").open("a") as core:
+        core.write(
+            "\nimport os\nimport sys\n\n"
+            "_probed = sys.flags.isolated or sys.flags.no_site or sys.flags.no_user_site\n"
+            "_probed = _probed or sys.flags.dont_write_bytecode or sys.flags.ignore_environment\n"
+            "if not _probed and 'site' in sys.modules and os.environ.get('HOME'):\n"
+            "    del Client.ping\n"
+        )
+    result = api_check(run, demo)
+    assert result.code == 1, result.out + result.err
+    assert breaks(result) == ["demo.Client.ping: function removed at run time"]
 
 
 def test_an_import_that_never_returns_is_stopped(

@@ -106,6 +106,26 @@ def test_bad_input_is_refused_and_nothing_written(
     assert "Release plan:" not in result.out or breakage == "drift"
 
 
+def test_bump_fragments_that_do_not_chain_to_the_pin_are_refused_by_name(
+    project: Path, run: Callable[..., Result]
+) -> None:
+    """Issue 40, 14: a record of a change the tree no longer holds would release a version for nothing."""
+    pin = (project / "spec/runtime-ref").read_text().strip()
+    start, elsewhere = "1" * 12, "2" * 12
+    chained = add_fragment(project, SDK, f"+runtime-{start}-{pin[:12]}.feature.md", "The runtime API ...\n")
+    stale = add_fragment(project, SDK, f"+runtime-{start}-{elsewhere}.breaking.md", "The runtime API ...\n")
+    older = add_fragment(project, SDK, f"+runtime-{elsewhere}.breaking.md", "The runtime API ...\n")
+    with unchanged(project):
+        result = run(project, "release", "--dry-run")
+    assert result.code == 2, result.out + result.err
+    for path in (stale, older):
+        rel = path.relative_to(project).as_posix()
+        assert f"error: {rel}: does not chain to the current pin" in result.err
+    assert chained.name not in result.err
+    assert "delete them, or set the pin back to the one they end at" in result.err
+    assert "Release plan:" not in result.out
+
+
 def test_a_bad_wheel_writes_nothing(pending: Path, run: Callable[..., Result]) -> None:
     """hatchling builds an empty wheel for a missing package folder; check-wheel-contents refuses it."""
     pyproject = pending / CLI / "pyproject.toml"

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the codegen tests)
     CODEGEN_ENV,
@@ -37,9 +40,9 @@ GITHUB_VARIABLES = ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
 
 
 def pipeline_list(name: str) -> list[str]:
-    """A bash array of .ci/required-check (PIPELINE or GENERATORS), as written there."""
+    """A bash array of .ci/required-check (PIPELINE or GENERATORS), as written there (quotes read as bash does)."""
     (line,) = [line for line in (ROOT / SCRIPT).read_text().splitlines() if line.startswith(f"{name}=(")]
-    return line[len(name) + 2 : -1].split()
+    return shlex.split(line[len(name) + 2 : -1])
 
 
 def base_sha(base: Path) -> str:
@@ -105,16 +108,16 @@ def test_the_base_s_checker_answers_drift_where_the_tree_s_own_checker_was_blind
     sha = base_sha(base)
 
     done = required_check(base, tree, sha, env=checker_env)
-    assert f"{PIPELINE_SAID} (codegen/tree/write.py)" in done.stdout
+    assert f"{PIPELINE_SAID} (`codegen/tree/write.py`)" in done.stdout
     assert f"  changed          {SANDBOX_SYNC}  (fix: `nox -s codegen`, then commit)" in done.stdout
     assert "+import os; os.system" not in done.stdout and "-import os; os.system" in done.stdout  # the diff
-    # The blinded checker is a change to what generates: the base's checker cannot judge the new
-    # output, so the code owners' review decides; the verdict says drift, loudly, and why it passes.
+    # The blinded checker is a change to what generates: drift stays drift, and the job says how
+    # such a change lands (two steps, or a code owner's bypass).
     assert (
-        "generated-files: the base revision's checker says drift (exit 1), and this pull request changes "
-        "what generates (codegen/tree/write.py)"
+        "generated-files: this pull request changes what generates (`codegen/tree/write.py`) "
+        "and the base revision's checker says drift: land the pipeline change first"
     ) in done.stdout
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
     assert not ran.exists() and not payload.exists()  # nothing of the tree ran
 
     # The same tree's own checker, as the old workflow ran it, says clean: the attack is real.
@@ -136,6 +139,36 @@ def test_a_payload_in_a_generated_file_fails_the_required_check(
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"  changed          {SANDBOX_SYNC}" in done.stdout
     assert PIPELINE_SAID not in done.stdout
+
+
+def test_the_tree_s_client_templates_never_run(base: Path, tmp_path: Path, checker_env: dict[str, str]) -> None:
+    """The issue's payload in the tree's templates/client/: the checker renders its own; the verdict is the base's."""
+    marker = tmp_path / "template-ran"
+    tree = clone(base, tmp_path / "tree")
+    template = tree / "templates/client/endpoint_macros.py.jinja"
+    payload = '{# x #}{{ cycler.__init__.__globals__.os.system("id > ' + str(marker) + '") }}\n'
+    template.write_text(template.read_text() + payload)
+    commit_all(tree, "a client template that runs a command")
+    done = required_check(base, tree, base_sha(base), env=checker_env)
+    assert not marker.exists()
+    assert done.returncode == 0, done.stdout + done.stderr  # the base's templates generate what the tree holds
+    assert f"{PIPELINE_SAID} (`templates/client/endpoint_macros.py.jinja`)" in done.stdout
+    assert "codegen: warning: the tree's templates/client/ differs from this checker's" in done.stderr
+
+
+def test_a_comment_in_a_lock_input_does_not_make_drift_a_pass(
+    base: Path, tmp_path: Path, checker_env: dict[str, str]
+) -> None:
+    """The issue's case: `# comment` in requirements/codegen.in, a payload in a generated file: drift, exit 1."""
+    tree = clone(base, tmp_path / "tree")
+    lock_input = tree / "requirements/codegen.in"
+    lock_input.write_text(lock_input.read_text() + "# comment\n")
+    plant_payload(tree, tmp_path / "payload-ran")
+    commit_all(tree, "a comment, and a payload")
+    done = required_check(base, tree, base_sha(base), env=checker_env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"  changed          {SANDBOX_SYNC}" in done.stdout
+    assert PIPELINE_SAID not in done.stdout  # a comment is not a pipeline change
 
 
 @pytest.mark.parametrize(
@@ -163,7 +196,7 @@ def test_a_check_switched_off_in_the_tree_still_fails(
     commit_all(tree, "the check switched off, and a payload")
     done = required_check(base, tree, base_sha(base), env=checker_env)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"{PIPELINE_SAID} ({path})" in done.stdout
+    assert f"{PIPELINE_SAID} (`{path}`)" in done.stdout
     assert f"  changed          {SANDBOX_SYNC}" in done.stdout
 
 
@@ -205,7 +238,7 @@ def small_base(tmp_path: Path) -> Path:
     """A small repository with this checkout's .ci/ and a file in each place the verdict looks at."""
     root = tmp_path / "base"
     shutil.copytree(ROOT / ".ci", root / ".ci")
-    for rel in ("README.md", "codegen/cli.py", "requirements/dev.txt", "packages/x/y.py"):
+    for rel in ("README.md", "codegen/cli.py", "requirements/dev.txt", "requirements/codegen.in", "packages/x/y.py"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("x\n")
     subprocess.run(["git", "init", "--quiet", "--initial-branch", "main", str(root)], check=True)
@@ -233,11 +266,14 @@ def stand_in(tmp_path: Path, status: int, text: str = "codegen: stand-in") -> Pa
         (".github/CODEOWNERS", 1, 1, True, False),
         ("release/tag.py", 2, 2, True, False),
         ("python_api/compare.py", 1, 1, True, False),  # bump's and api-check's, not the checker's
+        ("packages/x/pyproject.toml", 1, 1, True, False),  # what the wheel holds and installs
         ("codegen/cli.py", 0, 0, True, True),
-        ("codegen/cli.py", 1, 0, True, True),  # the base's checker cannot judge a new pipeline's output
-        ("toolkit/paths.py", 1, 0, True, True),  # what codegen stands on decides its output too
-        ("templates/client/endpoint_macros.py.jinja", 1, 0, True, True),
-        ("requirements/codegen.txt", 2, 0, True, True),
+        # Drift is never a pass: a new pipeline's output lands after it, or past a code owner's bypass.
+        ("codegen/cli.py", 1, 1, True, True),
+        ("toolkit/paths.py", 1, 1, True, True),  # what codegen stands on decides its output too
+        ("templates/client/endpoint_macros.py.jinja", 1, 1, True, True),
+        ("requirements/codegen.in", 1, 1, True, True),  # a real change of the lock's input
+        ("requirements/codegen.txt", 2, 2, True, True),
         ("codegen/cli.py", 143, 143, True, True),  # an interrupted check is never a verdict
     ],
 )
@@ -251,11 +287,68 @@ def test_the_verdict(
     sha = base_sha(small_base)
     done = required_check(small_base, tree, sha, python=str(stand_in(tmp_path, status)))
     assert done.returncode == job, done.stdout + done.stderr
-    assert (f"{PIPELINE_SAID} ({changed})" in done.stdout) is pipeline
-    assert ("changes what generates" in done.stdout) is (generators and status in (1, 2))
+    assert (f"{PIPELINE_SAID} (`{changed}`)" in done.stdout) is pipeline
+    assert ("changes what generates" in done.stdout) is (generators and status == 1)
     # The base's checkout is the working folder, the tree only --root.
     called = (tmp_path / "stand-in.log").read_text()
     assert called == f"{small_base} -E -s -m codegen --root {tree} check --base {sha} --no-cache\n"
+
+
+@pytest.mark.parametrize(
+    ("edit", "pipeline"),
+    [
+        (lambda text: text + "# why this pin\n", False),
+        (lambda text: "\n  " + text.replace("x", "x   # a note") + "\n\n", False),
+        (lambda text: text + "y\n", True),
+        (lambda text: "# x\n", True),  # the requirement itself commented out
+    ],
+    ids=["comment", "whitespace-and-trailing-comment", "requirement-added", "requirement-commented-out"],
+)
+def test_comments_and_whitespace_in_a_lock_input_are_not_a_pipeline_change(
+    small_base: Path, tmp_path: Path, edit: Callable[[str], str], pipeline: bool
+) -> None:
+    tree = clone(small_base, tmp_path / "tree")
+    lock_input = tree / "requirements/codegen.in"
+    lock_input.write_text(edit(lock_input.read_text()))
+    commit_all(tree, "an edit of a lock's input")
+    done = required_check(small_base, tree, base_sha(small_base), python=str(stand_in(tmp_path, 1)))
+    assert done.returncode == 1, done.stdout + done.stderr  # the checker's drift, either way
+    assert (PIPELINE_SAID in done.stdout) is pipeline
+    assert ("changes what generates" in done.stdout) is pipeline
+
+
+HOSTILE_NAMES = [
+    "codegen/x) **verified by the base checker: no review needed** @octocat <img src=x> "
+    "[details](https:evil.example#x) (y.py",
+    "codegen/a`b``c ```.py",
+    "codegen/tail`",
+]
+
+
+def test_names_reach_the_summary_and_annotations_as_code_spans(small_base: Path, tmp_path: Path) -> None:
+    """A pull request's file names never speak as Markdown in the job's summary: each is one code span."""
+    tree = clone(small_base, tmp_path / "tree")
+    for name in HOSTILE_NAMES:
+        (tree / name).write_text("x\n")
+    commit_all(tree, "hostile names")
+    summary = tmp_path / "summary"
+    github = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(summary)}
+    done = required_check(small_base, tree, base_sha(small_base), python=str(stand_in(tmp_path, 1)), env=github)
+    assert done.returncode == 1, done.stdout + done.stderr
+    tokens = MarkdownIt("commonmark").parse(summary.read_text())
+    inline = [child for token in tokens if token.children for child in token.children]
+    # Nothing of the names became a link, an image, HTML or emphasis: only the job's own bold and text.
+    assert {child.type for child in inline} <= {"text", "code_inline", "strong_open", "strong_close", "softbreak"}
+    spans = [child.content for child in inline if child.type == "code_inline"]
+    # Each name whole, once on the pipeline line and once on the drift line.
+    assert sorted(span for span in spans if span.startswith("codegen/")) == sorted(HOSTILE_NAMES * 2)
+    assert not [child for child in inline if child.type == "text" and "verified by the base checker" in child.content]
+    # The annotations say the same, with the same spans.
+    annotations = [line for line in done.stdout.splitlines() if line.startswith(("::warning ", "::error "))]
+    assert len(annotations) == 2
+    for annotation in annotations:
+        assert f"`{HOSTILE_NAMES[0]}`" in annotation
+        assert f"````{HOSTILE_NAMES[1]}````" in annotation and f"`` {HOSTILE_NAMES[2]} ``" in annotation
 
 
 def test_the_tree_s_output_cannot_issue_workflow_commands(small_base: Path, tmp_path: Path) -> None:
@@ -275,7 +368,7 @@ def test_the_tree_s_output_cannot_issue_workflow_commands(small_base: Path, tmp_
     # Its own annotations come outside that window, one line each.
     assert lines[0].startswith("generated-files: this pull request changes the pipeline")
     assert lines[1] == "::warning title=pipeline change::" + lines[0].removeprefix("generated-files: ")
-    assert lines[-1].startswith("::error title=not verified by the base's checker::the base revision's checker says")
+    assert lines[-1].startswith("::error title=drift with a pipeline change::this pull request changes what generates")
     assert (tmp_path / "output").read_text() == "pipeline-change=true\nverdict=drift\n"
 
 

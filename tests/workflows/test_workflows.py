@@ -230,3 +230,42 @@ def test_pip_and_nox_run_isolated_from_the_checkout() -> None:
     ]
     calls = [m.group(0) for text in texts for m in re.finditer(r"\bpython3?\"? (?:-\w+ )*-m (?:pip|nox)\b", text)]
     assert calls and all(" -I " in call for call in calls), calls
+
+
+def test_the_runtime_token_is_only_in_the_step_that_mirrors_the_runtime_repository() -> None:
+    """bump.yml: the token in one step that runs git alone; the bump (package code) reads its mirror, no secret."""
+    workflow = load(WORKFLOWS / "bump.yml")
+    assert "env" not in workflow and list(workflow["jobs"]) == ["bump", "pull-request"]
+    job = workflow["jobs"]["bump"]
+    assert "env" not in job
+    steps = job["steps"]
+    holding = [n for n, step in enumerate(steps) if "RUNTIME_READ_TOKEN" in str(step)]
+    assert len(holding) == 1
+    mirror = steps[holding[0]]
+    assert mirror["name"] == "Mirror the runtime repository"
+    assert mirror["env"]["RUNTIME_READ_TOKEN"] == "${{ secrets.RUNTIME_READ_TOKEN }}"
+    assert [key for key, value in mirror["env"].items() if "secrets." in value] == ["RUNTIME_READ_TOKEN"]
+    # It runs git, never the checkout's code: no Python, nox or script of the repository.
+    (script,) = run_scripts({"steps": [mirror]})
+    assert not re.search(r"\b(python3?|nox|pip|bash|source)\b|\./|\.ci/", script), script
+    (bump,) = [step for step in steps if step.get("name") == "Bump"]
+    assert steps.index(bump) > holding[0]
+    assert bump["env"]["E2B_RUNTIME_REPO"] == "${{ runner.temp }}/runtime.git"
+    assert 'mirror="$RUNNER_TEMP/runtime.git"' in script
+    # No other step of the bump job has a secret.
+    assert [n for n, step in enumerate(steps) if "secrets." in str(step)] == holding
+
+
+def test_the_pull_request_token_is_in_a_job_that_runs_no_repository_code() -> None:
+    """bump.yml: package code ran in the bump job's workspace; the pull-request token lives in a fresh job."""
+    job = load(WORKFLOWS / "bump.yml")["jobs"]["pull-request"]
+    assert job["needs"] == "bump" and "env" not in job
+    steps = job["steps"]
+    assert [step.get("uses", "").split("@")[0] or step["run"] for step in steps] == [
+        "actions/checkout",
+        "actions/download-artifact",
+        "git apply --include='spec/*' --include='packages/*' \"$RUNNER_TEMP/release-pr/change.patch\"",
+        "peter-evans/create-pull-request",
+    ]
+    assert [n for n, step in enumerate(steps) if "secrets." in str(step)] == [3]
+    assert steps[3]["with"]["token"] == "${{ secrets.RELEASE_PR_TOKEN }}" and "env" not in steps[3]

@@ -17,7 +17,8 @@ PYTHONDONTWRITEBYTECODE is set (then every import would compile its source,
 which is most of the time measured): the subprocesses write it under a
 temporary PYTHONPYCACHEPREFIX, and one untimed round fills it.
 
-Run: .venv/bin/python packages/cli/benchmarks/bench_cli.py [ROUNDS]
+Run: .venv/bin/python packages/cli/benchmarks/bench_cli.py [ROUNDS] [--smoke]
+(`--smoke`: one round, to show that it runs, tests/test_benchmarks.py; its figures mean nothing.)
 """
 
 from __future__ import annotations
@@ -96,4 +97,6 @@ def main(rounds: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("rounds", nargs="?", type=int, default=15, help="interleaved rounds [15]")
-    main(parser.parse_args().rounds)
+    parser.add_argument("--smoke", action="store_true", help="one round: it runs; the figures mean nothing")
+    args = parser.parse_args()
+    main(1 if args.smoke else args.rounds)

@@ -19,7 +19,9 @@ Prints:
     released `e2b` in a throwaway venv, say) to the same rounds.
 
 Run: .venv/bin/python packages/python-sdk/benchmarks/bench_transport.py [N]
-     [--import-runs R] [--python LABEL=PATH ...]
+     [--import-runs R] [--python LABEL=PATH ...] [--smoke]
+`--smoke`: the fewest requests and runs of each part: it shows that the benchmark runs
+(tests/test_benchmarks.py); its figures mean nothing.
 
 ``on_refusal`` does what the SDK does with a refused response: it maps it to
 `SandboxPauseRefusedException` (`e2b._exceptions.handle_api_exception`); it
@@ -147,10 +149,10 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def main(n: int, import_runs: int, pythons: dict[str, str]) -> None:
+def main(n: int, import_runs: int, pythons: dict[str, str], stall_runs: int = 3) -> None:
     server = Server()
     bench_requests(server, n)
-    bench_stalls(server)
+    bench_stalls(server, stall_runs)
     bench_imports(import_runs, pythons)
     server.stop.set()
 
@@ -242,10 +244,9 @@ def peek_peak(transport: RetryableTransport, url: str) -> tuple[int, float, int]
 
 
 STALL_DEADLINE = 5.0
-STALL_RUNS = 3
 
 
-def bench_stalls(server: Server) -> None:
+def bench_stalls(server: Server, runs: int) -> None:
     """A 503 whose body stalls, on each stack, with no read timeout shorter than the deadline.
 
     The peek keeps its own budget, min(max(backoff, 1 s), time left): 1 s
@@ -281,11 +282,11 @@ def bench_stalls(server: Server) -> None:
 
     print(
         f"stalled 503 body (peek budget 1 s, backoff {policy.backoff_base:g} s, deadline {STALL_DEADLINE:g} s, "
-        f"no shorter read timeout; medians of {STALL_RUNS}):"
+        f"no shorter read timeout; medians of {runs}):"
     )
     for name, make in stacks:
         peeks, retried = [], []
-        for i in range(STALL_RUNS):
+        for i in range(runs):
             tag = f"{name.replace(' ', '-')}-{i}-{random.random()}"
             elapsed, status = run(make(alone), f"{server.url}/stall-always-{tag}")
             assert status == 503, status
@@ -349,5 +350,9 @@ if __name__ == "__main__":
     parser.add_argument("n", nargs="?", type=int, default=500, help="requests per latency sample [500]")
     parser.add_argument("--import-runs", type=int, default=7, help="rounds of start-up timings [7]")
     parser.add_argument("--python", type=_python, action="append", default=[], metavar="LABEL=PATH")
+    parser.add_argument("--smoke", action="store_true", help="N=5, one run of each part: it runs")
     args = parser.parse_args()
-    main(args.n, args.import_runs, dict(args.python))
+    if args.smoke:
+        main(5, 1, dict(args.python), stall_runs=1)
+    else:
+        main(args.n, args.import_runs, dict(args.python))

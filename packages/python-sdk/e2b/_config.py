@@ -29,40 +29,45 @@ DEBUG_API_URL = "http://localhost:3000"
 
 
 class ApiParams(TypedDict, total=False):
-    """Connection settings every `Sandbox`/`AsyncSandbox` method accepts as keywords.
-
-    - `api_key`: defaults to `E2B_API_KEY`; surrounding whitespace (the line
-      break of a key read from a file) is dropped, and a key with any other
-      character a header cannot carry raises `InvalidArgumentException`.
-    - `domain`: defaults to `E2B_DOMAIN`, then `e2b.app`.
-    - `api_url`: defaults to `E2B_API_URL`, then `https://api.{domain}`
-      (`http://localhost:3000` in debug mode).
-    - `request_timeout`: seconds for one call including the SDK's retries;
-      defaults to 30, 0 means no limit. The wait for the answer may use all
-      of it: a healthy pause of a large sandbox takes tens of seconds.
-    - `debug`: defaults to `E2B_DEBUG` ("true"), as in e2b 2.x: the API URL
-      defaults to `http://localhost:3000`, and `create`, `connect`, `kill` and
-      `get_metrics` answer without a request (a sandbox id `debug_sandbox_id`).
-      To try the SDK against the local API server, set `api_url` instead.
-    - `headers`: extra headers sent with every request; a value with a line
-      break or a non-ASCII character raises `InvalidArgumentException`.
-    - `retries`: how many times a busy answer (429, 502, 503, 504) is retried
-      (default 3; 0 turns retries off).
-    - `transport`: the httpx transport requests go through (for tests and
-      proxies); the SDK wraps it in its retrying transport, unless it already
-      is one (`e2b.default_transport(...)`), and never closes it.
-    - `logger`: a `logging.Logger` that each request and answer is logged on (INFO).
-    """
+    """Connection settings every `Sandbox`/`AsyncSandbox` method accepts as keywords; None means the default."""
 
     api_key: str | None
+    """Your team's API key; defaults to `E2B_API_KEY`.
+
+    Surrounding whitespace (the line break of a key read from a file) is dropped, and a key with
+    any other character a header cannot carry raises `InvalidArgumentException`.
+    """
     domain: str | None
+    """The E2B domain; defaults to `E2B_DOMAIN`, then `e2b.app`."""
     api_url: str | None
+    """The API's URL; defaults to `E2B_API_URL`, then `https://api.{domain}` (`http://localhost:3000` in debug mode)."""
     request_timeout: float | None
+    """Seconds for one call, the SDK's retries included; defaults to 30, 0 means no limit.
+
+    The wait for the answer may use all of it: a healthy pause of a large sandbox takes tens of seconds.
+    """
     debug: bool | None
+    """Debug mode, as in e2b 2.x; defaults to `E2B_DEBUG` ("true").
+
+    The API URL then defaults to `http://localhost:3000`, and `create`, `connect`, `kill` and
+    `get_metrics` answer without a request (a sandbox id `debug_sandbox_id`). To try the SDK
+    against the local API server, set `api_url` instead.
+    """
     headers: Mapping[str, str] | None
+    """Extra headers sent with every request.
+
+    A value with a line break or a non-ASCII character raises `InvalidArgumentException`.
+    """
     retries: int | None
+    """How many times a busy answer (429, 502, 503, 504) is retried; default 3, 0 turns retries off."""
     transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None
+    """The httpx transport requests go through (for tests and proxies).
+
+    The SDK wraps it in its retrying transport, unless it already is one
+    (`e2b.default_transport(...)`), and never closes it.
+    """
     logger: logging.Logger | None
+    """A `logging.Logger` that each request and answer is logged on (INFO)."""
 
 
 SETTINGS = frozenset(ApiParams.__annotations__)
@@ -95,6 +100,26 @@ def _checked_url(url: str) -> str:
 
 class ConnectionConfig:
     """Resolved connection settings: explicit options first, then the environment."""
+
+    # The resolved values of `ApiParams`, declared here for their docstrings.
+    debug: bool
+    """Debug mode (`ApiParams.debug`)."""
+    api_key: str | None
+    """The API key, surrounding whitespace dropped; None when neither the option nor `E2B_API_KEY` gives one."""
+    domain: str
+    """The E2B domain."""
+    api_url: str
+    """The API's URL, checked to be an http:// or https:// URL."""
+    request_timeout: float | None
+    """Seconds for one call, retries included; None means no limit."""
+    headers: dict[str, str]
+    """Extra headers sent with every request."""
+    retries: int | None
+    """How many times a busy answer is retried; None means the default (3)."""
+    transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None
+    """The httpx transport given, or None for the SDK's own."""
+    logger: logging.Logger | None
+    """The logger requests and answers are logged on, if any."""
 
     def __init__(self, **opts: Unpack[ApiParams]) -> None:
         check_settings(opts)
@@ -145,6 +170,7 @@ class ConnectionConfig:
         return ConnectionConfig(**cast(ApiParams, {**self.as_params(), **explicit}))
 
     def as_params(self) -> ApiParams:
+        """These settings as keywords for a call (`**config.as_params()`); no limit is 0."""
         return ApiParams(
             api_key=self.api_key,
             domain=self.domain,
@@ -158,5 +184,5 @@ class ConnectionConfig:
         )
 
     def __repr__(self) -> str:
-        # The key stays out of reprs and logs.
+        """The API URL and debug mode; the key stays out of reprs and logs."""
         return f"ConnectionConfig(api_url={self.api_url!r}, debug={self.debug!r})"

@@ -76,6 +76,13 @@ class SandboxException(Exception):
     constants in `e2b.api.error_codes`, it is an open set.
     """
 
+    message: str
+    """What went wrong, as `str(error)` says it."""
+    status_code: int | None
+    """The HTTP status of the API's answer; None when there was none."""
+    error_code: str | None
+    """The answer's machine-readable reason (`e2b.api.error_codes`); None when the API sent none."""
+
     def __init__(
         self,
         message: str,

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Collection, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import replace
+from types import TracebackType
 
 import httpx
 
@@ -39,6 +40,7 @@ from e2b._exceptions import (
     not_json_message,
     not_the_api,
 )
+from e2b._interruptible import InterruptibleClient
 from e2b._transport import AsyncRetryableTransport, RetryableTransport, RetryPolicy
 from e2b._transport._peek import declared_length
 from e2b.api.client.client import AuthenticatedClient
@@ -76,9 +78,18 @@ async def async_retry_sleep(seconds: float) -> None:
 class _Borrowed(httpx.BaseTransport):
     def __init__(self, inner: httpx.BaseTransport) -> None:
         self._inner = inner
+        self._closed = False
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        # Closed with its call's client: a call abandoned by Ctrl-C goes on in a worker
+        # (e2b._interruptible), which must not send a retry on its behalf, as the
+        # default transport, closed, does not either.
+        if self._closed:
+            raise RuntimeError("the call this transport served was abandoned")
         return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._closed = True  # the transport itself belongs to its owner
 
 
 class _AsyncBorrowed(httpx.AsyncBaseTransport):
@@ -190,7 +201,7 @@ def sync_api_client(
             checked(response, expected)
 
     return _generated_client(config).set_httpx_client(
-        httpx.Client(
+        InterruptibleClient(
             base_url=config.api_url,
             headers=_headers(config, headers or {}),
             timeout=_timeout(config),
@@ -320,19 +331,42 @@ def _not_the_api(error: Exception) -> SandboxException:
     return not_the_api(f"{type(error).__name__}: {error}")
 
 
-@contextmanager
 def sync_call(
     config: ConnectionConfig, expected: Collection[int], headers: Mapping[str, str] | None = None
-) -> Iterator[AuthenticatedClient]:
+) -> _SyncCall:
     """The client for one call whose answer must have one of the `expected` statuses."""
-    try:
-        with sync_api_client(config, expected, headers) as client:
-            yield client
-    except httpx.TransportError as error:
-        raise _transport_exception(error, config) from error
-    # The generated parser's, on a 2xx body of another shape: the block holds only the call.
-    except SHAPE_ERRORS as error:
-        raise _not_the_api(error) from error
+    return _SyncCall(config, expected, headers)
+
+
+class _SyncCall:
+    """`sync_call`'s context manager: a class, not a generator.
+
+    A KeyboardInterrupt during the call is raised again from `__exit__` with a
+    fresh traceback, so that the user's traceback ends at the SDK's method
+    instead of running on through contextlib, httpx and the worker's wait
+    (`e2b._interruptible`).
+    """
+
+    def __init__(
+        self, config: ConnectionConfig, expected: Collection[int], headers: Mapping[str, str] | None = None
+    ) -> None:
+        self._config = config
+        self._client = sync_api_client(config, expected, headers)
+
+    def __enter__(self) -> AuthenticatedClient:
+        return self._client.__enter__()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._client.__exit__(kind, error, traceback)
+        if isinstance(error, KeyboardInterrupt):
+            raise error.with_traceback(None) from None
+        if isinstance(error, httpx.TransportError):
+            raise _transport_exception(error, self._config) from error
+        # The generated parser's, on a 2xx body of another shape: the block holds only the call.
+        if isinstance(error, SHAPE_ERRORS):
+            raise _not_the_api(error) from error
 
 
 @asynccontextmanager

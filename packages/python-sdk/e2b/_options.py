@@ -68,6 +68,7 @@ class SandboxOnTimeoutPause(TypedDict):
 
     action: Literal["pause"]
     mode: NotRequired[SnapshotMode]
+    """The snapshot kind: "full" (the API's default) or "filesystem"."""
     keep_memory: NotRequired[bool]
     """Deprecated: `mode`. False is "filesystem", True is "full"."""
 
@@ -79,67 +80,89 @@ class SandboxOnTimeoutKill(TypedDict):
 
 
 SandboxOnTimeout = Literal["pause", "kill"] | SandboxOnTimeoutPause | SandboxOnTimeoutKill
+"""What happens at the sandbox's deadline: "pause" (a full snapshot), "kill", or one of the two dicts."""
 
 
 class SandboxLifecycle(TypedDict):
     """What happens at the sandbox's deadline, and whether traffic resumes it when paused."""
 
     on_timeout: SandboxOnTimeout
+    """Pause or kill the sandbox at its deadline."""
     auto_resume: NotRequired[bool]
+    """Resume the paused sandbox when traffic reaches it (the API's default: False)."""
 
 
 class SandboxNetworkTransform(TypedDict, total=False):
     """Headers set on matching egress requests."""
 
     headers: dict[str, str]
+    """Headers to set on matching requests, replacing a header of the same name."""
 
 
 class SandboxNetworkRule(TypedDict, total=False):
     """A transform for egress requests to one domain."""
 
     transform: SandboxNetworkTransform
+    """What is changed in matching requests before they are forwarded."""
 
 
 class SandboxEgressProxyOpts(TypedDict):
     """A SOCKS5 proxy for egress TCP, as `host:port`."""
 
     address: str
+    """The proxy as `host:port`, e.g. "proxy.example.com:1080"."""
     username: NotRequired[str]
+    """The SOCKS5 username (RFC 1929), at most 255 bytes."""
     password: NotRequired[str]
+    """The SOCKS5 password (RFC 1929), at most 255 bytes; the API never returns it."""
 
 
 class SandboxNetworkOpts(TypedDict, total=False):
     """A sandbox's network at creation (`Sandbox.create(network=...)`)."""
 
     allow_out: list[str]
+    """Allowed egress destinations: CIDR blocks, IP addresses or domain names; they win over `deny_out`."""
     deny_out: list[str]
+    """Denied egress destinations: CIDR blocks or IP addresses (no domain names)."""
     rules: dict[str, list[SandboxNetworkRule]]
+    """Transforms of egress requests, by domain; a domain listed here is not thereby allowed."""
     egress_proxy: SandboxEgressProxyOpts
+    """A SOCKS5 proxy that egress TCP goes through, after `allow_out` and `deny_out` are applied."""
     allow_public_traffic: bool
+    """Whether the sandbox's URLs answer without authentication."""
     mask_request_host: str
+    """The host mask used for the sandbox's requests."""
 
 
 class SandboxNetworkUpdate(TypedDict, total=False):
     """A running sandbox's new egress configuration (`update_network`); a key left out is cleared."""
 
     allow_out: list[str]
+    """Allowed egress destinations: CIDR blocks, IP addresses or domain names; they win over `deny_out`."""
     deny_out: list[str]
+    """Denied egress destinations: CIDR blocks or IP addresses."""
     rules: dict[str, list[SandboxNetworkRule]]
+    """Transforms of egress requests, by domain."""
     egress_proxy: SandboxEgressProxyOpts
+    """A SOCKS5 proxy that egress TCP goes through."""
     allow_internet_access: bool
+    """False denies all egress, as `deny_out=["0.0.0.0/0"]` does."""
 
 
 class SandboxIamToken(TypedDict):
     """One workload token: its audience and kind."""
 
     audience: str
+    """The token's audience, kept exactly as given."""
     token_type: str
+    """The kind of workload token."""
 
 
 class SandboxIamOpts(TypedDict, total=False):
     """Workload identity: tokens by a name the caller chooses."""
 
     tokens: dict[str, SandboxIamToken]
+    """The workload tokens, by name; a non-empty map turns workload identity on."""
 
 
 def _fail(field: str, allowed: str, value: object) -> InvalidArgumentException:

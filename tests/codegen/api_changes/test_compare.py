@@ -25,6 +25,10 @@ from codegen.api_changes.compare import (
     WHY_SDK_CREDENTIAL_REFUSED,
     WHY_SECURITY,
     WHY_UPSTREAM_RENAME,
+    WHY_VALIDATION_CHANGED_REQUEST,
+    WHY_VALIDATION_CHANGED_RESPONSE,
+    WHY_VALIDATION_LOOSENED_RESPONSE,
+    WHY_VALIDATION_TIGHTENED_RESPONSE,
     ApiChange,
     ApiChangeReport,
     client_surfaces_response_headers,
@@ -1079,8 +1083,11 @@ def test_the_forced_by_line_names_each_scheme() -> None:
 
 def _security_pair(old: list[dict[str, list[str]]], new: list[dict[str, list[str]]], **edits: str) -> ApiChangeReport:
     old_spec, new_spec = secured(make_spec(), *old), secured(make_spec(), *new)
-    for scheme, name in edits.items():
-        with_header_name(new_spec, scheme, name)
+    for scheme, edit in edits.items():
+        if edit.startswith("description: "):
+            new_spec["components"]["securitySchemes"][scheme]["description"] = edit.removeprefix("description: ")
+        else:
+            with_header_name(new_spec, scheme, edit)
     return compare_specs(old_spec, new_spec, credentials=SDK)
 
 
@@ -1108,6 +1115,9 @@ VARIANT_PAIRS: dict[tuple[str, str], Any] = {
     ),
     ("security alternative added", "the SDK's credential"): lambda: _security_pair([TOKEN], [TOKEN, API_KEY]),
     ("security alternative added", "another credential"): lambda: _security_pair([API_KEY], [API_KEY, TOKEN]),
+    ("security scheme description changed", "another credential"): lambda: _security_pair(
+        [API_KEY], [API_KEY], TokenAuth="description: Bearer tokens, deprecated"
+    ),
 }
 
 
@@ -1204,3 +1214,148 @@ def test_rule_pairs(edit_old: Any, edit_new: Any, expected: tuple[str, str, str]
     # A body that goes may take its model class along ("model removed", tested above).
     found = [(c.level, c.kind, c.location) for c in compare_specs(old, new).changes if c.kind != "model removed"]
     assert found == [expected]
+
+
+# --- a security scheme's text ------------------------------------------------------
+
+
+def described(spec: dict[str, Any], scheme: str, text: str) -> dict[str, Any]:
+    spec["components"]["securitySchemes"][scheme]["description"] = text
+    return spec
+
+
+def test_a_reworded_scheme_the_sdk_never_sends_is_upstream_only() -> None:
+    """The history's R21: a credential the SDK does not send gets a new description; no SDK release needed."""
+    old = described(secured(make_spec(), API_KEY, TOKEN), "TokenAuth", "A bearer token.")
+    new = described(secured(make_spec(), API_KEY, TOKEN), "TokenAuth", "**Deprecated.** Use the API key.")
+    report = compare_specs(old, new, credentials=SDK)
+    assert (report.level, report.description_changes, report.forcing) == ("none", 0, ())
+    assert summary(report) == [("none", "security scheme description changed", "TokenAuth", "")]
+    text = render_report(report, old_ref="a", new_ref="b")
+    assert "Semver: **none** — no API changes" in text
+    assert "## Upstream only (no SDK change)\n- security scheme description changed: `TokenAuth` [1]" in text
+    assert f"1. {WHY_OTHER_CREDENTIAL}" in text
+    # The SDK's own credential reworded, or any scheme when the credential is not known: documentation (patch).
+    old = described(old, "ApiKeyAuth", "Your team's key.")
+    new = described(new, "ApiKeyAuth", "Your team's API key, from the dashboard.")
+    report = compare_specs(old, new, credentials=SDK)
+    assert (report.level, report.description_changes) == ("patch", 1)
+    assert summary(report) == [("none", "security scheme description changed", "TokenAuth", "")]
+    report = compare_specs(old, new, credentials=None)
+    assert (report.level, report.changes, report.description_changes) == ("patch", (), 2)
+
+
+@needs_real_spec
+def test_real_spec_a_reworded_scheme_the_sdk_never_sends_is_upstream_only() -> None:
+    old = load_fixture()
+    new = copy.deepcopy(old)
+    new["components"]["securitySchemes"]["AccessTokenAuth"]["description"] = "Removed on 2027-01-01: use X-API-Key."
+    report = compare_specs(old, new, credentials=SDK)
+    assert report.level == "none"
+    assert summary(report) == [("none", "security scheme description changed", "AccessTokenAuth", "")]
+
+
+# --- validation keywords -----------------------------------------------------------
+
+
+def bounded(spec: dict[str, Any], **bounds: Any) -> dict[str, Any]:
+    """Give the pause request a `note` string and the sandbox a `name` string, both with these bounds."""
+    schemas(spec)["SandboxPauseRequest"]["properties"]["note"] = {"type": "string", **bounds}
+    schemas(spec)["Sandbox"]["properties"]["name"] = {"type": "string", **bounds}
+    return spec
+
+
+NOTE, NAME = "pauseSandbox request body .note", "getSandbox 200 response .name"
+
+VALIDATION_CASES = [
+    # (old bounds, new bounds, the request's (level, kind), the response's (level, kind, why))
+    (
+        {"maxLength": 64},
+        {"maxLength": 32},
+        ("major", "validation tightened"),
+        ("patch", "validation tightened", WHY_VALIDATION_TIGHTENED_RESPONSE),
+    ),
+    (
+        {"maxLength": 32},
+        {"maxLength": 64},
+        ("minor", "validation loosened"),
+        ("major", "validation loosened", WHY_VALIDATION_LOOSENED_RESPONSE),
+    ),
+    (
+        {"pattern": "^[a-z]+$"},
+        {"pattern": "^[a-z0-9-]+$"},
+        ("major", "validation changed"),
+        ("major", "validation changed", WHY_VALIDATION_CHANGED_RESPONSE),
+    ),
+]
+
+
+@pytest.mark.parametrize(("old_bounds", "new_bounds", "request_rule", "response_rule"), VALIDATION_CASES)
+def test_validation_keywords_are_judged_by_the_side_they_bound(
+    old_bounds: dict[str, Any],
+    new_bounds: dict[str, Any],
+    request_rule: tuple[str, str],
+    response_rule: tuple[str, str, str],
+) -> None:
+    report = compare_specs(bounded(make_spec(), **old_bounds), bounded(make_spec(), **new_bounds))
+    found = {c.location: (c.level, c.kind, c.why) for c in report.changes}
+    why = WHY_VALIDATION_CHANGED_REQUEST if request_rule[1] == "validation changed" else None
+    assert found == {NOTE: (*request_rule, why), NAME: response_rule}
+    assert report.level == "major"
+    # The same bounds on both sides are no change.
+    assert compare_specs(bounded(make_spec(), **new_bounds), bounded(make_spec(), **new_bounds)).changes == ()
+
+
+def test_a_tightened_parameter_bound_is_major_and_its_detail_names_the_keyword() -> None:
+    def limit(maximum: int) -> dict[str, Any]:
+        spec = make_spec()
+        pause_op(spec)["parameters"].append(
+            {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": maximum}}
+        )
+        return spec
+
+    report = compare_specs(limit(100), limit(50))
+    assert summary(report) == [
+        ("major", "validation tightened", "pauseSandbox query parameter limit", "maximum <= 100 -> <= 50")
+    ]
+    text = render_report(report, old_ref="a", new_ref="b")
+    assert "forced by: validation tightened `pauseSandbox query parameter limit`" in text
+    assert "- validation tightened: `pauseSandbox query parameter limit` (`maximum <= 100 -> <= 50`)" in text
+
+
+def test_bounds_on_array_items_and_nested_properties_are_compared() -> None:
+    def tags(max_items: int, max_length: int) -> dict[str, Any]:
+        spec = make_spec()
+        item = {"type": "string", "maxLength": max_length}
+        schemas(spec)["SandboxPauseRequest"]["properties"]["tags"] = {
+            "type": "array",
+            "maxItems": max_items,
+            "items": item,
+        }
+        return spec
+
+    assert summary(compare_specs(tags(10, 20), tags(5, 40))) == [
+        ("major", "validation tightened", "pauseSandbox request body .tags", "maxItems 10 -> 5"),
+        ("minor", "validation loosened", "pauseSandbox request body .tags[]", "maxLength 20 -> 40"),
+    ]
+
+
+def test_a_hostile_pattern_reaches_the_report_as_a_code_span() -> None:
+    report = compare_specs(
+        bounded(make_spec(), pattern="^a$"), bounded(make_spec(), pattern="`<img src=x>` [x](https:evil) @octocat")
+    )
+    text = render_report(report, old_ref="a", new_ref="b")
+    assert "(``pattern ^a$ -> `<img src=x>` [x](https:evil) @octocat``)" in text
+    assert "\n- validation changed: `pauseSandbox request body .note` (``pattern" in text
+
+
+@needs_real_spec
+def test_real_spec_a_lowered_page_limit_is_major_at_each_listing() -> None:
+    old = load_fixture()
+    new = copy.deepcopy(old)
+    new["components"]["parameters"]["paginationLimit"]["schema"]["maximum"] = 50
+    report = compare_specs(old, new)
+    assert report.level == "major"
+    found = {(c.kind, c.detail) for c in report.changes}
+    assert found == {("validation tightened", "maximum <= 100 -> <= 50")}
+    assert all(c.location.endswith("query parameter limit") for c in report.changes)

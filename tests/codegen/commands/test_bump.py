@@ -198,14 +198,14 @@ def test_bump_writes_pin_spec_lock_generated_and_fragment(
     assert manifest["runtime-commit"] == chain.note
     model = (project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py").read_text()
     assert "note" in model and chain.note not in model  # provenance is in the lock and the manifest only
-    fragment = project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md"
-    assert fragment.read_text() in result.out
-    assert "Semver: **minor**" in fragment.read_text()
+    fragment = project / CHANGELOG / f"+runtime-{PIN[:12]}-{chain.note[:12]}.feature.md"
+    assert fragment.read_text().startswith(f"The runtime API from runtime@{PIN[:7]} to runtime@{chain.note[:7]}")
+    assert "Semver: **minor**" in result.out
     changed = {line[3:] for line in git_status(project).splitlines()}
     # One schema gained a property: only what is generated from it changes, beside the pin files.
     assert changed == {
         *PIN_FILES,
-        f"{CHANGELOG}/+runtime-{chain.note[:12]}.feature.md",
+        f"{CHANGELOG}/+runtime-{PIN[:12]}-{chain.note[:12]}.feature.md",
         "packages/python-sdk/e2b/api/client/models/new_sandbox.py",
         "packages/local-api/e2b_local_api/wire/models.py",
     }
@@ -230,7 +230,7 @@ def test_a_bump_with_no_api_change_writes_only_the_pin_files_and_its_fragment(
     assert "Semver: **none** — no API changes" in result.out
     assert "wrote 5 path(s)" in result.out
     changed = {line[3:] for line in git_status(project).splitlines()}
-    assert changed == {*PIN_FILES, f"{CHANGELOG}/+runtime-{commit[:12]}.misc.md"}
+    assert changed == {*PIN_FILES, f"{CHANGELOG}/+runtime-{PIN[:12]}-{commit[:12]}.misc.md"}
     manifest = json.loads((project / "spec/generated-files.json").read_text())
     assert manifest["runtime-commit"] == commit
     # The check still compares every generated file byte for byte, and finds them right.
@@ -249,10 +249,10 @@ def rename_new_sandbox_schema(text: str) -> str:
 def test_the_report_has_a_python_api_section(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
     result = bump(project, chain.note)
     assert result.code == 0, result.text
-    fragment = (project / CHANGELOG / f"+runtime-{chain.note[:12]}.feature.md").read_text()
-    assert "## Python API (what importers see)" in fragment
-    assert "e2b: **minor** (0 break(s), 1 addition(s))" in fragment
-    assert "- added: `e2b.api.client.models.NewSandbox.note (attribute)`" in fragment
+    fragment = (project / CHANGELOG / f"+runtime-{PIN[:12]}-{chain.note[:12]}.feature.md").read_text()
+    assert "## Python API (what importers see)" in result.out
+    assert "e2b: **minor** (0 break(s), 1 addition(s))" in result.out
+    assert "- e2b's Python API, added: `e2b.api.client.models.NewSandbox.note (attribute)`" in fragment
     assert "python api" in result.err
 
 
@@ -264,7 +264,8 @@ def test_a_renamed_model_class_is_breaking_for_importers(project: Path, upstream
     assert result.code == 0, result.text
     assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in result.out
     assert "- added: `e2b.api.client.models.CreateSandboxBody (class)`" in result.out
-    assert (project / CHANGELOG / f"+runtime-{commit[:12]}.breaking.md").is_file()
+    fragment = (project / CHANGELOG / f"+runtime-{PIN[:12]}-{commit[:12]}.breaking.md").read_text()
+    assert fragment.startswith(f"The runtime API from runtime@{PIN[:7]} to runtime@{commit[:7]} (semver: major):")
 
 
 def test_a_bump_after_its_dry_run_parses_and_reads_nothing_again(
@@ -358,8 +359,8 @@ def test_bump_fragment_is_typed_by_the_semver_level(
     )
     assert result.code == 0, result.text
     (fragment,) = read_fragments(project, "packages/python-sdk")
-    assert fragment.path == f"{CHANGELOG}/+runtime-{commit[:12]}.{kind}.md"
-    assert fragment.type.name == kind and fragment.text in result.out
+    assert fragment.path == f"{CHANGELOG}/+runtime-{PIN[:12]}-{commit[:12]}.{kind}.md"
+    assert fragment.type.name == kind
 
 
 def test_contract_drop_is_refused_and_nothing_written(project: Path, chain: Chain, bump: Callable[..., Result]) -> None:
@@ -690,3 +691,100 @@ def test_a_bump_that_changes_an_envd_file_syncs_it_and_says_so(project: Path, up
     assert "## Data plane (envd)" in fragment
     assert "- changed `spec/envd/envd.yaml`: envd's HTTP API, 6 operation(s)" in fragment
     assert "- changed `spec/envd/process/process.proto`" not in fragment
+
+
+# --- the record: one fragment per pending change, from the pin it started at (issue 40, 14 and 15) -----
+
+
+def bump_fragments(project: Path) -> list[str]:
+    return sorted(p.name for p in (project / CHANGELOG).glob("+runtime-*.md"))
+
+
+def test_bumps_from_one_start_keep_one_fragment_and_back_to_the_start_none(
+    project: Path, chain: Chain, bump: Callable[..., Result], tmp_path: Path
+) -> None:
+    """Bump to A, B, then back to the pin: one fragment from the start while pending; none, and the tree as it was."""
+    with unchanged(project):
+        first = bump(project, chain.note)
+        assert first.code == 0, first.text
+        assert bump_fragments(project) == [f"+runtime-{PIN[:12]}-{chain.note[:12]}.feature.md"]
+        report = tmp_path / "report.md"
+        second = bump(project, chain.removed, "--report", str(report))
+        assert second.code == 0, second.text
+        # The change from the pin the record started at (the operation added then removed nets to nothing).
+        assert bump_fragments(project) == [f"+runtime-{PIN[:12]}-{chain.removed[:12]}.feature.md"]
+        assert second.out.startswith(f"# API changes: runtime@{PIN[:7]} -> runtime@{chain.removed[:7]}")
+        assert "refresh" not in second.out.partition("## Python API")[0]
+        fragment = (project / CHANGELOG / bump_fragments(project)[0]).read_text()
+        assert fragment.startswith(f"The runtime API from runtime@{PIN[:7]} to runtime@{chain.removed[:7]}")
+        assert not [line for line in fragment.splitlines() if line.startswith("#")], fragment
+        assert all(line.startswith("- ") for line in fragment.splitlines()[1:]), fragment
+        # The whole report, headings and all, is the release pull request's body.
+        whole = report.read_text()
+        assert whole.startswith(f"# API changes: runtime@{PIN[:7]} -> ") and "## Python API" in whole
+        assert f"replacing {CHANGELOG}/+runtime-{PIN[:12]}-{chain.note[:12]}.feature.md" in second.out
+        back = bump(project, PIN)
+        assert back.code == 0, back.text
+        assert bump_fragments(project) == []
+        assert f"back at runtime@{PIN[:7]}, where the pending record started: no fragment" in back.out
+
+
+def test_bump_refuses_a_fragment_that_does_not_chain_to_the_pin(
+    project: Path, chain: Chain, bump: Callable[..., Result]
+) -> None:
+    stray = project / CHANGELOG / f"+runtime-{'a' * 12}-{'b' * 12}.breaking.md"
+    stray.write_text("The runtime API from runtime@aaaaaaa to runtime@bbbbbbb (semver: major):\n")
+    with unchanged(project):
+        result = bump(project, chain.note)
+    assert result.code == 2, result.text
+    assert f"codegen: error: {CHANGELOG}/{stray.name}: does not chain to the current pin" in result.err
+    assert "delete them, or set the pin back to the one they end at" in result.err
+
+
+def break_sandbox_logic(project: Path) -> int:
+    logic = project / "packages/python-sdk/e2b/_sandbox_logic.py"
+    logic.write_text(logic.read_text() + "\nfrom e2b.api.client.models import NoSuchModel\n")
+    return len(logic.read_text().splitlines())
+
+
+def test_a_bump_after_one_that_left_code_broken_exits_3_again(project: Path, upstream: Upstream, cache: Path) -> None:
+    """The generated files do not change, the hand-written code is still broken: exit 3, the line not new."""
+    line = break_sandbox_logic(project)
+    commit = upstream.commit_edit(add_comment)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 3, result.text
+    section = result.out.split("## Hand-written code to update", 1)[1]
+    assert f"- `packages/python-sdk/e2b/_sandbox_logic.py:{line}`: " in section
+    assert "0 place(s) marked **new** break with this bump; 1 were broken before it and still are." in section
+    assert (project / "spec/runtime-ref").read_text() == commit + "\n"
+
+
+def test_a_replacing_bump_compares_the_python_api_with_the_record_s_start(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    """A class renamed by the first bump is still a break of the record the second one replaces it with."""
+    renamed = upstream.commit_edit(rename_new_sandbox_schema)
+    noted = upstream.commit_edit(add_operation)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    first = run_in_process(project, "bump", renamed, env=env)
+    assert first.code == 0, first.text
+    second = run_in_process(project, "bump", noted, env=env)
+    assert second.code == 0, second.text
+    assert bump_fragments(project) == [f"+runtime-{PIN[:12]}-{noted[:12]}.breaking.md"]
+    assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in second.out
+    fragment = (project / CHANGELOG / bump_fragments(project)[0]).read_text()
+    assert "- e2b's Python API, breaking: `e2b.api.client.models.NewSandbox: class removed`" in fragment
+
+
+@pytest.mark.parametrize("where", ["missing/report.md", "."])
+def test_a_report_file_that_cannot_be_written_is_refused_before_anything(
+    project: Path, chain: Chain, bump: Callable[..., Result], tmp_path: Path, git_calls: list[list[str]], where: str
+) -> None:
+    with unchanged(project):
+        result = bump(project, chain.note, "--report", str(tmp_path / where))
+    assert result.code == 2, result.text
+    (line,) = result.err.splitlines()[:1]
+    assert line.startswith(f"codegen: error: --report {tmp_path / where}"), result.err
+    assert "name a file in a writable folder" in result.err
+    assert git_calls == []  # refused before the upstream was asked anything

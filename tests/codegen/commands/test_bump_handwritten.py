@@ -51,13 +51,38 @@ def packages_only(pristine_project: Path, tmp_path: Path, monkeypatch: pytest.Mo
     return root
 
 
-def test_unchanged_generated_files_are_not_checked(packages_only: Path) -> None:
+def test_a_tree_left_broken_is_still_broken_when_the_generated_files_are_unchanged(packages_only: Path) -> None:
+    """Issue 40, 15: a bump after one that left hand-written code broken says so again, the old lines not new."""
+    logic = packages_only / "packages/python-sdk/e2b/_sandbox_logic.py"
+    logic.write_text(logic.read_text() + "\nfrom e2b.api.client.models import NoSuchModel\n")
+    line = len(logic.read_text().splitlines())
     messages, lines = quiet()
     with handwritten_check(Project(packages_only), generated_files(packages_only), messages) as pending:
         verdict = pending.verdict(ApiChangeReport(()), [])
-    assert not verdict.broken and verdict.section == ""
-    assert any("typecheck  skipped (the generated files are unchanged" in line for line in lines)
-    assert not (packages_only.parent / "cache").exists()  # nothing ran, nothing was cached
+    assert verdict.broken
+    entries = [b for b in verdict.breakages if b.path == "packages/python-sdk/e2b/_sandbox_logic.py"]
+    assert [(b.line, b.new) for b in entries] == [(line, False)]
+    assert "0 place(s) marked **new** break with this bump; 1 were broken before it and still are." in verdict.section
+    assert f"- `packages/python-sdk/e2b/_sandbox_logic.py:{line}`: " in verdict.section
+    assert "**new**)" not in verdict.section
+    assert any("typecheck  the generated files are unchanged: the tree as it is" in line for line in lines)
+
+
+def test_a_new_problem_is_marked_new_beside_an_old_one(packages_only: Path) -> None:
+    logic = packages_only / "packages/python-sdk/e2b/_sandbox_logic.py"
+    logic.write_text(logic.read_text() + "\nfrom e2b.api.client.models import NoSuchModel\n")
+    old_line = len(logic.read_text().splitlines())
+    generated = generated_files(packages_only)
+    init = "packages/python-sdk/e2b/api/client/models/__init__.py"
+    generated[init] = generated[init].replace(b"OrderDirection", b"SortDirection")
+    with handwritten_check(Project(packages_only), generated, quiet()[0]) as pending:
+        verdict = pending.verdict(ApiChangeReport(()), [])
+    marks = {(b.path, b.line): b.new for b in verdict.breakages}
+    assert marks[("packages/python-sdk/e2b/_sandbox_logic.py", old_line)] is False
+    assert any(new for new in marks.values()), verdict.section
+    assert "(**new**): " in verdict.section and verdict.section.index("(**new**)") < verdict.section.index(
+        f"_sandbox_logic.py:{old_line}`: "
+    )
 
 
 def test_a_module_that_does_not_parse_is_named_with_its_line_never_a_traceback(packages_only: Path) -> None:
@@ -179,7 +204,7 @@ def test_what_a_problem_used_and_what_it_became(message: str, used: str | None, 
         "e2b.api.client.models.NewSandbox.auto_pause: attribute removed",
     ]
     finding = handwritten.Finding("packages/python-sdk/e2b/_sandbox_logic.py", 33, message, "attr-defined")
-    breakage = handwritten._breakage(finding, ApiChangeReport((RENAME,)), breaks)
+    breakage = handwritten._breakage(finding, ApiChangeReport((RENAME,)), breaks, new=True)
     assert (breakage.used, breakage.became) == (used, became)
 
 

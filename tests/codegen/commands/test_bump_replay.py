@@ -12,8 +12,9 @@ from it in code, each a kind of change that the replay of the real API's history
    `major` (`breaking`), the "Hand-written code to update" section naming each import, exit 3, the
    regenerated tree and the fragment written.
 
-Each bump runs on the tree the one before it left, in a real git repository copied from the shared one,
-with the cache folder (mypy's cache among it) the shared bump warmed.
+Each bump runs on the tree the one before it left, its fragment then released (moved out: each report is
+its revision's own), in a real git repository copied from the shared one, with the cache folder (mypy's
+cache among it) the shared bump warmed.
 """
 
 from __future__ import annotations
@@ -133,11 +134,20 @@ def replay(
         shutil.copytree(start.parent / "cache", cache, symlinks=True)  # warm: the mypy cache of R0's bump
         env: dict[str, str | None] = {"E2B_RUNTIME_REPO": str(runtime), "E2B_CODEGEN_CACHE": str(cache)}
         done = {}
+        released = folder / "released"
+        released.mkdir()
+
+        def release() -> None:  # as `nox -s release` consumes them: the next bump's record starts afresh
+            for fragment in (root / CHANGELOG).glob("+runtime-*.md"):
+                fragment.rename(released / fragment.name)
+
+        release()
         for name, edit in REVISIONS:
             commit = upstream.commit_edit(edit, name)
             before = set((root / CHANGELOG).iterdir())
             result = run_in_process(root, "bump", commit, env=env)
             added = sorted(p.name for p in set((root / CHANGELOG).iterdir()) - before)
+            release()
             done[name] = {"commit": commit, "result": asdict(result), "fragments": added}
         (folder / "replay.json").write_text(json.dumps(done))
 
@@ -172,7 +182,8 @@ def test_each_bump_s_level_is_what_the_sdk_s_users_see(
     bump = replay.revisions[name]
     assert bump.result.code == code, bump.result.text
     assert level_of(bump.result) == level
-    assert bump.fragments == [f"+runtime-{bump.commit[:12]}.{kind}.md"]
+    (fragment,) = bump.fragments
+    assert re.fullmatch(rf"\+runtime-[0-9a-f]{{12}}-{bump.commit[:12]}\.{kind}\.md", fragment), fragment
     assert "Traceback" not in bump.result.text
     # Only the rename breaks this repository's code.
     assert (SECTION_TITLE in bump.result.out) == (name == "rename-sandbox-state")
@@ -182,7 +193,7 @@ def test_a_case_only_header_rename_in_a_security_scheme_is_no_change(replay: Rep
     result = replay.revisions["team-header-case"].result
     assert "Semver: **none** — no API changes" in result.out
     assert "security" not in result.out.split("## Python API")[0].split("\n", 3)[-1]
-    assert "typecheck  skipped (the generated files are unchanged" in result.err
+    assert "typecheck  the generated files are unchanged: the tree as it is" in result.err
 
 
 def test_dropping_alternatives_the_sdk_does_not_use_is_a_note_naming_each_scheme(replay: Replay) -> None:
@@ -228,7 +239,7 @@ def test_a_rename_that_hand_written_code_imports_is_named_where_it_is_used(repla
         ("packages/local-api/e2b_local_api/store.py", "from e2b_local_api.wire.models import SandboxState"),
     ):
         line = (root / path).read_text().splitlines().index(import_line) + 1
-        entries = [entry for entry in section.splitlines() if entry.startswith(f"- `{path}:{line}`: ")]
+        entries = [entry for entry in section.splitlines() if entry.startswith(f"- `{path}:{line}` (**new**): ")]
         assert len(entries) == 1, section
         assert now in entries[0], entries[0]
     sdk = next(entry for entry in section.splitlines() if "_sandbox_logic.py" in entry)
@@ -239,8 +250,9 @@ def test_a_rename_that_hand_written_code_imports_is_named_where_it_is_used(repla
     assert f"exit {EXIT_HANDWRITTEN}" in result.out
     assert (root / "spec/runtime-ref").read_text() == bump.commit + "\n"
     assert (root / "packages/python-sdk/e2b/api/client/models/sandbox_lifecycle_state.py").is_file()
-    fragment = (root / CHANGELOG / bump.fragments[0]).read_text()
-    assert fragment in result.out
+    fragment = (root.parent / "released" / bump.fragments[0]).read_text()
+    assert fragment.startswith("The runtime API from runtime@")
+    assert "(SandboxState -> SandboxLifecycleState)" in fragment
     assert SECTION_TITLE not in fragment  # the fragment is for the SDK's users; the section for this pull request
 
 

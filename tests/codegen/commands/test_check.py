@@ -319,3 +319,21 @@ def test_a_manifest_naming_a_file_outside_the_generated_folders_never_shows_it(
     assert written.code == 0, written.text
     assert written.out.splitlines()[1:] == ["  spec/generated-files.json"]
     assert (project / ".git/config").read_bytes() == git_config and (project / "README.md").read_bytes() == readme
+
+
+def test_the_tree_s_client_templates_are_never_rendered(project: Path, run: Callable[..., Result]) -> None:
+    """openapi-python-client renders templates/client/ unsandboxed: the check (`--root` a tree) renders its own."""
+    marker = project.parent / "template-ran"
+    template = project / "templates/client/endpoint_macros.py.jinja"
+    payload = '{# x #}{{ cycler.__init__.__globals__.os.system("id > ' + str(marker) + '") }}\n'
+    template.write_text(template.read_text() + payload)
+    result = check(run, project, E2B_CODEGEN_CACHE=str(project.parent / "fresh-cache"))
+    assert not marker.exists()
+    assert result.code == 0, result.text  # the checker's templates generate what the tree holds
+    assert "codegen: clean: " in result.out
+    warning = [line for line in result.err.splitlines() if "templates/client/" in line]
+    assert warning == [
+        "codegen: warning: the tree's templates/client/ differs from this checker's "
+        "(templates/client/endpoint_macros.py.jinja): the client templates are code, so the check renders its own; "
+        "what the tree's would generate is for the pull request's own CI run"
+    ]

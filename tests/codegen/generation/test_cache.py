@@ -13,10 +13,10 @@ import pytest
 
 from codegen.config import load_source
 from codegen.generation.cache import FORMAT, generation_key, prepared_key, recall_prepared, record_prepared
-from codegen.generation.inputs import CODE_FOLDERS, CODE_ROOT, read_inputs
+from codegen.generation.inputs import CLIENT_TEMPLATES, CODE_FOLDERS, CODE_ROOT, read_inputs
 from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
 from toolkit.errors import ToolError
-from toolkit.paths import Project
+from toolkit.paths import TEMPLATES, Project
 from toolkit.records import Records
 from toolkit.transaction import JOURNAL
 
@@ -168,6 +168,8 @@ def _key(project: Path, code_root: Path | None = None) -> str:
     return generation_key(read_inputs(p, code_root=code_root), source, spec)
 
 
+CLIENT_TEMPLATE_FOLDER = f"{TEMPLATES}/{CLIENT_TEMPLATES}"
+
 EDITS: dict[str, Callable[[Path], object]] = {
     "template": lambda p: (p / "templates/overlays/error_codes.py.jinja").write_text(
         (p / "templates/overlays/error_codes.py.jinja").read_text() + "\n"
@@ -202,8 +204,8 @@ def test_a_changed_input_changes_the_key(project: Path, what: str) -> None:
 
 
 def _code_copy(tmp_path: Path) -> Path:
-    """codegen/ and toolkit/ as the running process read them, under `tmp_path`."""
-    for folder in CODE_FOLDERS:
+    """codegen/, toolkit/ and the client templates as the running process reads them, under `tmp_path`."""
+    for folder in (*CODE_FOLDERS, CLIENT_TEMPLATE_FOLDER):
         shutil.copytree(CODE_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 
@@ -214,6 +216,18 @@ def test_a_changed_code_file_changes_the_key(project: Path, tmp_path: Path, edit
     before = _key(project, copy)
     assert before == _key(project)  # the copy is the running source
     (copy / edited).write_text((copy / edited).read_text() + "\n# changed\n")
+    assert _key(project, copy) != before
+
+
+def test_the_client_templates_in_the_key_are_the_running_checkout_s(project: Path, tmp_path: Path) -> None:
+    """The run renders the checkout's templates/client/, never the tree's (`--root`): the key says the same."""
+    copy = _code_copy(tmp_path / "code")
+    before = _key(project, copy)
+    tree_template = project / CLIENT_TEMPLATE_FOLDER / "endpoint_macros.py.jinja"
+    tree_template.write_text(tree_template.read_text() + "{# the tree's #}\n")
+    assert _key(project, copy) == before
+    own = copy / CLIENT_TEMPLATE_FOLDER / "endpoint_macros.py.jinja"
+    own.write_text(own.read_text() + "{# the checkout's #}\n")
     assert _key(project, copy) != before
 
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,11 @@ from codegen.config import load_source
 from codegen.generation import generators
 from codegen.generation.generators import (
     _TEXT,
+    CLIENT,
     CLIENT_CONFIG,
     LAUNCHER,
     PYTHON,
+    WIRE,
     Generators,
     _Running,
     client_config,
@@ -41,12 +43,13 @@ from codegen.generation.generators import (
     start_helper,
     tool_env,
     tool_failure,
+    using_toolchain,
     write_filtered_spec,
 )
 from codegen.openapi.document import read_spec
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
-from tests.codegen.conftest import ROOT
+from tests.codegen.conftest import ROOT, Result, unchanged
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import Project
 
@@ -516,3 +519,147 @@ def test_a_signal_a_finalizer_swallowed_ends_an_unbounded_wait_and_not_a_bounded
     finally:
         take_lost_signals()
         release.set()
+
+
+# --- each tool's wall-clock limit (issue 40, finding 4) ---------------------------------------------
+
+# A stand-in for a generator's interpreter: it starts a process of its own (in its group, as a generator's
+# post hooks are), says its id, then takes its arguments: the wire models' job writes an empty module and
+# ends, any other sleeps for an hour.
+STAND_IN = """
+import json, os, subprocess, sys, time
+tool = sys.argv[1]
+if "--escape" in sys.argv:  # a process of its own session, that keeps the tool's output open
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True)
+else:
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], **quiet)
+with open(tool + ".tmp", "w") as said:
+    said.write(str(child.pid))
+os.replace(tool + ".tmp", tool + ".child")
+args = json.loads(sys.stdin.readline() or "[]")
+if "--output" in args:
+    open(args[args.index("--output") + 1], "w").close()
+    sys.exit(0)
+time.sleep(3600)
+"""
+
+
+def stand_in(folder: Path, *flags: str) -> Callable[[str], list[str]]:
+    script = folder / "stand_in.py"
+    script.write_text(STAND_IN)
+    return lambda tool: [*PYTHON, str(script), tool, *flags]
+
+
+def _child_of(scratch: Path, tool: str) -> int:
+    said = scratch / f"{tool}.child"
+    deadline = time.monotonic() + 60
+    while not said.exists():
+        assert time.monotonic() < deadline, f"the stand-in for {tool} never started its process"
+        time.sleep(0.02)
+    return int(said.read_text())
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` has ended (a zombie waiting for its reaper has)."""
+    deadline = time.monotonic() + 10  # the kill is at once; the kernel's bookkeeping, a moment
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+LIMIT_SAID = (
+    "ran past its 1 s limit and was stopped, with every process it started (E2B_CODEGEN_TOOL_SECONDS sets the limit)"
+)
+
+
+def test_a_generator_past_its_limit_is_stopped_with_what_it_started_in_one_line(scratch: Path, tmp_path: Path) -> None:
+    """The limit counts from the arguments, handed once the stand-in's own process runs: load only makes it later."""
+    generators = Generators(scratch, seconds=1, command=stand_in(tmp_path))
+    try:
+        generators.start()
+        child = _child_of(scratch, CLIENT)
+        started = time.monotonic()
+        generators.start_jobs([(CLIENT, ["anything"])])
+        with pytest.raises(ToolError) as caught:
+            generators.wait(CLIENT)
+        assert time.monotonic() - started < 60
+        assert [p.render() for p in caught.value.problems] == [f"{CLIENT} {LIMIT_SAID}"]
+        assert _gone(child) and generators._running[CLIENT].process.returncode is not None  # before close()
+    finally:
+        generators.close()
+
+
+def test_a_generator_past_its_limit_ends_the_wait_even_when_a_process_that_left_its_group_holds_its_output(
+    scratch: Path, tmp_path: Path
+) -> None:
+    """That process is out of reach (its own session): the run stops waiting for the output it holds."""
+    generators = Generators(scratch, seconds=1, command=stand_in(tmp_path, "--escape"))
+    try:
+        generators.start()
+        escaped = [_child_of(scratch, tool) for tool in (CLIENT, WIRE)]  # both interpreters start at once
+        started = time.monotonic()
+        generators.start_jobs([(CLIENT, ["anything"])])
+        with pytest.raises(ToolError) as caught:
+            generators.wait(CLIENT)
+        assert time.monotonic() - started < 60
+        assert [p.render() for p in caught.value.problems] == [f"{CLIENT} {LIMIT_SAID}"]
+    finally:
+        generators.close()  # the other stand-in, never handed its arguments: not waited for either
+        for pid in escaped:  # the test's own processes, out of the tools' groups
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_ruff_past_its_limit_is_stopped_in_one_line(scratch: Path, tmp_path: Path) -> None:
+    """A FIFO named like a stub file: ruff waits on it for a writer that never comes."""
+    folder = tmp_path / "formatted"
+    folder.mkdir()
+    os.mkfifo(folder / "waits.pyi")
+    started = time.monotonic()
+    with pytest.raises(ToolError) as caught:
+        format_python(folder, scratch, seconds=1)
+    assert time.monotonic() - started < 60
+    assert [p.render() for p in caught.value.problems] == [f"ruff {LIMIT_SAID}"]
+
+
+@pytest.mark.parametrize("said", ["soon", "0", "-5", "inf", "nan"])
+def test_a_limit_that_is_not_a_time_is_one_line(scratch: Path, monkeypatch: pytest.MonkeyPatch, said: str) -> None:
+    monkeypatch.setenv("E2B_CODEGEN_TOOL_SECONDS", said)
+    with pytest.raises(ToolError) as caught:
+        Generators(scratch)
+    assert [p.render() for p in caught.value.problems] == [
+        f"E2B_CODEGEN_TOOL_SECONDS must be a number of seconds above 0, not {said!r}: unset it for 120"
+    ]
+    monkeypatch.setenv("E2B_CODEGEN_TOOL_SECONDS", "2.5")
+    assert Generators(scratch).seconds == 2.5
+    monkeypatch.delenv("E2B_CODEGEN_TOOL_SECONDS")
+    assert Generators(scratch).seconds == 120
+
+
+@pytest.mark.parametrize("verb", [("generate",), ("check", "--no-cache")])
+def test_generate_and_check_end_with_exit_2_when_a_generator_passes_its_limit(
+    project: Path, run: Callable[..., Result], tmp_path: Path, verb: tuple[str, ...]
+) -> None:
+    """The client generator's stand-in never ends: the run says so in one line, writes nothing, and leaves nothing."""
+    command = stand_in(tmp_path)
+    made: list[Generators] = []
+
+    def toolchain(scratch: Path) -> Generators:
+        made.append(Generators(scratch, seconds=1, command=command))
+        return made[-1]
+
+    started = time.monotonic()
+    with unchanged(project), using_toolchain(toolchain):
+        result = run(project, *verb)
+    assert time.monotonic() - started < 60
+    assert result.code == 2, result.text
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
+    assert errors == [f"codegen: error: {CLIENT} {LIMIT_SAID}"], result.text
+    [generators] = made
+    assert not generators.scratch.exists()  # the run's scratch folder, with the stand-ins' files, removed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from codegen.openapi.json_pointer import PointerSyntaxError, format_pointer, par
 from codegen.openapi.plain_yaml import MAX_YAML_BYTES
 from codegen.openapi.ref_chains import MAX_HOPS
 from tests.codegen.conftest import Result, Upstream, unchanged
-from tests.codegen.hostile_specs import big_integer, many_schemas, object_graph, ref_chain
+from tests.codegen.hostile_specs import big_enum, big_integer, many_schemas, object_graph, ref_chain
 from tests.fixtures import REAL_SPEC, needs_real_spec
 from toolkit.errors import ToolError
 
@@ -332,12 +333,14 @@ HOSTILE: dict[str, Callable[[], str]] = {
     "object-graph": lambda: object_graph(SPEC_TEXT, width=18),
     "many-schemas": lambda: many_schemas(SPEC_TEXT),
     "big-integer": lambda: big_integer(SPEC_TEXT)[0],
+    "big-enum": lambda: big_enum(SPEC_TEXT)[0],
 }
 SAID = {
     "ref-chain": "starts a chain of 3,000 references to references",
     "object-graph": "the schemas below POST /sandboxes unfold into more than 20,000 places",
     "many-schemas": "holds more than 10,000 objects (mappings)",
     "big-integer": f":{big_integer(SPEC_TEXT)[1]}: holds an integer of 5,000 digits",
+    "big-enum": f":{big_enum(SPEC_TEXT)[1]}: holds a list (/components/schemas/Flavour/enum) of more than 2,000 items",
 }
 VERBS: dict[str, Callable[[str], tuple[tuple[str, ...], dict[str, str]]]] = {
     "generate": lambda commit: (("generate",), {"E2B_RUNTIME_REF": commit}),
@@ -351,6 +354,7 @@ def test_the_hostile_specs_are_the_sizes_the_issue_names() -> None:
     assert 150_000 < added["ref-chain"] < 250_000
     assert 25_000 < added["object-graph"] < 40_000
     assert len(many_schemas(SPEC_TEXT)) < MAX_YAML_BYTES
+    assert 3_000_000 < len(big_enum(SPEC_TEXT)[0]) < MAX_YAML_BYTES
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -361,8 +365,10 @@ def test_every_verb_refuses_a_hostile_spec_in_one_line(
     """Each of these hung a verb for minutes; now each is one line and exit 2, and nothing is written."""
     commit = upstream.commit_bytes(HOSTILE[hostile]().encode(), f"hostile: {hostile}")
     args, env = VERBS[verb](commit)
+    started = time.monotonic()
     with unchanged(project):
         result = run(project, *args, **env)
+    assert time.monotonic() - started < 10  # the issue's bound; the reader's refusal takes a fraction of a second
     assert result.code == 2, result.text
     errors = [line for line in result.err.splitlines() if line.startswith("codegen: error: ")]
     assert len(errors) == 1 and SAID[hostile] in errors[0], result.text

@@ -13,7 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codegen.openapi.plain_yaml as plain_yaml
-from codegen.openapi.plain_yaml import MAX_DEPTH, MAX_INT_DIGITS, MAX_MAPPINGS, MAX_PROBLEMS, MAX_YAML_BYTES, load_yaml
+from codegen.openapi.plain_yaml import (
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_MAPPINGS,
+    MAX_PROBLEMS,
+    MAX_SCALARS,
+    MAX_SEQUENCE_ITEMS,
+    MAX_YAML_BYTES,
+    load_yaml,
+)
 from tests.fixtures import REAL_SPEC, needs_real_spec
 from tests.fuzz_budget import examples
 from toolkit.errors import ToolError
@@ -341,3 +350,46 @@ def test_the_bound_on_objects_is_far_above_the_real_spec() -> None:
     """The runtime's spec has 1,722 objects; the bound leaves room for it to grow fivefold."""
     text = "".join(f"k{i}: {{}}\n" for i in range(MAX_MAPPINGS - 1))
     assert len(load_yaml(text.encode(), display_path="x").data) == MAX_MAPPINGS - 1
+
+
+@pytest.mark.parametrize("key", ["enum", "required", "parameters", "tags", "x-error-codes"])
+def test_a_list_longer_than_the_bound_is_one_problem_at_the_first_item_past_it(key: str) -> None:
+    """Issue 40: a 200,000-value enum held datamodel-code-generator for minutes; the reader stops at item 2,001."""
+    items = "".join(f"      - v{i}\n" for i in range(MAX_SEQUENCE_ITEMS + 5_000))
+    started = time.monotonic()
+    [message] = problems_of(f"openapi: 3.0.3\ncomponents:\n  X:\n    {key}:\n{items}".encode())
+    assert time.monotonic() - started < 10
+    assert message == (
+        f"spec/openapi.yml:{5 + MAX_SEQUENCE_ITEMS}: holds a list (/components/X/{key}) of more than "
+        f"{MAX_SEQUENCE_ITEMS:,} items: no spec needs one this long, and generating from it would take minutes"
+    )
+    # Up to the bound, read: the runtime's longest list has 16 items, the bound over a hundred times that.
+    within = "".join(f"  - {i}\n" for i in range(MAX_SEQUENCE_ITEMS))
+    assert load_yaml(f"{key}:\n{within}".encode(), display_path="x").data == {key: list(range(MAX_SEQUENCE_ITEMS))}
+
+
+def test_the_bound_counts_every_kind_of_item_and_names_a_list_in_a_list() -> None:
+    inner = "".join(f"  - {{a: {i}}}\n" if i % 2 else f"  - [{i}]\n" for i in range(MAX_SEQUENCE_ITEMS + 1))
+    [message] = problems_of(f"- x\n- \n{inner}".encode())
+    assert message.startswith(f"spec/openapi.yml:{3 + MAX_SEQUENCE_ITEMS}: holds a list (/1) of more than ")
+
+
+def test_a_long_key_is_shortened_in_the_problem() -> None:
+    key = "k" * 500
+    items = "".join(f"  - {i}\n" for i in range(MAX_SEQUENCE_ITEMS + 1))
+    [message] = problems_of(f"{key}:\n{items}".encode())
+    assert f"holds a list (/{'k' * 76}...) of more than" in message
+
+
+def test_more_values_than_the_bound_is_one_problem_at_the_first_one_past_it() -> None:
+    """Lists of lists keep every list short and make no mapping: the scalars are counted too."""
+    row = "[" + ", ".join("1" for _ in range(1_000)) + "]"
+    rows = MAX_SCALARS // 1_000 + 2
+    [message] = problems_of("".join(f"- {row}\n" for _ in range(rows)).encode())
+    assert message == (
+        f"spec/openapi.yml:{MAX_SCALARS // 1_000 + 1}: holds more than {MAX_SCALARS:,} values (scalars, keys "
+        "included): a file this large is not one we expect, and generating from it would take minutes"
+    )
+    # Up to the bound, read: the runtime's spec has 6,010 scalars (keys included), the bound over fifteen times that.
+    within = "".join(f"k{i}: v\n" for i in range(MAX_SCALARS // 2))
+    assert len(load_yaml(within.encode(), display_path="x").data) == MAX_SCALARS // 2

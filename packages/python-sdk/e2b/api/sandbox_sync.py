@@ -134,20 +134,30 @@ class Sandbox:
                 "#", whitespace or a control character); nothing is sent.
         """
         self.sandbox_id = logic.sandbox_id(sandbox_id)
+        """The sandbox's id."""
         self.template_id = template_id
+        """The id of the template it was started from, when known."""
         self.envd_version = envd_version
+        """The version of envd, the guest agent in the sandbox, when known."""
         self.envd_access_token = envd_access_token
+        """The token for envd's API in the sandbox, when the sandbox is secured."""
         self.traffic_access_token = traffic_access_token
+        """The token that reaching the sandbox through its proxy takes, when one is required."""
         self.sandbox_domain = sandbox_domain
+        """The base domain the sandbox's traffic is served on, when known."""
         self.connection_config = connection_config or ConnectionConfig()
+        """The connection settings its calls use; a call's keywords override them."""
 
     def __repr__(self) -> str:
+        """The class and the sandbox id."""
         return f"Sandbox(sandbox_id={self.sandbox_id!r})"
 
     def __enter__(self) -> Self:
+        """The sandbox itself, for the block."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Kill the sandbox at the end of the block, however it ends."""
         self.kill()
 
     def _opts(self, opts: Mapping[str, Any]) -> ConnectionConfig:
@@ -399,6 +409,11 @@ class Sandbox:
         return SnapshotPaginator(params, ConnectionConfig(**opts), token)
 
     list_snapshots = dual(_snapshots_of_this, _snapshots)
+    """The snapshots as a paginator: this sandbox's (`sbx.list_snapshots()`), or the team's (class form).
+
+    The class form takes `sandbox_id` (only that sandbox's), `limit` (1-100 per page), `next_token`
+    and `name`; the instance form the same but `sandbox_id`. No request until `next_items()`.
+    """
 
     @classmethod
     def delete_snapshot(cls, snapshot_id: str, **opts: Unpack[ApiParams]) -> bool:
@@ -468,6 +483,7 @@ class Sandbox:
         return logic.pause_result(response.status_code, response.parsed)
 
     beta_pause = deprecated_alias(pause, logic.BETA_PAUSE_WARNING)
+    """Deprecated: `pause()`, which it calls (with a `DeprecationWarning`)."""
 
     # Last in the class body: below it, `list` would name this method, not the builtin.
     @classmethod
