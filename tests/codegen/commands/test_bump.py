@@ -687,10 +687,10 @@ def test_a_bump_that_changes_an_envd_file_syncs_it_and_says_so(project: Path, up
     assert (project / path).read_bytes() == edited
     lock = json.loads((project / "spec/envd.lock.json").read_text())
     assert lock["commit"] == commit
-    fragment = (project / CHANGELOG / f"+runtime-{commit[:12]}.misc.md").read_text()
-    assert "## Data plane (envd)" in fragment
-    assert "- changed `spec/envd/envd.yaml`: envd's HTTP API, 6 operation(s)" in fragment
-    assert "- changed `spec/envd/process/process.proto`" not in fragment
+    # In the whole report (printed, and the release pull request's body with --report); the fragment is a list.
+    assert "## Data plane (envd)" in result.out
+    assert "- changed `spec/envd/envd.yaml`: envd's HTTP API, 6 operation(s)" in result.out
+    assert "- changed `spec/envd/process/process.proto`" not in result.out
 
 
 # --- the record: one fragment per pending change, from the pin it started at (issue 40, 14 and 15) -----
