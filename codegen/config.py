@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from toolkit.errors import Problem, ToolError
-from toolkit.paths import PYPROJECT, RUNTIME_REF, SPEC, Project
+from toolkit.paths import ENVD_DIR, PYPROJECT, RUNTIME_REF, SPEC, Project
 
 RUNTIME_REPO_ENV = "E2B_RUNTIME_REPO"
 RUNTIME_REF_ENV = "E2B_RUNTIME_REF"
@@ -22,6 +22,10 @@ FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
 # scp-like ssh syntax: user@host:path (no "::", which would name a remote helper)
 _SCP_LIKE = re.compile(r"[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!:)[^\s]+")
 _ALLOWED_SCHEMES = ("https://", "ssh://", "file://")
+# envd-files: plain names (as the runtime's history allows), under ENVD_DIR, a proto or the HTTP API's YAML.
+_PLAIN_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+ENVD_SUFFIXES = (".proto", ".yaml", ".yml")
+MAX_ENVD_FILES = 16
 # The code generators and the formatter whose versions the manifest records.
 TOOLCHAIN = ("openapi-python-client", "datamodel-code-generator", "ruff")
 
@@ -34,12 +38,13 @@ class Settings:
     runtime_branch: str
     spec_path: str
     sdk_tags: tuple[str, ...]
+    envd_files: tuple[str, ...] = ()  # the data plane's files, synced at the pin beside spec-path
 
     def differences(self, other: Settings) -> tuple[str, ...]:
         """The keys whose values differ from `other`'s, in the table's order."""
-        keys = ("runtime-repo", "runtime-branch", "spec-path", "sdk-tags")
-        mine = (self.runtime_repo, self.runtime_branch, self.spec_path, self.sdk_tags)
-        theirs = (other.runtime_repo, other.runtime_branch, other.spec_path, other.sdk_tags)
+        keys = ("runtime-repo", "runtime-branch", "spec-path", "sdk-tags", "envd-files")
+        mine = (self.runtime_repo, self.runtime_branch, self.spec_path, self.sdk_tags, self.envd_files)
+        theirs = (other.runtime_repo, other.runtime_branch, other.spec_path, other.sdk_tags, other.envd_files)
         return tuple(key for key, a, b in zip(keys, mine, theirs, strict=True) if a != b)
 
 
@@ -70,6 +75,7 @@ class Source:
     commit: str
     sdk_tags: tuple[str, ...]
     pin_from: PinFrom = PinFrom.RUNTIME_REF
+    envd_files: tuple[str, ...] = ()  # synced from the same commit, each to the same path here
     upstream_from: UpstreamFrom = UpstreamFrom.TREE
     # The check: the base revision's runtime-branch, which the pin must be reachable from.
     base_branch: str | None = None
@@ -192,7 +198,40 @@ def read_settings(text: str, project: Project, *, where: str = PYPROJECT) -> Set
     tags = table.get("sdk-tags")
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
         raise ToolError(Problem("[tool.codegen] sdk-tags must be a list of tag names", where=where))
-    return Settings(runtime_repo, branch, spec_path, tuple(tags))
+    return Settings(runtime_repo, branch, spec_path, tuple(tags), _envd_files(table.get("envd-files", []), where))
+
+
+def _envd_files(files: object, where: str) -> tuple[str, ...]:
+    """`envd-files`: where each envd file is in the runtime repository, which is where it is synced to here.
+
+    Under ENVD_DIR, of plain names (no `..`, no `.git`, nothing git or a shell could misread), not
+    under `google/` (protoc would read such a file for a well-known type), one HTTP API YAML at most.
+    """
+
+    def refuse(why: str) -> ToolError:
+        return ToolError(
+            Problem(
+                f"[tool.codegen] envd-files {why}",
+                where=where,
+                remedy=f"list the envd files' paths in the runtime repository, each under {ENVD_DIR}/",
+            )
+        )
+
+    if not isinstance(files, list) or len(files) > MAX_ENVD_FILES or not all(isinstance(f, str) for f in files):
+        raise refuse(f"must be a list of at most {MAX_ENVD_FILES} paths")
+    for path in files:
+        parts = path.split("/")
+        plain = all(_PLAIN_PART.fullmatch(p) for p in parts) and ".git" not in {p.lower() for p in parts}
+        if not plain or not path.startswith(ENVD_DIR + "/") or not path.endswith(ENVD_SUFFIXES):
+            shown = path if path.isprintable() and len(path) <= 200 else repr(path[:200])
+            raise refuse(f"names {shown!r}: not a {', '.join(ENVD_SUFFIXES)} file of plain names under {ENVD_DIR}/")
+        if parts[2] == "google":
+            raise refuse(f"names {path!r}: {ENVD_DIR}/google/ would shadow protoc's well-known types")
+    if len(set(files)) != len(files):
+        raise refuse("names a file twice")
+    if sum(not f.endswith(".proto") for f in files) > 1:
+        raise refuse("names more than one YAML file (envd has one HTTP API)")
+    return tuple(files)
 
 
 def load_settings(project: Project) -> Settings:
@@ -342,6 +381,7 @@ def load_source(project: Project, *, commit: str | None = None, base: Settings |
         commit=commit,
         sdk_tags=settings.sdk_tags,
         pin_from=pin_from,
+        envd_files=settings.envd_files,
         upstream_from=upstream_from,
         base_branch=base.runtime_branch if base is not None else None,
         base_notes=tuple(base_notes),

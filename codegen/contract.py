@@ -35,6 +35,13 @@ _CREDENTIAL_KEYS = ("type", "in", "name", "scheme")
 _CREDENTIAL_TYPES = frozenset({"apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"})
 # error: the miss stops generation; warning: it is reported and generation proceeds.
 LEVELS = ("error", "warning")
+# Entries about the data plane (a `service:` of the envd protos, or a pointer into the envd file a
+# `spec:` names) are codegen/envd/contract.py's: the control plane's checks skip them.
+DATA_PLANE_KEYS = ("service", "spec")
+
+
+def is_data_plane(raw: Any) -> bool:
+    return isinstance(raw, dict) and any(key in raw for key in DATA_PLANE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,9 @@ def _entries(tree: YamlTree) -> list[ContractEntry]:
     entries: list[ContractEntry] = []
     problems: list[Problem] = []
     for index, raw_entry in enumerate(tree.data):
-        entry, entry_problems = _parse_entry(raw_entry, index, tree)
+        if is_data_plane(raw_entry):
+            continue
+        entry, entry_problems = parse_entry(raw_entry, index, tree)
         problems.extend(entry_problems)
         if entry is not None:
             entries.append(entry)
@@ -215,7 +224,7 @@ _CHECKS: Mapping[str, Check] = {
 # --- reading the contract file ----------------------------------------------
 
 
-def _parse_entry(raw: Any, index: int, tree: YamlTree) -> tuple[ContractEntry | None, list[Problem]]:
+def parse_entry(raw: Any, index: int, tree: YamlTree) -> tuple[ContractEntry | None, list[Problem]]:
     where = f"{tree.display_path}:{tree.line_of((str(index),))} (entry {index + 1})"
     if not isinstance(raw, dict):
         return None, [Problem("an entry must be a mapping with pointer, why and checks", where=where)]

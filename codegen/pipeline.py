@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import codegen
 from codegen.config import Source
+from codegen.envd.synced import SyncedFile, http_spec_of
 from codegen.generation.cache import (
     Prepared,
     generation_key,
@@ -26,6 +27,7 @@ from codegen.generation.cache import (
     record,
     record_prepared,
     record_valid,
+    synced_digest,
     validation_key,
 )
 from codegen.generation.generators import (
@@ -82,6 +84,7 @@ def validated_alongside(
     *,
     on_pass: Callable[[], None] = lambda: None,
     beside: str = "alongside contract to format",
+    also: tuple[SpecDocument, ...] = (),
 ) -> Iterator[None]:
     """Validate the spec in a thread while the block runs; an invalid spec's problems come first.
 
@@ -90,7 +93,7 @@ def validated_alongside(
     so the two share the machine instead of taking turns.  When the spec is
     invalid, its problems replace whatever the block failed with: they are
     the cause.  Nothing after the block (stamp, cache record, write) runs on
-    an unvalidated spec.
+    an unvalidated spec.  `also`: envd's HTTP API (codegen/envd/), validated by the same thread after it.
     """
     from codegen.openapi.document import validation_problems
 
@@ -100,7 +103,8 @@ def validated_alongside(
     def validate() -> None:
         started = time.perf_counter()
         try:
-            verdict.extend(validation_problems(document))
+            for each in (document, *also):
+                verdict.extend(validation_problems(each))
         except Exception as error:  # the verdict must say something whatever happened
             verdict.append(Problem(f"the validator failed: {type(error).__name__}: {error}"))
         timing.append(time.perf_counter() - started)
@@ -231,8 +235,11 @@ def build(run: Run, spec: FetchedSpec | ReadSpec | Prepared | None = None) -> Bu
 
 def prepare(run: Run, fetched: FetchedSpec, document: SpecDocument, messages: Messages) -> Prepared:
     """The contract and filter steps: the filtered spec (as the generators read it) and the contract's warnings."""
+    from codegen.envd.lane import check_data_plane  # protobuf: for a run that gets this far
     from codegen.openapi.sdk_filter import filter_spec
 
+    # The data plane's lane (codegen/envd/): checked here, before anything is generated from either plane.
+    check_data_plane(fetched.synced, run.inputs.required("contract"), messages)
     operations, warnings = check_requirements(run.inputs, run.source, document, messages)
     with messages.step("filter") as note:
         # As the generators read it, so that the overlays and the cache have the same document.
@@ -243,8 +250,21 @@ def prepare(run: Run, fetched: FetchedSpec, document: SpecDocument, messages: Me
         spec=hashlib.sha256(fetched.data).hexdigest(),
         filtered=filtered,
         warnings=warnings,
-        validation=validation_key(run.inputs, fetched.data),
+        validation=validation_key(run.inputs, _validated_bytes(fetched)),
     )
+
+
+def read_http_spec(file: SyncedFile) -> SpecDocument:
+    """envd's HTTP API read as the spec is (`read_spec`'s bounds), its validation left to `validated_alongside`."""
+    from codegen.openapi.document import read_spec
+
+    return read_spec(file.data, display_path=file.path)
+
+
+def _validated_bytes(fetched: FetchedSpec) -> bytes:
+    """What the validator's verdict is on: the spec, and envd's HTTP API when one is synced beside it."""
+    http = http_spec_of(fetched.synced)
+    return fetched.data if http is None else fetched.data + b"\0" + http.data
 
 
 def _validation(
@@ -255,11 +275,13 @@ def _validation(
     beside: str = "alongside contract to format",
 ) -> AbstractContextManager[None]:
     """The validator's verdict on the fetched spec: the one this machine recorded, or taken beside the block."""
-    validated = validation_key(run.inputs, fetched.data)
+    validated = validation_key(run.inputs, _validated_bytes(fetched))
     if run.use_cache and recall_valid(run.project, validated):
         return _passed_before(run.messages)
     on_pass = functools.partial(record_valid, run.project, validated)
-    return validated_alongside(document(), run.messages, on_pass=on_pass, beside=beside)
+    # envd's HTTP API is read (bounded, OpenAPI 3, local references) before the block, validated in it.
+    also = tuple(read_http_spec(f) for f in filter(None, [http_spec_of(fetched.synced)]))
+    return validated_alongside(document(), run.messages, on_pass=on_pass, beside=beside, also=also)
 
 
 class _GuessCheck:
@@ -300,7 +322,7 @@ class _GuessCheck:
         for warning in guess.warnings:
             run.messages.warning(warning)
         # Said only when the validator runs: why it has no verdict on a spec prepared before.
-        if guess.validation == validation_key(run.inputs, fetched.data):
+        if guess.validation == validation_key(run.inputs, _validated_bytes(fetched)):
             why = "its verdict on it was not kept on this machine"
         else:
             why = "the validator has changed since"
@@ -377,14 +399,15 @@ def _stamp(
 ) -> Build:
     """The stamp step, and the records of this run for the next: its output, and its spec as prepared."""
     with run.messages.step("stamp") as note:
-        staged = stamp(run.source, fetched.data, fetched.blob_id, generated)
+        staged = stamp(run.source, fetched.data, fetched.blob_id, generated, fetched.synced)
         note(f"{len(staged.generated)} generated file(s), the lock and the manifest")
     edited = run.inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
     if edited:
         changed = ", ".join(edited)
         run.messages(f"not recorded for the check's cache: {changed} changed while this run ran")
     else:
-        record(run.project, generation_key(run.inputs, run.source, fetched.data), staged.files(), prepared.warnings)
+        key = generation_key(run.inputs, run.source, fetched.data, synced_digest(fetched.synced))
+        record(run.project, key, staged.files(), prepared.warnings)
         if record_prepared:
             _remember_prepared(run, fetched, prepared)
     return Build(run.source, fetched, prepared.filtered, staged)

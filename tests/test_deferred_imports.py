@@ -44,6 +44,8 @@ DEFERRED = frozenset(
         "codegen.openapi.error_codes",
         "codegen.openapi.operation_map",
         "codegen.openapi.sdk_filter",
+        # The data plane's lane: protobuf and protoc, only for a run that gets past the fetch.
+        "codegen.envd.lane",
     }
 )
 # What importing these must not load (generate's warm path starts here; the command lines load

@@ -19,6 +19,10 @@ PYPROJECT = "pyproject.toml"
 SPEC = "spec/openapi.yml"
 RUNTIME_REF = "spec/runtime-ref"
 LOCK = "spec/openapi.lock.json"
+# envd, the data plane: its files are synced at the same pin into this folder (at their paths in the
+# runtime repository), and their blob ids recorded in their own lock beside the control plane's.
+ENVD_DIR = "spec/envd"
+ENVD_LOCK = "spec/envd.lock.json"
 MANIFEST = "spec/generated-files.json"
 CONTRACT = "spec/contract.yml"
 OPERATIONS = "spec/operations.yml"
@@ -123,7 +127,7 @@ BUMP_FRAGMENT_NAME = re.compile(
 )
 # Everything a codegen write swaps (generate: the folders, spec, lock, manifest; bump: also the pin and
 # a fragment).  With what a release writes, nothing else may be named by a journal or removed as a leftover.
-WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF})
+WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF, ENVD_DIR, ENVD_LOCK})
 # Where a write puts its temporary siblings: beside every target it may swap.
 LEFTOVER_FOLDERS = (
     "spec",

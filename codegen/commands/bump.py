@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import git
 
 from codegen.api_changes.compare import compare_specs
+from codegen.api_changes.envd_files import render_envd_section
 from codegen.api_changes.generated_names import parser_records
 from codegen.api_changes.report import ApiChangeReport, render_fragment, render_report
 from codegen.commands.handwritten import SECTION_TITLE, generated_unchanged, handwritten_check
@@ -258,6 +259,14 @@ def run_bump(
         handwritten = pending.verdict(changes, [verdict for diff in diffs for verdict in diff.breaks])
     messages.show(python_section)
     report += "\n" + python_section
+    envd_section = render_envd_section(
+        _envd_blobs_at(upstream, current.commit, target.envd_files + current.envd_files),
+        result.fetched.synced,
+        new_ref=f"runtime@{target.short_commit}",
+    )
+    if envd_section is not None:
+        messages.show(envd_section)
+        report += "\n" + envd_section + "\n"
     if handwritten.broken:
         messages.show(handwritten.section)
     # The whole report (the section to act on first) is the release pull request's body; the fragment is a list.
@@ -457,3 +466,14 @@ def _explained(problem: Problem, changes: ApiChangeReport, target: Source) -> Pr
             message = f"{problem.message}; {change.kind} by this commit (see the report: `{change.location}`)"
             return replace(problem, message=message, remedy=remedy)
     return replace(problem, remedy=remedy)
+
+
+def _envd_blobs_at(upstream: UpstreamRepository, commit: str, paths: tuple[str, ...]) -> dict[str, str | None]:
+    """Each envd path's blob id at the old pin (None: not a file there), for the report's envd section."""
+    blobs: dict[str, str | None] = {}
+    if not upstream.has_commit(commit):  # old_pin_spec has said why; the section then lists every file as added
+        return blobs
+    for path in dict.fromkeys(paths):
+        found = upstream.read_file(commit, path)
+        blobs[path] = found[1] if found is not None else None
+    return blobs

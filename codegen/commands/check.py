@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from codegen.config import Source, load_source
 from codegen.messages import Messages
-from codegen.tree.write import Drift, compare_tree, leftover_drifts, symlink_drifts
+from codegen.tree.write import Drift, compare_tree, leftover_drifts, symlink_drifts, synced_drifts
 from codegen.upstream.base_revision import Base, find_base
 from toolkit.cache_folder import cache_root
 from toolkit.errors import EXIT_DRIFT, EXIT_OK, Problem, ToolError
-from toolkit.paths import SPEC, Project, is_write_target
+from toolkit.paths import ENVD_DIR, SPEC, Project, is_write_target
 from toolkit.printable import printable
 from toolkit.read import read_or_none
 from toolkit.transaction import JOURNAL, recover
@@ -86,6 +86,9 @@ def find_drift(
             note(f"{SPEC} byte for byte with runtime@{source.short_commit}:{source.spec_path}")
         else:
             note(f"{SPEC} byte for byte with the lock's blob ({fetched.blob_id[:12]}), the upstream being unreachable")
+        drifts += synced_drifts(project.root, result.staged.synced)
+        if result.staged.synced:
+            note(f"{len(result.staged.synced)} envd file(s) in {ENVD_DIR}/ byte for byte with the same pin")
         drifts += compare_tree(project.root, result.staged)
         note(f"{len(result.staged.files())} generated path(s)")
     return drifts
@@ -93,11 +96,12 @@ def find_drift(
 
 def _clean_by_cache(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> bool:
     """True when a real generation of exactly these inputs produced exactly what the tree holds."""
-    from codegen.generation.cache import generation_key, recall, tree_matches
+    from codegen.generation.cache import generation_key, recall, synced_digest, tree_matches
     from codegen.generation.inputs import read_inputs
 
     with messages.step("cache") as note:
-        recorded = recall(project, generation_key(read_inputs(project), source, fetched.data))
+        key = generation_key(read_inputs(project), source, fetched.data, synced_digest(fetched.synced))
+        recorded = recall(project, key)
         clean = recorded is not None and tree_matches(project.root, recorded, fetched.data)
         if recorded is None:
             note("no generation of these inputs on this machine: the full run follows")
@@ -155,9 +159,10 @@ def render_drift(drifts: Sequence[Drift], short_pin: str | None) -> str:
     out.append("")
     kinds = {d.kind for d in drifts}
     if "hand-edited spec" in kinds:
-        out.append("To fix: " + SPEC_REMEDY.format(short=short_pin or "the pin") + ".")
-        out.append(f"        Never edit {SPEC} here: it is synced from the runtime repository.")
-        out.append(f"        `nox -s codegen` restores the pinned {SPEC}.")
+        edited = ", ".join(printable(d.path) for d in drifts if d.kind == "hand-edited spec")
+        out.append("To fix: " + SPEC_REMEDY.format(short=short_pin or "the pin").replace(SPEC, edited, 1) + ".")
+        out.append(f"        Never edit {edited} here: the spec files are synced from the runtime repository.")
+        out.append(f"        `nox -s codegen` restores the pinned {edited}.")
     if kinds & {"changed", "missing", "stale"}:
         out.append("To fix: " + GENERATED_REMEDY + ".")
     if "unexpected" in kinds:
@@ -196,7 +201,15 @@ def run_check(
     _say_client_templates(project, messages)
     source = load_source(project, base=base.settings if base is not None else None)
     fetched = _fetch(project, source, messages, base, fresh=not use_cache)
-    if use_cache and not recovered and not leftovers and _clean_by_cache(project, source, fetched, messages):
+    # A hand edit to an envd file misses the cache by itself; a file added beside them would not.
+    envd_extra = synced_drifts(project.root, {f.path: f.data for f in fetched.synced})
+    if (
+        use_cache
+        and not recovered
+        and not leftovers
+        and not envd_extra
+        and _clean_by_cache(project, source, fetched, messages)
+    ):
         messages.result(_clean(source))
         return EXIT_OK
     drifts = find_drift(project, source, fetched, messages, use_cache=use_cache)

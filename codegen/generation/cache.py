@@ -8,10 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegen.config import TOOLCHAIN, Source
 from codegen.generation.inputs import GenerationInputs
@@ -19,6 +19,9 @@ from codegen.tree.write import generated_entries
 from toolkit.paths import SPEC, Project
 from toolkit.read import read_or_none
 from toolkit.records import Digest, entry_path, read_entry, write_entry
+
+if TYPE_CHECKING:
+    from codegen.envd.synced import SyncedFile
 
 FORMAT = "e2b-codegen-generation/2"
 VALIDATION_FORMAT = "e2b-codegen-validation/1"
@@ -55,16 +58,25 @@ def _key(namespace: str, inputs: GenerationInputs, groups: tuple[str, ...], **ex
     return digest.hexdigest()
 
 
-def generation_key(inputs: GenerationInputs, source: Source, spec: bytes) -> str:
-    """Every input of a generation, as the run read them: equal keys, byte-identical output."""
+def synced_digest(synced: Sequence[SyncedFile]) -> bytes:
+    """The envd files a run synced, as a generation key holds them: each path with its bytes' digest."""
+    return json.dumps([[f.path, hashlib.sha256(f.data).hexdigest()] for f in synced]).encode()
+
+
+def generation_key(inputs: GenerationInputs, source: Source, spec: bytes, synced: bytes = b"[]") -> str:
+    """Every input of a generation, as the run read them: equal keys, byte-identical output.
+
+    `synced`: `synced_digest` of the envd files, which reach the output (the tree, their lock).
+    """
     # Every field of the source that reaches the output (the lock, the filter, the overlays).
     where = (source.commit, source.configured_url, source.branch, source.spec_path, *source.sdk_tags)
     return _key(
         FORMAT,
         inputs,
         ("contract", "operations", "toolchain", "templates", "code"),
-        source=json.dumps(where).encode(),
+        source=json.dumps([*where, *source.envd_files]).encode(),
         spec=spec,
+        synced=synced,
         # What is installed, in case the environment and the lock disagree.
         installed=json.dumps([_installed(name) for name in TOOLCHAIN]).encode(),
     )

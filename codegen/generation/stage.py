@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.config import TOOLCHAIN, Source
+from codegen.envd.synced import SyncedFile, lock_for
 from codegen.generation.generators import (
     CLIENT,
     CLIENT_CONFIG,
@@ -167,8 +168,14 @@ def _verdict(generators: Toolchain, tool: str, client: Path) -> None:
         generators.wait(tool)
 
 
-def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[str, bytes]) -> Staged:
-    """The header on every generated module, the lock and the manifest."""
+def stamp(
+    source: Source,
+    spec_bytes: bytes,
+    blob_id: str,
+    generated: Mapping[str, bytes],
+    synced: tuple[SyncedFile, ...] = (),
+) -> Staged:
+    """The header on every generated module, the locks and the manifest; the envd files as synced."""
     stamped = {path: (HEADER + data if path.endswith(".py") else data) for path, data in generated.items()}
     lock = Lock(
         runtime=source.configured_url,
@@ -182,4 +189,6 @@ def stamp(source: Source, spec_bytes: bytes, blob_id: str, generated: Mapping[st
         lock=lock.render(),
         generated=stamped,
         manifest=manifest_for(source.commit, stamped),
+        synced={file.path: file.data for file in synced},
+        envd_lock=lock_for(source, synced).render() if source.envd_files else None,
     )

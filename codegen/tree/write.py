@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import (
     CONTRACT,
+    ENVD_DIR,
+    ENVD_LOCK,
     GENERATED_ROOTS,
     LOCK,
     MANIFEST,
@@ -42,8 +44,8 @@ if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compa
 # What the pipeline reads or writes besides the generated folders.  None of it
 # may be, or lie under, a symlink: a pull request could otherwise point a path
 # at /proc/self/environ and have the check print it into the job log.
-PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS)
-PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS)
+PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS, ENVD_LOCK)
+PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS, ENVD_DIR)
 
 
 def find_symlinks(root: Path) -> list[str]:
@@ -174,10 +176,11 @@ def symlink_drifts(root: Path) -> list[Drift]:
 
 
 def compare_tree(root: Path, staged: Staged) -> list[Drift]:
-    """Every generated path where the tree differs from the staged output (spec excluded)."""
+    """Every generated path where the tree differs from the staged output (the synced spec files excluded)."""
     links = find_symlinks(root)
     drifts = [Drift(link, "symlink", None, None) for link in links]
-    expected = {p: d for p, d in staged.files().items() if p != SPEC and not _under(p, links)}
+    synced = {SPEC, *staged.synced}
+    expected = {p: d for p, d in staged.files().items() if p not in synced and not _under(p, links)}
     previous = None if _under(MANIFEST, links) else read_or_none(root / MANIFEST)
     recorded = read_manifest_paths(previous) if previous is not None else set()
     for path, data in sorted(expected.items()):
@@ -195,6 +198,30 @@ def compare_tree(root: Path, staged: Staged) -> list[Drift]:
             continue
         kind = "stale" if path in recorded else "unexpected"
         drifts.append(Drift(path, kind, None, read_or_none(root / path)))
+    return drifts
+
+
+def synced_drifts(root: Path, synced: Mapping[str, bytes]) -> list[Drift]:
+    """Each envd file the tree holds otherwise than the pin (`hand-edited spec`), and any other file in ENVD_DIR.
+
+    The folder holds exactly the synced files: one more is someone's work, never removed by a write
+    (`refuse_unexpected`), and `unexpected` in the check.  Symlinks are `find_symlinks`' to report.
+    """
+    if not synced:
+        return []
+    links = find_symlinks(root)
+    drifts = [
+        Drift(path, "hand-edited spec", data, read_or_none(root / path))
+        for path, data in sorted(synced.items())
+        if not _under(path, links) and read_or_none(root / path) != data
+    ]
+    folder = root / ENVD_DIR
+    if first_symlink(root, ENVD_DIR) is None and folder.is_dir():
+        for dirpath, _, filenames in os.walk(folder):
+            for name in filenames:
+                rel = Path(dirpath, name).relative_to(root).as_posix()
+                if rel not in synced and not _under(rel, links) and not os.path.islink(root / rel):
+                    drifts.append(Drift(rel, "unexpected", None, read_or_none(root / rel)))
     return drifts
 
 
@@ -234,6 +261,8 @@ def refuse_unexpected(drifts: list[Drift]) -> None:
             *(
                 Problem(
                     "is inside a generated folder but was not generated"
+                    if drift.kind == "unexpected" and not drift.path.startswith(ENVD_DIR + "/")
+                    else f"is inside {ENVD_DIR}/ but [tool.codegen] envd-files does not name it"
                     if drift.kind == "unexpected"
                     else "is a symlink in git's index inside a generated folder; codegen writes only regular files",
                     where=drift.path,
@@ -253,8 +282,10 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes | None] | N
     extra = dict(extra or {})
     refuse_symlinks(root, also=extra)
     drifts = compare_tree(root, staged)
-    refuse_unexpected(drifts)
+    synced = synced_drifts(root, staged.synced)
+    refuse_unexpected(drifts + synced)
     changed = [d.path for d in drifts if d.kind in ("changed", "missing", "stale")]
+    changed[:0] = [d.path for d in synced if d.kind == "hand-edited spec"]
     if read_or_none(root / SPEC) != staged.spec:
         changed.insert(0, SPEC)
     changed = [p for p, data in extra.items() if read_or_none(root / p) != data] + changed
@@ -265,6 +296,9 @@ def write_tree(root: Path, staged: Staged, extra: Mapping[str, bytes | None] | N
         prefix = folder + "/"
         contents[folder] = {p.removeprefix(prefix): d for p, d in staged.generated.items() if p.startswith(prefix)}
     contents.update({SPEC: staged.spec, LOCK: staged.lock, MANIFEST: staged.manifest, **extra})
+    if staged.envd_lock is not None:  # the synced envd files swap in as one folder, with their lock
+        contents[ENVD_DIR] = {p.removeprefix(ENVD_DIR + "/"): d for p, d in staged.synced.items()}
+        contents[ENVD_LOCK] = staged.envd_lock
     swap_into_place(root, contents)
     return changed
 

@@ -5,6 +5,7 @@ How it works, and why: docs/maintainers/design.md, "codegen/upstream/base_revisi
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import git
@@ -12,9 +13,9 @@ import git
 from codegen.config import Settings, load_settings, read_settings
 from codegen.upstream.spec_lock import git_blob_id
 from toolkit.errors import Problem, ToolError
-from toolkit.paths import LOCK, PYPROJECT, RUNTIME_REF, SPEC, Project
+from toolkit.paths import ENVD_LOCK, LOCK, PYPROJECT, RUNTIME_REF, SPEC, Project
 
-PIN_FILES = (RUNTIME_REF, LOCK, SPEC)
+PIN_FILES = (RUNTIME_REF, LOCK, SPEC, ENVD_LOCK)
 SETTINGS = f"{PYPROJECT} [tool.codegen]"  # how `touched` names a change to the settings
 # Where the default branch may be found, most specific first.
 _DEFAULT_BRANCHES = ("refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/heads/main", "refs/heads/master")
@@ -129,6 +130,8 @@ def _pin_files_not_at_base(project: Project, g: git.Git, commit: str) -> tuple[s
     for path in PIN_FILES:
         target = project.root / path
         mode, blob = at_base.get(path, ("", ""))
+        if path == ENVD_LOCK and not mode and not os.path.lexists(target):
+            continue  # no envd files on either side: nothing of the data plane's pin is touched
         if mode != _REGULAR_FILE or target.is_symlink() or not target.is_file():
             touched.append(path)
         elif git_blob_id(target.read_bytes()) != blob:

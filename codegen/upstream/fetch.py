@@ -19,13 +19,14 @@ from typing import Any
 import git
 
 from codegen.config import RUNTIME_REF_ENV, RUNTIME_REPO_ENV, PinFrom, Source, UpstreamFrom
+from codegen.envd.synced import SyncedFile, read_envd_lock, synced_at
 from codegen.messages import Messages
 from codegen.tree.file_lock import held
 from codegen.upstream.base_revision import Base
 from codegen.upstream.spec_lock import Lock, git_blob_id, read_lock
 from toolkit.cache_folder import cache_root, make_private_folder, private_cache_dir, require_private_tree
 from toolkit.errors import Problem, ToolError
-from toolkit.paths import SPEC, Project
+from toolkit.paths import ENVD_DIR, ENVD_LOCK, SPEC, Project
 from toolkit.read import read_or_none
 
 # Protocols git may speak, whatever the URL or a config file says: no ext::, no fd::.
@@ -77,6 +78,8 @@ class FetchedSpec:
     blob_id: str
     origin: str  # "upstream" or "lock" (the verified tracked copy)
     note: str | None = None
+    # The envd files at the same commit, from the same place (`envd-files`; codegen/envd/synced.py).
+    synced: tuple[SyncedFile, ...] = ()
 
 
 def git_url(url: str) -> str:
@@ -396,7 +399,7 @@ def _spec_at(upstream: UpstreamRepository, source: Source) -> FetchedSpec:
             )
         )
     data, blob_id = found
-    return FetchedSpec(data=data, blob_id=blob_id, origin="upstream")
+    return FetchedSpec(data=data, blob_id=blob_id, origin="upstream", synced=synced_at(upstream, source))
 
 
 def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> FetchedSpec:
@@ -446,6 +449,41 @@ def tracked_copy_if_locked(project: Project, source: Source, reason: str) -> Fet
         origin="lock",
         note=f"warning: {where}; {SPEC} is {differs}: using git's copy of the locked blob {lock.blob[:12]}",
     )
+
+
+def tracked_envd_if_locked(project: Project, source: Source, unreachable: str) -> tuple[SyncedFile, ...]:
+    """The offline fallback for the envd files: the bytes the envd lock records, tracked or from git.
+
+    The same rule as the spec's (`tracked_copy_if_locked`): a file edited here stands in only
+    through git's copy of the locked blob, so the edit is drift, never the generated input.
+    """
+    if not source.envd_files:
+        return ()
+    lock = read_envd_lock(project)
+    mismatch = lock.why_not_for(source.commit, source.envd_files)
+    remedy = (
+        f"restore {ENVD_DIR}/ and {ENVD_LOCK} from git, or run where the runtime repository is reachable "
+        "(E2B_RUNTIME_REPO may name a mirror or a checkout)"
+    )
+    if mismatch:
+        said = f"{unreachable}, and the tracked envd files cannot stand in: {mismatch}"
+        raise ToolError(Problem(said, remedy=remedy))
+    found: list[SyncedFile] = []
+    for path in source.envd_files:
+        blob = lock.files[path]
+        data = read_or_none(project.root / path)
+        if data is None or git_blob_id(data) != blob:
+            data = locked_blob_from_git(project, blob)
+        if data is None:
+            raise ToolError(
+                Problem(
+                    f"{unreachable}, {path} is not the locked blob {blob[:12]} and git holds no copy of it",
+                    where=path,
+                    remedy=remedy,
+                )
+            )
+        found.append(SyncedFile(path, data, blob))
+    return tuple(found)
 
 
 def locked_blob_from_git(project: Project, blob_id: str) -> bytes | None:
@@ -508,6 +546,8 @@ def offline_stand_in(project: Project, source: Source, base: Base | None, reason
             )
         )
     fetched = tracked_copy_if_locked(project, source, reason)
+    unreachable = f"{source.url} is unreachable ({reason})"
+    fetched = replace(fetched, synced=tracked_envd_if_locked(project, source, unreachable))
     if base is None:
         return fetched
     return replace(

@@ -24,7 +24,12 @@ from toolkit.read import read_or_none
 HISTORY_DIR = Path(__file__).resolve().parents[2] / "spec" / "upstream-history"
 PLAN = "history.toml"
 STEPS = ("write", "apply")
-_FIELDS = {"step", "source", "message", "author_name", "author_email", "date", "tag"}
+_FIELDS = {"step", "source", "files", "message", "author_name", "author_email", "date", "tag"}
+# A "write" step that writes several files names each as {path, source}; one that writes the spec alone
+# names only its source (spec_path is where it goes).
+_FILE_FIELDS = {"path", "source"}
+# Enough for the spec files of one pin (the control plane and the envd files), few enough to review.
+_MAX_FILES = 16
 # Names git accepts and no shell, option parser or path can misread.
 _REF_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -51,12 +56,14 @@ _REPO_CONFIG = {
 @dataclass(frozen=True)
 class Commit:
     step: str
-    source: bytes  # the file's bytes, LF line ends
+    source: bytes  # the file's bytes, LF line ends (a "write" of several files: the first one's)
     source_name: str
     message: str
     person: Actor
     date: datetime
     tag: str | None
+    # A "write" step's files: (path in the repository, source name, bytes); an "apply" step has none.
+    writes: tuple[tuple[str, str, bytes], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,9 @@ def load_history_plan(history: Path) -> HistoryPlan:
         raise _refuse(f"spec_path must be a relative path inside the repository (no '..', no .git), not {spec_path!r}")
     if not isinstance(commits, list) or not commits:
         raise _refuse("needs at least one [[commits]] entry")
-    return HistoryPlan(branch, spec_path, tuple(_commit(history, n, entry) for n, entry in enumerate(commits, 1)))
+    return HistoryPlan(
+        branch, spec_path, tuple(_commit(history, n, entry, spec_path) for n, entry in enumerate(commits, 1))
+    )
 
 
 def _read(history: Path, name: str) -> bytes | None:
@@ -106,25 +115,27 @@ def _relative_path(path: str) -> bool:
     return all(_PATH_PART.fullmatch(part) for part in parts) and ".git" not in {p.lower() for p in parts}
 
 
-def _commit(history: Path, number: int, entry: Any) -> Commit:
+def _commit(history: Path, number: int, entry: Any, spec_path: str) -> Commit:
     where = f"spec/upstream-history/{PLAN} (commit {number})"
     if not isinstance(entry, dict):
         raise _refuse("must be a table", where)
     unknown = sorted(set(entry) - _FIELDS)
     if unknown:
         raise _refuse(f"unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(_FIELDS))}", where)
-    text = {key: entry.get(key) for key in ("step", "source", "message", "author_name", "author_email", "date")}
+    many = "files" in entry
+    keys = ("step", "message", "author_name", "author_email", "date") + (() if many else ("source",))
+    text = {key: entry.get(key) for key in keys}
     for key, value in text.items():
         if not isinstance(value, str) or not value.strip():
             raise _refuse(f"{key} must be a non-empty string, not {value!r}", where)
-    step, name = str(text["step"]), str(text["source"])
+    step = str(text["step"])
     if step not in STEPS:
         raise _refuse(f"unknown step {step!r} (expected 'write' or 'apply')", where)
-    if not _FILE_NAME.fullmatch(name) or name == PLAN:
-        raise _refuse(f"source must name a file directly inside spec/upstream-history/, not {name!r}", where)
-    source = _read(history, name)  # never through a symlink
-    if source is None:
-        raise _refuse(f"source {name!r} is not a regular file in spec/upstream-history/", where)
+    if many and (step != "write" or "source" in entry):
+        raise _refuse("files goes with step 'write' and no source (each file names its own)", where)
+    listed = _files(entry["files"], where) if many else ((spec_path, str(text["source"])),)
+    writes = tuple((path, name, _source(history, name, where)) for path, name in listed)
+    _, name, source = writes[0]
     try:
         date = datetime.fromisoformat(str(text["date"]))
     except ValueError:
@@ -136,13 +147,46 @@ def _commit(history: Path, number: int, entry: Any) -> Commit:
         raise _refuse(f"tag must be a plain tag name, not {tag!r}", where)
     return Commit(
         step=step,
-        source=source.replace(b"\r\n", b"\n"),  # LF line ends, however it was checked out
+        source=source,
         source_name=name,
         message=str(text["message"]).strip() + "\n",
         person=Actor(str(text["author_name"]), str(text["author_email"])),
         date=date,
         tag=tag,
+        writes=writes if step == "write" else (),
     )
+
+
+def _files(files: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A write step's `files`: each a {path, source} table, paths relative and plain, none twice."""
+    if not isinstance(files, list) or not 0 < len(files) <= _MAX_FILES:
+        raise _refuse(f"files must be a list of 1 to {_MAX_FILES} {{path, source}} tables", where)
+    listed: list[tuple[str, str]] = []
+    for file in files:
+        if not isinstance(file, dict) or set(file) != _FILE_FIELDS:
+            raise _refuse(f"each of files must be a table with exactly path and source, not {file!r}", where)
+        path, name = file["path"], file["source"]
+        if not isinstance(path, str) or not _relative_path(path):
+            raise _refuse(
+                f"a file's path must be a relative path of plain names (no '..', no .git), not {path!r}", where
+            )
+        if not isinstance(name, str):
+            raise _refuse(f"a file's source must be a file name, not {name!r}", where)
+        # A folder and a file of the same name, or one path twice: the order of the writes would decide.
+        if any(path == p or p.startswith(path + "/") or path.startswith(p + "/") for p, _ in listed):
+            raise _refuse(f"files names {path!r} twice, or as a folder and a file", where)
+        listed.append((path, name))
+    return tuple(listed)
+
+
+def _source(history: Path, name: str, where: str) -> bytes:
+    """A source's bytes with LF line ends, however it was checked out; only a plain file of the folder."""
+    if not _FILE_NAME.fullmatch(name) or name == PLAN:
+        raise _refuse(f"source must name a file directly inside spec/upstream-history/, not {name!r}", where)
+    source = _read(history, name)  # never through a symlink
+    if source is None:
+        raise _refuse(f"source {name!r} is not a regular file in spec/upstream-history/", where)
+    return source.replace(b"\r\n", b"\n")
 
 
 def build_runtime_repo(dest: Path, history: Path = HISTORY_DIR) -> list[tuple[str, str]]:
@@ -180,7 +224,8 @@ def _build(work: Path, plan: HistoryPlan) -> list[tuple[str, str]]:
     for number, step in enumerate(plan.commits, 1):
         where = f"spec/upstream-history/{PLAN} (commit {number})"
         if step.step == "write":
-            _write_inside(work, plan.spec_path, step.source, where)
+            for path, _, data in step.writes:
+                _write_inside(work, path, data, where)
         else:
             patch = Path(repo.git_dir) / "history.patch"  # outside the work tree, never committed
             patch.write_bytes(step.source)
@@ -216,11 +261,11 @@ def _write_inside(work: Path, rel: str, data: bytes, where: str) -> None:
     for part in rel.split("/")[:-1]:
         current = current / part
         if current.is_symlink() or (current.exists() and not current.is_dir()):
-            raise _refuse(f"spec_path passes through {current.relative_to(work)}, which is not a folder", where)
+            raise _refuse(f"{rel} passes through {current.relative_to(work)}, which is not a folder", where)
         current.mkdir(exist_ok=True)
     target = work / rel
     if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise _refuse(f"spec_path {rel} is not a regular file in the rebuilt repository", where)
+        raise _refuse(f"{rel} is not a regular file in the rebuilt repository", where)
     target.write_bytes(data)
 
 

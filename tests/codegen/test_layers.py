@@ -20,6 +20,7 @@ LAYERS = (
     "tree",
     "openapi",
     "contract",
+    "envd",
     "upstream",
     "generation",
     "api_changes",

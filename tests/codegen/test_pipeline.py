@@ -20,6 +20,7 @@ from codegen.pipeline import build, open_run
 from tests.codegen.conftest import (
     Result,
     Upstream,
+    commit_all,
     drop_force,
     git_status,
     replace_once,
@@ -34,7 +35,7 @@ from toolkit.paths import Project as CodegenProject
 GENERATED_FILE = "packages/python-sdk/e2b/api/client/api/sandboxes/pause_sandbox.py"
 # Every step's line, in order: its name, its duration, what it used.  The overlays and the wire
 # models' format step finish while the client generator still runs, so `generate` says its line after them.
-STEPS = ("fetch", "spec", "contract", "filter", "overlays", "format", "generate", "validate", "stamp")
+STEPS = ("fetch", "spec", "envd", "contract", "filter", "overlays", "format", "generate", "validate", "stamp")
 STEP_LINE = re.compile(r"codegen: (\S+) +\d+\.\d\d s \((.+)\)")
 
 
@@ -116,6 +117,12 @@ def test_contract_drop_upstream_is_refused_with_pointer_line_and_remedy(
 def test_older_v1_0_0_via_env_ref_is_refused_by_the_contract(
     project: Path, v100: str, run: Callable[..., Result]
 ) -> None:
+    # v1.0.0 predates the data plane: without envd-files, what refuses it is the control plane's contract.
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text()
+    start = text.index("envd-files = [")
+    pyproject.write_text(text[:start] + text[text.index("]\n", start) + 2 :])
+    commit_all(project, "no envd files")
     with unchanged(project):
         result = run(project, "generate", E2B_RUNTIME_REF=v100)
     assert result.code == 2, result.text

@@ -31,6 +31,8 @@ from toolkit.changelog import BUMP_TYPES
 
 PAUSE_CHANGE = Path(__file__).parent / "real_upstream" / "pause-contract.patch"
 SPEC_PATH = "spec/openapi.yml"
+ROOT = Path(__file__).resolve().parents[2]
+ENVD_FILES = ("spec/envd/process/process.proto", "spec/envd/filesystem/filesystem.proto", "spec/envd/envd.yaml")
 CHANGELOG = "packages/python-sdk/changelog.d"
 PACKAGES = ("packages/python-sdk", "packages/local-api", "packages/cli")
 # The same tests as with this repository's own spec: pause and error mapping
@@ -65,6 +67,8 @@ def real_upstream(tmp_path_factory: pytest.TempPathFactory) -> RealUpstream:
         dest = folder / "runtime"
         Repo.init(dest, initial_branch="main")
         upstream = Upstream(dest)
+        for path in ENVD_FILES:  # the data plane, as this repository syncs it: one pin, every spec file
+            upstream.commit_bytes((ROOT / path).read_bytes(), f"envd: {path}", path=path)
         before = upstream.commit_bytes(REAL_SPEC.read_bytes(), "the runtime spec (fixture)")
         upstream.repo.git.apply(str(PAUSE_CHANGE))
         after = upstream.commit_bytes((dest / SPEC_PATH).read_bytes(), "pause contract")

@@ -34,7 +34,14 @@ from tests.codegen.conftest import (
 from tests.once_per_run import build_once
 
 CHANGELOG = "packages/python-sdk/changelog.d"
-PIN_FILES = ("spec/runtime-ref", "spec/openapi.yml", "spec/openapi.lock.json", "spec/generated-files.json")
+ENVD_FILES = ("spec/envd/process/process.proto", "spec/envd/filesystem/filesystem.proto", "spec/envd/envd.yaml")
+PIN_FILES = (
+    "spec/runtime-ref",
+    "spec/openapi.yml",
+    "spec/openapi.lock.json",
+    "spec/envd.lock.json",  # the envd files' lock records the pin too
+    "spec/generated-files.json",
+)
 
 
 # --- edits of the pinned spec (the control plane as deployed, runtime v2.0.0) that the shared ones
@@ -228,7 +235,7 @@ def test_a_bump_with_no_api_change_writes_only_the_pin_files_and_its_fragment(
     result = run_in_process(project, "bump", commit, env=env)
     assert result.code == 0, result.text
     assert "Semver: **none** — no API changes" in result.out
-    assert "wrote 5 path(s)" in result.out
+    assert "wrote 6 path(s)" in result.out
     changed = {line[3:] for line in git_status(project).splitlines()}
     assert changed == {*PIN_FILES, f"{CHANGELOG}/+runtime-{PIN[:12]}-{commit[:12]}.misc.md"}
     manifest = json.loads((project / "spec/generated-files.json").read_text())
@@ -326,7 +333,7 @@ def test_bump_to_an_older_commit_works_and_warns(project: Path, chain: Chain, bu
     assert (project / "spec/runtime-ref").read_text() == chain.note + "\n"
 
 
-@pytest.mark.parametrize("ref", ["v2.0.0", PIN, PIN[:10]])
+@pytest.mark.parametrize("ref", ["v2.1.0", PIN, PIN[:10]])
 def test_bump_to_the_current_pin_is_a_no_op(project: Path, bump: Callable[..., Result], ref: str) -> None:
     with unchanged(project):
         result = bump(project, ref)
@@ -423,6 +430,8 @@ def moved_upstream(chain: Chain, dest: Path) -> tuple[Upstream, str]:
     """Another repository (a mirror, a rewritten history) holding the note commit's spec, not the old pin."""
     Repo.init(dest, initial_branch="main")
     moved = Upstream(dest)
+    for path in ENVD_FILES:  # the data plane moves with it: one pin, every spec file
+        moved.commit_bytes((chain.upstream.repo.commit(chain.note).tree / path).data_stream.read(), path, path=path)
     return moved, moved.commit_bytes(chain.upstream.spec_at(chain.note).encode(), "moved here")
 
 
@@ -673,6 +682,24 @@ def test_a_report_that_fails_on_an_unvalidated_spec_says_the_validator_s_problem
     assert result.code == 2, result.text
     assert "5 is not valid under any of the schemas listed in the 'oneOf' keyword" in result.err
     assert "TypeError" not in result.text
+
+
+def test_a_bump_that_changes_an_envd_file_syncs_it_and_says_so(project: Path, upstream: Upstream, cache: Path) -> None:
+    path = "spec/envd/envd.yaml"
+    data = (upstream.repo.commit("main").tree / path).data_stream.read()
+    edited = data.replace(b"summary: Whether envd is up", b"summary: Whether envd answers", 1)
+    assert edited != data
+    commit = upstream.commit_bytes(edited, "reword /health", path=path)
+    env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    result = run_in_process(project, "bump", commit, env=env)
+    assert result.code == 0, result.text
+    assert (project / path).read_bytes() == edited
+    lock = json.loads((project / "spec/envd.lock.json").read_text())
+    assert lock["commit"] == commit
+    # In the whole report (printed, and the release pull request's body with --report); the fragment is a list.
+    assert "## Data plane (envd)" in result.out
+    assert "- changed `spec/envd/envd.yaml`: envd's HTTP API, 6 operation(s)" in result.out
+    assert "- changed `spec/envd/process/process.proto`" not in result.out
 
 
 # --- the record: one fragment per pending change, from the pin it started at (issue 40, 14 and 15) -----

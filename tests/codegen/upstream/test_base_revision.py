@@ -249,6 +249,10 @@ def test_in_a_ci_like_checkout_without_a_base_nothing_vouches_for_a_lock_moved_w
     lock = json.loads(lock_path.read_text())
     lock.update(commit=moved, blob=git_blob_id(spec.read_bytes()))
     lock_path.write_text(json.dumps(lock, indent=2) + "\n")
+    envd_lock_path = project / "spec/envd.lock.json"  # the envd files' lock records the same pin
+    envd_lock = json.loads(envd_lock_path.read_text())
+    envd_lock.update(commit=moved)
+    envd_lock_path.write_text(json.dumps(envd_lock, indent=2) + "\n")
     generated = run(project, "generate", **OFFLINE)  # the forged lock vouches for the forged spec
     assert generated.code == 0, generated.text
     commit_all(project, "pin, spec and lock moved together")

@@ -484,8 +484,13 @@ def test_a_replaced_pin_in_the_cache_vouches_for_nothing(
     repository = cached_repository(project, run, cache)
     forge_pinned_commit(repository, forged_spec)
     # The pull request: the tree a generation from the forged spec writes (spec, lock, manifest).
+    read = UpstreamRepository.read_regular_file
+
+    def forged_read(self: UpstreamRepository, commit: str, path: str) -> tuple[bytes, str] | str | None:
+        return (forged_spec, git_blob_id(forged_spec)) if path == "spec/openapi.yml" else read(self, commit, path)
+
     with monkeypatch.context() as forged:
-        forged.setattr(UpstreamRepository, "read_regular_file", lambda *_: (forged_spec, git_blob_id(forged_spec)))
+        forged.setattr(UpstreamRepository, "read_regular_file", forged_read)
         assert run(project, "generate", "--no-cache").code == 0
         git_repo(project).git.checkout("-q", "-b", "pr")
         commit_all(project, "hand-edited spec, lock rewritten")

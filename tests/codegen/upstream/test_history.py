@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT / "spec" / "openapi.yml"
 RUNTIME_REF = ROOT / "spec" / "runtime-ref"
 SPEC_IN_RUNTIME = "spec/openapi.yml"
+ENVD_FILES = ("spec/envd/process/process.proto", "spec/envd/filesystem/filesystem.proto", "spec/envd/envd.yaml")
+ENVD_FIXTURES = ROOT.parent / "shared" / "fixtures" / "envd"
 
 
 Runtime = tuple[Repo, list[tuple[str, str]]]
@@ -45,7 +47,7 @@ def load(data: bytes) -> Any:
 def test_two_builds_give_identical_commit_ids(runtime: Runtime, tmp_path: Path) -> None:
     _, first = runtime
     assert build_runtime_repo(tmp_path / "again") == first
-    assert len(first) == 3
+    assert len(first) == 4
 
 
 def test_final_commit_is_the_tracked_spec_and_pin(runtime: Runtime) -> None:
@@ -55,6 +57,72 @@ def test_final_commit_is_the_tracked_spec_and_pin(runtime: Runtime) -> None:
     assert repo.head.commit.hexsha == final
     assert repo.active_branch.name == "main"
     assert spec_at(repo, RUNTIME_REF.read_text(encoding="ascii").strip()) == SPEC.read_bytes()
+    for path in ENVD_FILES:  # every synced file, not the control plane's alone
+        blob = repo.commit(final).tree / path
+        assert blob.data_stream.read() == (ROOT / path).read_bytes(), path
+
+
+def test_the_envd_revision_adds_the_data_plane_and_leaves_the_control_plane(runtime: Runtime) -> None:
+    repo, commits = runtime
+    (_, before), (subject, envd) = commits[-2], commits[-1]
+    assert subject.startswith("Describe envd")
+    assert "v2.1.0" in [tag.name for tag in repo.tags if tag.commit.hexsha == envd]
+    assert spec_at(repo, envd) == spec_at(repo, before)
+    changed = sorted(str(d.b_path) for d in repo.commit(before).diff(envd))
+    assert changed == sorted(ENVD_FILES)
+
+
+def _descriptor(root: Path, name: str) -> Any:
+    """The FileDescriptorProto protoc makes of root/name, comments left out, declarations in a fixed order."""
+    from codegen.envd.protos import parse_protos, read_descriptors  # the pinned protoc, as codegen runs it
+
+    parsed = read_descriptors(parse_protos({f"spec/envd/{name}": (root / name).read_bytes()}))
+    [found] = [file for file in parsed.file if file.name == name]
+
+    def in_order(messages: Any) -> None:
+        messages.sort(key=lambda message: message.name)
+        for message in messages:
+            in_order(message.nested_type)
+            message.enum_type.sort(key=lambda enum: enum.name)
+
+    in_order(found.message_type)
+    found.enum_type.sort(key=lambda enum: enum.name)
+    for enum in found.enum_type:
+        enum.value.sort(key=lambda value: value.number)
+    for service in found.service:
+        service.method.sort(key=lambda method: method.name)
+    return found
+
+
+def _facts(node: Any) -> Any:
+    """An OpenAPI document without its prose: what the wire holds."""
+    if isinstance(node, dict):
+        return {k: _facts(v) for k, v in node.items() if k not in ("description", "summary", "example")}
+    if isinstance(node, list):
+        return [_facts(v) for v in node]
+    return node
+
+
+@pytest.mark.skipif(not ENVD_FIXTURES.is_dir(), reason="the envd fixtures (../shared/fixtures/envd) are absent")
+def test_the_envd_files_carry_the_upstream_facts_and_is_symlink(runtime: Runtime, tmp_path: Path) -> None:
+    """The wire facts of E2B's envd (b8029973), plus the `is_symlink = 12` the released SDK speaks; words our own."""
+    repo, commits = runtime
+    ours = tmp_path / "ours"
+    for path in ENVD_FILES:
+        target = ours / path.removeprefix("spec/envd/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((repo.commit(commits[-1][1]).tree / path).data_stream.read())
+    for name in ("process/process.proto", "filesystem/filesystem.proto"):
+        theirs = _descriptor(ENVD_FIXTURES, name)
+        if name.startswith("filesystem"):
+            [entry] = [m for m in theirs.message_type if m.name == "EntryInfo"]
+            entry.field.add(name="is_symlink", number=12, type=8, label=1, json_name="isSymlink")  # TYPE_BOOL
+        assert _descriptor(ours, name) == theirs, name
+    assert _facts(load((ours / "envd.yaml").read_bytes())) == _facts(load((ENVD_FIXTURES / "envd.yaml").read_bytes()))
+    # Text is ours: no comment line of the upstream's is copied.
+    for name in ("process/process.proto", "filesystem/filesystem.proto"):
+        upstream = {ln.strip() for ln in (ENVD_FIXTURES / name).read_text().splitlines() if "//" in ln}
+        assert not upstream & {ln.strip() for ln in (ours / name).read_text().splitlines()}, name
 
 
 def test_history_adds_the_pause_contract(runtime: Runtime) -> None:
@@ -88,7 +156,7 @@ def test_non_empty_destination_is_refused(tmp_path: Path) -> None:
 
 
 def test_empty_destination_is_accepted(tmp_path: Path) -> None:
-    assert len(build_runtime_repo(tmp_path)) == 3
+    assert len(build_runtime_repo(tmp_path)) == 4
 
 
 # --- history.toml is data a pull request can change: confined, one-line failures ---------
@@ -161,6 +229,40 @@ def test_a_source_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
 )
 def test_a_bad_entry_is_one_line(tmp_path: Path, old: str, new: str, said: str) -> None:
     assert said in refused(tmp_path, hostile_history(tmp_path, old, new))
+
+
+ENVD_WRITE = '  { path = "spec/envd/envd.yaml", source = "envd.openapi.yml" },'
+
+
+@pytest.mark.parametrize(
+    ("new", "said"),
+    [
+        ('  { path = "../escaped.yml", source = "envd.openapi.yml" },', "a relative path of plain names"),
+        ('  { path = "/tmp/escaped.yml", source = "envd.openapi.yml" },', "a relative path of plain names"),
+        ('  { path = "spec/.git/config", source = "envd.openapi.yml" },', "a relative path of plain names"),
+        ('  { path = "spec/envd/envd.yaml", source = "../../pyproject.toml" },', "source must name a file directly"),
+        ('  { path = "spec/envd/envd.yaml", source = "history.toml" },', "source must name a file directly"),
+        ('  { path = "spec/envd/envd.yaml", source = "x.yml", mode = "755" },', "exactly path and source"),
+        ('  { path = "spec/envd/process/process.proto", source = "envd.openapi.yml" },', "twice"),
+        ('  { path = "spec/envd/process", source = "envd.openapi.yml" },', "as a folder and a file"),
+    ],
+)
+def test_a_bad_file_of_a_write_is_one_line(tmp_path: Path, new: str, said: str) -> None:
+    assert said in refused(tmp_path, hostile_history(tmp_path, ENVD_WRITE, new))
+    assert not (tmp_path / "escaped.yml").exists()
+
+
+def test_files_go_only_with_a_write_and_no_source(tmp_path: Path) -> None:
+    with_source = hostile_history(tmp_path, "files = [", 'source = "envd.openapi.yml"\nfiles = [')
+    assert "files goes with step 'write' and no source" in refused(tmp_path, with_source)
+
+
+def test_files_that_are_symlinks_are_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.yml"
+    secret.write_text("token: ghs_secret\n")
+    history = hostile_history(tmp_path, '"envd.openapi.yml" }', '"link.yml" }')
+    (history / "link.yml").symlink_to(secret)
+    assert "source 'link.yml' is not a regular file" in refused(tmp_path, history)
 
 
 def _replace_patch(history: Path, text: str) -> None:
