@@ -145,11 +145,12 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def real_shape_upstream(dest: Path) -> str:
-    """The fixture, then the pause change in the runtime's form; returns the second commit."""
+    """The fixture and this repository's envd files, then the pause change; returns the second commit."""
     (dest / "spec").mkdir(parents=True)
     git(dest, "init", "-q", "-b", "main")
     shutil.copyfile(REAL_SPEC, dest / "spec/openapi.yml")
-    git(dest, "add", "spec/openapi.yml")
+    shutil.copytree(ROOT / "spec/envd", dest / "spec/envd")  # the runtime holds the data plane's files too
+    git(dest, "add", "spec")
     git(dest, "commit", "-q", "-m", "fixture")
     git(dest, "apply", str(PAUSE_CHANGE))
     git(dest, "commit", "-q", "-am", "pause contract")

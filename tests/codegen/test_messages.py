@@ -70,7 +70,19 @@ def test_a_generation_prints_every_step_in_order(project: Path, run: Callable[..
     assert result.code == 0, result.text
     steps = [m["name"] for line in result.err.splitlines() if (m := STEP_LINE.fullmatch(line))]
     # In process too, every step runs (only the tools' processes are remembered: tests/codegen/memo_toolchain.py).
-    expected = ["fetch", "spec", "contract", "filter", "overlays", "format", "generate", "validate", "stamp", "compare"]
+    expected = [
+        "fetch",
+        "spec",
+        "envd",
+        "contract",
+        "filter",
+        "overlays",
+        "format",
+        "generate",
+        "validate",
+        "stamp",
+        "compare",
+    ]
     assert steps == expected
     assert all(line.startswith("codegen: ") for line in result.text.splitlines() if not line.startswith("  "))
 
