@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import nox
@@ -34,7 +36,8 @@ XDIST = ("-n", str(CORES + 1), "--dist", "worksteal")
 # release sessions build what is published, and a committed .so or .pyc would ship or run instead
 # of the reviewed source. Bash and git alone, before the session's Python touches the tree.
 NO_COMPILED_CODE = ("bash", ".ci/no-compiled-code")
-SANDBOX_CLASSES = ("packages/python-sdk/e2b/api/sandbox_sync.py", "packages/python-sdk/e2b/api/sandbox_async.py")
+# The sync twins codegen derives from the hand-written async modules (ruff skips generated folders).
+SYNC_TWINS = "packages/python-sdk/e2b/sandbox_sync"
 
 
 def _install_lock(session: nox.Session, lock: str) -> None:
@@ -181,11 +184,27 @@ def _bytecode_outside_the_tree(session: nox.Session) -> dict[str, str]:
     return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": os.path.join(session.virtualenv.location, "pycache")}
 
 
+def _temp_root_of_its_own(session: nox.Session) -> dict[str, str]:
+    """pytest's temporary folders under a root of this checkout's own, not the machine's shared one.
+
+    At its end a run deletes the oldest of the kept runs' folders in its root: in the shared
+    /tmp/pytest-of-<user>, those of every checkout and agent on the machine (16 GB of them,
+    fresh clones with virtualenvs, on 2026-12-05), which held one run in its finish for over
+    10 minutes. Here a run deletes at most its own checkout's oldest. Short, under the system's
+    temporary folder: a test's Unix socket path must stay within 108 bytes.
+    """
+    digest = hashlib.sha256(session.virtualenv.location.encode()).hexdigest()[:8]
+    root = Path(tempfile.gettempdir(), f"e2b-tests-{digest}")
+    root.mkdir(mode=0o700, exist_ok=True)
+    return {"PYTEST_DEBUG_TEMPROOT": str(root)}
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the whole test suite, cores + 1 pytest-xdist workers (arguments after -- reach pytest; -n 0: serial)."""
     _install_dev(session)
-    session.run("python", "-m", "pytest", *XDIST, *session.posargs, env=_bytecode_outside_the_tree(session))
+    env = {**_bytecode_outside_the_tree(session), **_temp_root_of_its_own(session)}
+    session.run("python", "-m", "pytest", *XDIST, *session.posargs, env=env)
 
 
 @nox.session(default=False)
@@ -217,12 +236,12 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff and mypy --strict on hand-written code and the rendered sandbox classes; zizmor, actionlint on workflows."""
+    """Ruff and mypy --strict on hand-written code and the derived sync twins; zizmor, actionlint on workflows."""
     _install_dev(session)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    # The overlays' Python, as rendered (ruff skips generated folders; the pipeline formats them its own way).
-    session.run("ruff", "check", *SANDBOX_CLASSES)
+    # The twins' Python, as derived (ruff skips generated folders; the pipeline formats them its own way).
+    session.run("ruff", "check", SYNC_TWINS)
     session.run(
         "mypy",
         "codegen",
@@ -277,6 +296,13 @@ def bench_bump(session: nox.Session) -> None:
     _install_dev(session)
     # Its nox runs need an interpreter with nox: this one, not the session's (the dev lock has no nox).
     session.run("python", "benchmarks/bench_bump.py", "--nox-python", sys.executable, *session.posargs)
+
+
+@nox.session(name="bench-dataplane", default=False)
+def bench_dataplane(session: nox.Session) -> None:
+    """Benchmark: the data plane via the local server, released SDK beside this one, against bwrap, pipe, copy."""
+    _install_dev(session)
+    session.run("python", "benchmarks/bench_dataplane.py", *session.posargs)
 
 
 @nox.session(name="bench-transport", default=False)

@@ -1,7 +1,8 @@
 """Benchmark: `bump` on the real shape beside `generate` on the same pin (issue 30's 1.5x target).
 
 A copy of this project (a git repository, at its pin) and a local upstream holding the real
-spec plus the pause change (`R0`, as bench_codegen builds it); one cache folder for both.
+spec plus the pause change (as bench_codegen builds it), then a field added to an envd message
+(`R0`), so that the bump's report compares the protos too; one cache folder for both.
 Each round resets the copy to its pin, then times, in turn:
   bump      `python -m codegen bump R0`: fetch, the report, generation, griffe and the type check
   codegen   R0 written into spec/runtime-ref, `python -m codegen generate`
@@ -39,6 +40,18 @@ def reset(project: Path) -> None:
     git(project, "clean", "-q", "-fd")
 
 
+def with_a_proto_field(runtime: Path) -> str:
+    """One more runtime commit: a field added to `filesystem.EntryInfo` (minor), for the proto comparison."""
+    proto = runtime / "spec/envd/filesystem/filesystem.proto"
+    text = proto.read_text()
+    field = "  bool is_symlink = 12;\n"
+    if text.count(field) != 1:
+        sys.exit(f"bench_bump: {proto} no longer has {field.strip()!r}: update the benchmark's proto change")
+    proto.write_text(text.replace(field, field + "  string link_kind = 13;\n"))
+    git(runtime, "commit", "-q", "-am", "envd: a field added")
+    return git(runtime, "rev-parse", "HEAD")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
@@ -61,7 +74,8 @@ def main() -> None:
         git(project, "init", "-q", "-b", "main")
         git(project, "add", "-A")
         git(project, "commit", "-q", "-m", "the project at its pin")
-        commit = real_shape_upstream(work / "runtime")
+        real_shape_upstream(work / "runtime")
+        commit = with_a_proto_field(work / "runtime")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env |= {
             "E2B_CODEGEN_CACHE": str(work / "cache"),

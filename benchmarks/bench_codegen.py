@@ -1,13 +1,15 @@
 """Benchmark: the pipeline's wall time beside the bare generator calls it wraps.
 
 Runs, interleaved so that machine noise hits them all alike:
-  side      openapi-python-client and datamodel-codegen started together, as the pipeline starts
-            them (codegen/generation/generators.py: same interpreter flags, arguments and environment), on
-            the filtered spec, nothing else: the floor codegen is measured against
-  launched  the same two calls through codegen's own launcher (`launcher`): each imports its
+  side      openapi-python-client and datamodel-codegen on the filtered spec, protoc with its two
+            plugins on envd's protos, and openapi-python-client again on envd.yaml without its
+            x-internal operations, started together, as the pipeline starts them
+            (codegen/generation/generators.py: same interpreter flags, arguments and environment),
+            nothing else: the floor codegen is measured against
+  launched  the same four calls through codegen's own launcher (`launcher`): each imports its
             generator, reads its arguments and ends without the interpreter's teardown, as in a
             codegen run; codegen/launched is what the pipeline adds to the generators as it runs them
-  serial    the same two calls one after the other (their sum)
+  serial    the same four calls one after the other (their sum)
   codegen   `python -m codegen generate` on a copy of this project (warm cache, local upstream)
   check     `python -m codegen check` on the same copy, nothing changed: the generation cache answers
   full      `python -m codegen check --no-cache`: the full run the required CI check makes
@@ -46,19 +48,24 @@ from codegen.config import load_source  # noqa: E402
 from codegen.generation.generators import (  # noqa: E402
     CLIENT,
     CLIENT_CONFIG,
+    ENVD_HTTP,
+    ENVD_HTTP_SPEC,
+    PROTOC,
     PYTHON,
     WIRE,
     client_args,
     client_config,
+    filtered_json,
     launcher,
     private_scratch,
     tool_env,
     wire_model_args,
     write_filtered_spec,
 )
+from codegen.generation.protoc import protoc_args, protos_of  # noqa: E402
 from codegen.openapi.document import load_spec  # noqa: E402
 from codegen.openapi.operation_map import load_operation_map  # noqa: E402
-from codegen.openapi.sdk_filter import filter_spec  # noqa: E402
+from codegen.openapi.sdk_filter import filter_internal, filter_spec  # noqa: E402
 from tests.fixtures import REAL_SPEC  # noqa: E402
 from toolkit.paths import Project  # noqa: E402
 
@@ -75,12 +82,19 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
 Calls = list[tuple[str, list[str]]]  # (generator, its arguments after `python -m`)
 
 
-def generator_calls(spec: Path, work: Path, templates: Path) -> Calls:
-    """The generator calls the pipeline makes (codegen/generation/generators.py's own arguments)."""
+def generator_calls(spec: Path, work: Path, templates: Path, project: Path) -> Calls:
+    """The generator calls the pipeline makes (codegen/generation/generators.py's own arguments), protoc's and
+    envd's HTTP client's too."""
     config = client_config(ROOT / "codegen" / CLIENT_CONFIG, work)  # with its post hooks, as the pipeline runs it
+    synced = [(p.relative_to(project).as_posix(), p.read_bytes()) for p in (project / "spec/envd").rglob("*.proto")]
+    http = project / "spec/envd/envd.yaml"
+    envd_spec = work / ENVD_HTTP_SPEC  # filtered as the pipeline filters it
+    envd_spec.write_bytes(filtered_json(filter_internal(load_spec(http.read_bytes()).data, display_path=str(http))))
     return [
         (CLIENT, [*client_args(spec, work / "bare-client", templates, config), "--overwrite"]),
         (WIRE, wire_model_args(spec, work / "bare-models.py")),
+        (PROTOC, protoc_args(protos_of(synced), work)[0]),  # envd's protos, with the two plugins
+        (ENVD_HTTP, [*client_args(envd_spec, work / "bare-envd-client", templates, config), "--overwrite"]),
     ]
 
 
@@ -185,7 +199,7 @@ def measure(
     spec = write_filtered_spec(filtered, work / "filtered")
     results: dict[str, list[float]] = {"side": [], "launched": [], "serial": [], "codegen": [], "check": [], "full": []}
     with private_scratch(work / "bare-scratch") as scratch:
-        calls = generator_calls(spec, scratch, codegen_project.templates / "client")
+        calls = generator_calls(spec, scratch, codegen_project.templates / "client", project)
         bare = bare_commands(calls)
         bare_env = tool_env(scratch)
         for _ in range(runs):

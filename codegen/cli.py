@@ -19,8 +19,9 @@ from types import FrameType
 
 from codegen.messages import Messages
 from codegen.tree.file_lock import held
-from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, Terminated, ToolError, note_lost_signal, take_lost_signals
+from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, ToolError
 from toolkit.paths import Project
+from toolkit.signals import Terminated, note_lost_signal, take_lost_signals
 from toolkit.transaction import finished_writes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +125,7 @@ def parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "--no-cache",
         action="store_true",
-        help="validate, check and filter the spec afresh; never start from what this machine kept",
+        help="fetch and validate the spec afresh; never start from what this machine kept",
     )
     generate.set_defaults(run=cmd_generate)
     check = _verb(
@@ -201,7 +202,7 @@ def _unraisable(previous: Callable[[sys.UnraisableHookArgs], object], unraisable
     A signal that lands in a finalizer (GitPython's cat-file stream, importlib's module-lock callback)
     cannot stop the run from there, nor be raised again from here: any way of raising it lands in this
     hook, and a thread started from a finalizer can deadlock on the locks the collected code held.  So
-    it is noted (toolkit.errors.note_lost_signal): the main thread's next wait raises it, and if none
+    it is noted (toolkit.signals.note_lost_signal): the main thread's next wait raises it, and if none
     comes, the run's end says so.  Once a signal has ended the run, the finalizers of what it left
     half-used complain as they are collected; the run's own message says what happened.
     """

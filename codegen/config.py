@@ -26,8 +26,16 @@ _ALLOWED_SCHEMES = ("https://", "ssh://", "file://")
 _PLAIN_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 ENVD_SUFFIXES = (".proto", ".yaml", ".yml")
 MAX_ENVD_FILES = 16
-# The code generators and the formatter whose versions the manifest records.
-TOOLCHAIN = ("openapi-python-client", "datamodel-code-generator", "ruff")
+# The tools whose versions the manifest records: the control plane's generators and formatter, then
+# envd's protoc (grpcio-tools) and its two plugins.
+TOOLCHAIN = (
+    "openapi-python-client",
+    "datamodel-code-generator",
+    "ruff",
+    "grpcio-tools",
+    "protoc-gen-py",
+    "protoc-gen-connectrpc",
+)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The pipeline, step by step: source, fetch, spec, contract, filter, generate, overlays, format, stamp.
+"""The pipeline, step by step: source, fetch, spec, contract, filter, generate, overlays, twins, format, stamp.
 
 How it works, and why: docs/maintainers/design.md, "codegen/pipeline.py".
 """
@@ -6,7 +6,6 @@ How it works, and why: docs/maintainers/design.md, "codegen/pipeline.py".
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import threading
 import time
@@ -19,17 +18,7 @@ from typing import TYPE_CHECKING, Any
 import codegen
 from codegen.config import Source
 from codegen.envd.synced import SyncedFile, http_spec_of
-from codegen.generation.cache import (
-    Prepared,
-    generation_key,
-    prepared_key,
-    recall_valid,
-    record,
-    record_prepared,
-    record_valid,
-    synced_digest,
-    validation_key,
-)
+from codegen.generation.cache import generated_from, generation_records, record, validation_records
 from codegen.generation.generators import (
     Toolchain,
     filtered_json,
@@ -38,19 +27,20 @@ from codegen.generation.generators import (
     start_helper,
 )
 from codegen.generation.inputs import GenerationInputs, read_inputs
+from codegen.generation.protoc import protos_of
 from codegen.generation.stage import Staged, generate_tree, stamp
 from codegen.messages import Messages
 from codegen.upstream.fetch import FetchedSpec, fetch_spec
-from toolkit.errors import Problem, ToolError, interrupt_behind
+from toolkit.errors import Problem, ToolError
 from toolkit.paths import CONTRACT, OPERATIONS, SPEC, Project
+from toolkit.signals import interrupt_behind
 
 if TYPE_CHECKING:
     from codegen.openapi.document import SpecDocument
     from codegen.openapi.operation_map import MappedOperation
 
-# The spec's own steps (PyYAML, the contract, the filter) import their modules as they run: a
-# warm `nox -s codegen` starts from the spec prepared before (codegen/commands/generate.py) and
-# needs none of them, on the core the first finished generator frees.
+# The spec's own steps (PyYAML, the contract, the filter) import their modules as they run: a run
+# that stops at the fetch (an unreachable upstream, a refused pin) never pays for them.
 
 
 @dataclass(frozen=True)
@@ -83,7 +73,6 @@ def validated_alongside(
     messages: Messages,
     *,
     on_pass: Callable[[], None] = lambda: None,
-    beside: str = "alongside contract to format",
     also: tuple[SpecDocument, ...] = (),
 ) -> Iterator[None]:
     """Validate the spec in a thread while the block runs; an invalid spec's problems come first.
@@ -131,7 +120,7 @@ def validated_alongside(
         "validate",
         timing[0],
         f"openapi-spec-validator {version('openapi-spec-validator')}",
-        beside,
+        "alongside contract to format",
     )
 
 
@@ -182,10 +171,7 @@ def open_run(
     generators: Toolchain | None = None,
     use_cache: bool = True,
 ) -> Iterator[Run]:
-    """A run with the inputs read now, and `generators`, which its caller started, or its own, started now.
-
-    (`generate` reads the inputs before it imports this module: it makes its `Run` itself.)
-    """
+    """A run with the inputs read now, and `generators`, which its caller started, or its own, started now."""
     with ExitStack() as stack:
         if generators is None:
             generators = stack.enter_context(open_generators(project))  # refused: a cache folder inside the project
@@ -201,57 +187,65 @@ class ReadSpec:
     document: SpecDocument
 
 
-def build(run: Run, spec: FetchedSpec | ReadSpec | Prepared | None = None) -> Build:
+def build(run: Run, spec: FetchedSpec | ReadSpec | None = None) -> Build:
     """Fetch, prepare (spec, contract, filter), generate beside the validator, take its verdict, stamp.
 
-    `spec` is as far as the caller got with it: nowhere (None), fetched (`check`), read (`bump`), or,
-    on a warm `generate`, guessed: the generators already work on the spec an earlier run on this
-    machine prepared from the pin (codegen/commands/generate.py), and the fetch says whether it holds.
+    `spec` is as far as the caller got with it: nowhere (None), fetched (`check`) or read (`bump`).
     """
-    if isinstance(spec, Prepared):  # the one decision of a warm run
-        warm = _on_the_guess(run, spec)
-        if isinstance(warm, Build):
-            return warm
-        # The generators read another spec than the one fetched: stop them, start over from it.
-        short = run.source.short_commit
-        run.messages(f"the spec prepared on this machine before is not runtime@{short}'s: preparing it anew")
-        run.generators.close()
-        with open_generators(run.project) as generators:
-            return build(replace(run, generators=generators), warm)
     if isinstance(spec, ReadSpec):
         fetched, document = spec.fetched, spec.document
     else:
         fetched = fetch_spec(run.project, run.source, run.messages, fresh=not run.use_cache) if spec is None else spec
         document = parse_spec(run.source, fetched, run.messages, validate=False)
-    with _validation(run, fetched, lambda: document):  # its verdict is taken at the block's end, before the stamp
-        prepared = prepare(run, fetched, document, run.messages)
+    with _validation(run, fetched, document):  # its verdict is taken at the block's end, before the stamp
+        filtered, warnings, envd_http = prepare(run, fetched, document)
         try:
-            generated = generate_tree(run.generators, run.inputs, run.source, prepared.filtered, run.messages)
+            generated = generate_tree(
+                run.generators,
+                run.inputs,
+                run.source,
+                filtered,
+                run.messages,
+                protos=protos_of((f.path, f.data) for f in fetched.synced),
+                envd_http=envd_http,
+            )
         except ToolError as failed:
             raise _named_after(failed, spec_display(run.source, fetched)) from None
-        assert generated is not None  # nothing runs while it formats that could find it unwanted
-    return _stamp(run, fetched, generated, prepared, record_prepared=True)
+    with run.messages.step("stamp") as note:
+        staged = stamp(run.source, fetched.data, fetched.blob_id, generated, fetched.synced)
+        note(f"{len(staged.generated)} generated file(s), the lock and the manifest")
+    edited = run.inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
+    if edited:
+        run.messages(f"not recorded for the check's cache: {', '.join(edited)} changed while this run ran")
+    else:
+        generation = generated_from(run.source, fetched.data, fetched.synced)
+        record(generation_records(run.project, run.inputs), generation, staged.files(), warnings)
+    return Build(run.source, fetched, filtered, staged)
 
 
-def prepare(run: Run, fetched: FetchedSpec, document: SpecDocument, messages: Messages) -> Prepared:
-    """The contract and filter steps: the filtered spec (as the generators read it) and the contract's warnings."""
+def prepare(
+    run: Run, fetched: FetchedSpec, document: SpecDocument
+) -> tuple[dict[str, Any], tuple[str, ...], dict[str, Any] | None]:
+    """The contract and filter steps: the filtered spec (as the generators read it), the contract's warnings,
+    and envd's filtered HTTP API (None: none synced)."""
     from codegen.envd.lane import check_data_plane  # protobuf: for a run that gets this far
-    from codegen.openapi.sdk_filter import filter_spec
+    from codegen.openapi.sdk_filter import INTERNAL, filter_internal, filter_spec
 
+    messages = run.messages
     # The data plane's lane (codegen/envd/): checked here, before anything is generated from either plane.
-    check_data_plane(fetched.synced, run.inputs.required("contract"), messages)
+    data_plane = check_data_plane(fetched.synced, run.inputs.required("contract"), messages)
     operations, warnings = check_requirements(run.inputs, run.source, document, messages)
     with messages.step("filter") as note:
         # As the generators read it, so that the overlays and the cache have the same document.
         kept = filter_spec(document.data, tags=run.source.sdk_tags, operations=operations)
         filtered = json.loads(filtered_json(kept))
         note(f"tags {', '.join(run.source.sdk_tags)}: {len(filtered.get('paths', {}))} path(s)")
-    return Prepared(
-        spec=hashlib.sha256(fetched.data).hexdigest(),
-        filtered=filtered,
-        warnings=warnings,
-        validation=validation_key(run.inputs, _validated_bytes(fetched)),
-    )
+        envd_http = None
+        if data_plane is not None and data_plane.http_document is not None:
+            kept_http = filter_internal(data_plane.http_document, display_path=data_plane.http_spec or "")
+            envd_http = json.loads(filtered_json(kept_http))
+            note(f"{data_plane.http_spec} without {INTERNAL}: {len(envd_http.get('paths', {}))} path(s)")
+    return filtered, warnings, envd_http
 
 
 def read_http_spec(file: SyncedFile) -> SpecDocument:
@@ -261,127 +255,20 @@ def read_http_spec(file: SyncedFile) -> SpecDocument:
     return read_spec(file.data, display_path=file.path)
 
 
-def _validated_bytes(fetched: FetchedSpec) -> bytes:
-    """What the validator's verdict is on: the spec, and envd's HTTP API when one is synced beside it."""
+def _validation(run: Run, fetched: FetchedSpec, document: SpecDocument) -> AbstractContextManager[None]:
+    """The validator's verdict on the fetched spec: the one this machine recorded, or taken beside the block.
+
+    Its input is the spec, and envd's HTTP API when one is synced beside it.
+    """
     http = http_spec_of(fetched.synced)
-    return fetched.data if http is None else fetched.data + b"\0" + http.data
-
-
-def _validation(
-    run: Run,
-    fetched: FetchedSpec,
-    document: Callable[[], SpecDocument],
-    *,
-    beside: str = "alongside contract to format",
-) -> AbstractContextManager[None]:
-    """The validator's verdict on the fetched spec: the one this machine recorded, or taken beside the block."""
-    validated = validation_key(run.inputs, _validated_bytes(fetched))
-    if run.use_cache and recall_valid(run.project, validated):
+    validated = fetched.data if http is None else fetched.data + b"\0" + http.data
+    verdicts = validation_records(run.project, run.inputs)
+    if run.use_cache and verdicts.recall(validated) is True:
         return _passed_before(run.messages)
-    on_pass = functools.partial(record_valid, run.project, validated)
+    on_pass = functools.partial(verdicts.remember, validated, True)
     # envd's HTTP API is read (bounded, OpenAPI 3, local references) before the block, validated in it.
-    also = tuple(read_http_spec(f) for f in filter(None, [http_spec_of(fetched.synced)]))
-    return validated_alongside(document(), run.messages, on_pass=on_pass, beside=beside, also=also)
-
-
-class _GuessCheck:
-    """The fetch that confirms a warm run's guess, and the validator's verdict on it: once, while ruff formats.
-
-    `holds()` is `generate_tree`'s `while_formatting`: whether the generators' work is for the spec
-    fetched.  Afterwards `fetched` is that spec, and `failed` why the fetch or the validator refused it.
-    """
-
-    def __init__(self, run: Run, guess: Prepared) -> None:
-        self.run, self.guess = run, guess
-        self.fetched: FetchedSpec | None = None
-        self.failed: ToolError | None = None
-        self._held: bool | None = None
-
-    def holds(self) -> bool:
-        if self._held is None:
-            try:
-                self._held = self._confirm()
-            except ToolError as failed:  # the run's failure, whatever the generators say
-                self.failed, self._held = failed, False
-        return self._held
-
-    def _confirm(self) -> bool:
-        run, guess = self.run, self.guess
-        fetched = self.fetched = fetch_spec(run.project, run.source, run.messages)
-        document = self._as_guessed(fetched)
-        if document is None:
-            return False
-        display = spec_display(run.source, fetched)
-        paths = len(guess.filtered.get("paths", {}))
-        run.messages.step_done(
-            "spec",
-            0.0,
-            f"{display}, {len(fetched.data):,} bytes",
-            f"as prepared on this machine before: contract and filter, {paths} path(s)",
-        )
-        for warning in guess.warnings:
-            run.messages.warning(warning)
-        # Said only when the validator runs: why it has no verdict on a spec prepared before.
-        if guess.validation == validation_key(run.inputs, _validated_bytes(fetched)):
-            why = "its verdict on it was not kept on this machine"
-        else:
-            why = "the validator has changed since"
-        beside = f"after the fetch: the spec was prepared before, {why}"
-        with _validation(run, fetched, lambda: document, beside=beside):
-            pass
-        return True
-
-    def _as_guessed(self, fetched: FetchedSpec) -> SpecDocument | None:
-        """The fetched spec, read, when the spec, contract and filter steps make of it exactly the guess.
-
-        A prepared entry is data in the cache folder, which whoever can write the folder may have
-        edited, and the generators read its filtered spec: so that spec is derived again from the
-        fetched bytes and compared, never trusted (tens of milliseconds, on the core the first
-        finished generator freed).  None: it is not, and the run starts over from the fetched spec.
-        """
-        if not self.guess.is_for(fetched.data):
-            return None
-        quiet = Messages(err=lambda _: None)
-        try:
-            document = parse_spec(self.run.source, fetched, quiet, validate=False)
-            derived = prepare(self.run, fetched, document, quiet)
-        except ToolError:
-            return None  # the full run says why
-        return document if (derived.filtered, derived.warnings) == (self.guess.filtered, self.guess.warnings) else None
-
-
-def _on_the_guess(run: Run, guess: Prepared) -> Build | FetchedSpec:
-    """A warm `nox -s codegen`: the generators work on the guess; the fetch says whether it stands.
-
-    Nothing here takes their cores: the fetch, and the validator's verdict on what it fetched, run
-    while ruff formats the wire models and the overlays.  A failed fetch is the run's failure,
-    whatever the generators said; a generator's failure stands only for a spec the fetch confirmed.
-    The fetched spec instead of a build: it is not the one guessed, and the run starts over from it.
-    """
-    check = _GuessCheck(run, guess)
-    generator_failed: ToolError | None = None
-    try:
-        generated = generate_tree(
-            run.generators,
-            run.inputs,
-            run.source,
-            guess.filtered,
-            run.messages,
-            while_formatting=check.holds,
-            formatting_alongside="the fetch",
-        )
-    except ToolError as failed:  # a generator's failure stands only for a spec the fetch confirmed
-        generated, generator_failed = None, failed
-    if not check.holds():  # the fetch decides first, whatever the generators said
-        if check.failed is not None:
-            raise check.failed from None
-        assert check.fetched is not None
-        return check.fetched
-    assert check.fetched is not None
-    if generator_failed is not None:
-        raise _named_after(generator_failed, spec_display(run.source, check.fetched)) from None
-    assert generated is not None
-    return _stamp(run, check.fetched, generated, guess, record_prepared=False)
+    also = (read_http_spec(http),) if http is not None else ()
+    return validated_alongside(document, run.messages, on_pass=on_pass, also=also)
 
 
 def _named_after(failed: ToolError, display: str) -> ToolError:
@@ -391,32 +278,6 @@ def _named_after(failed: ToolError, display: str) -> ToolError:
             replace(p, where=display + p.where.removeprefix(SPEC)) if p.where and p.where.startswith(f"{SPEC} (") else p
             for p in failed.problems
         )
-    )
-
-
-def _stamp(
-    run: Run, fetched: FetchedSpec, generated: dict[str, bytes], prepared: Prepared, *, record_prepared: bool
-) -> Build:
-    """The stamp step, and the records of this run for the next: its output, and its spec as prepared."""
-    with run.messages.step("stamp") as note:
-        staged = stamp(run.source, fetched.data, fetched.blob_id, generated, fetched.synced)
-        note(f"{len(staged.generated)} generated file(s), the lock and the manifest")
-    edited = run.inputs.code_changed_since_import  # now: some of it was imported after the inputs were read
-    if edited:
-        changed = ", ".join(edited)
-        run.messages(f"not recorded for the check's cache: {changed} changed while this run ran")
-    else:
-        key = generation_key(run.inputs, run.source, fetched.data, synced_digest(fetched.synced))
-        record(run.project, key, staged.files(), prepared.warnings)
-        if record_prepared:
-            _remember_prepared(run, fetched, prepared)
-    return Build(run.source, fetched, prepared.filtered, staged)
-
-
-def _remember_prepared(run: Run, fetched: FetchedSpec, prepared: Prepared) -> None:
-    key = prepared_key(run.inputs, run.source)
-    record_prepared(
-        run.project, key, fetched.data, prepared.filtered, prepared.warnings, validation=prepared.validation
     )
 
 

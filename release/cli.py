@@ -15,8 +15,9 @@ from pathlib import Path
 from types import FrameType
 
 from release.errors import ReleaseError
-from toolkit.errors import EXIT_CANNOT_RUN, Terminated, ToolError, interrupt_behind
+from toolkit.errors import EXIT_CANNOT_RUN, ToolError
 from toolkit.printable import printable_lines
+from toolkit.signals import Terminated, interrupt_behind
 
 ROOT = Path(__file__).resolve().parent.parent
 

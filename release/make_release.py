@@ -22,11 +22,12 @@ from release.plan import ReleasePlan, make_plan
 from release.stage import stage_release
 from release.tree import write_all
 from release.wheels import BUILD_LOCK, build_all, smoke_test
-from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK, Terminated
+from toolkit.errors import EXIT_CANNOT_RUN, EXIT_OK
 from toolkit.paths import RUNTIME_REF
 from toolkit.printable import Say
 from toolkit.read import read_or_none
 from toolkit.runtime_record import chain_to, read_records, stray_remedy
+from toolkit.signals import Terminated
 from toolkit.transaction import recover_tree
 
 # The checkout whose codegen/ checks the generated files: this one's, run as its own process, so

@@ -13,11 +13,15 @@ worker per core), but:
 - then one more round, beside the same busy loops: `generate` run `--sigterm-runs`
   times (default 100) in a subprocess and sent SIGTERM at a random moment
   (SIGTERM_ROUND); each run must end by itself, 0 or 143, within a bound, its
-  tree intact and its lock free.  Not with an explicit selection of tests.
+  tree intact and its lock free.  Not with an explicit selection of tests;
+- then a data-plane round (DATAPLANE_ROUND), `--dataplane-runs` times (default 10): sandboxes
+  killed, paused and resumed, and the server sent SIGTERM, at random moments while their
+  commands stream; every call must end within a bound and no sandbox process outlive the
+  server.  Not with an explicit selection of tests either.
 
 The exit status is 1 if any round failed.
 
-`python -m tests.stress [--rounds N] [--sigterm-runs N] [--load-seconds S] [PYTEST ARGS]`:
+`python -m tests.stress [--rounds N] [--sigterm-runs N] [--dataplane-runs N] [--load-seconds S] [PYTEST ARGS]`:
 test paths or node ids replace the selection; other arguments (`-x`, `-k EXPR`)
 reach pytest beside it.
 """
@@ -44,16 +48,20 @@ STRESSED = (
     "tests/codegen/commands/test_generate.py::test_sigterm_while_the_validator_is_stuck_and_the_main_thread_mid_import_exits_143",
     "tests/cli/test_launcher.py",
     "tests/local_api/test_launcher.py",
+    "tests/local_api/runtime/test_server_exit.py",  # SIGKILL and SIGTERM to a server whose sandboxes run
+    "tests/local_api/runtime/test_chaos.py",  # random kills and pauses while commands stream
     "tests/python_sdk/test_interruptible.py",  # Ctrl-C during a sync SDK call, in a script and in process
     "tests/codegen/test_journal.py::test_sigterm_right_after_the_write_says_the_tree_holds_the_new_files",
     # timing: read timeouts, deadlines, backoff, slow clients, concurrent requests on real sockets
     "tests/cli/test_sandbox_local_api.py",
-    "tests/local_api/test_http_protocol.py",
-    "tests/local_api/test_body_limit.py",
-    "tests/local_api/test_faults.py",
+    "tests/local_api/http/test_http_protocol.py",
+    "tests/local_api/http/test_body_limit.py",
+    "tests/local_api/http/test_faults.py",
     "tests/local_api/test_load.py",
-    "tests/local_api/test_keep_alive.py",
-    "tests/local_api/test_lingering_close.py",
+    "tests/local_api/runtime/test_lifecycle.py",  # pause freezes, timeouts kill
+    "tests/local_api/dataplane/test_process_service.py",  # deadlines, keepalives, slow subscribers
+    "tests/local_api/http/test_keep_alive.py",
+    "tests/local_api/http/test_lingering_close.py",
     "tests/local_api/test_conformance.py",  # its control client once met a keep-alive reset under load
     "tests/local_api/test_cli.py",
     "tests/python_sdk/test_http.py",
@@ -66,6 +74,10 @@ STRESSED = (
 # Random SIGTERM during `generate`: the test runs only when E2B_STRESS_SIGTERM_RUNS says how many times.
 SIGTERM_ROUND = "tests/codegen/commands/test_generate.py::test_sigterm_at_a_random_moment_of_generate"
 SIGTERM_RUNS_ENV = "E2B_STRESS_SIGTERM_RUNS"
+
+# Random kills, pauses and server SIGTERMs while sandboxes' commands stream: when E2B_STRESS_DATAPLANE_RUNS says.
+DATAPLANE_ROUND = "tests/local_api/test_sandbox_chaos.py::test_random_kills_pauses_and_sigterms_while_commands_stream"
+DATAPLANE_RUNS_ENV = "E2B_STRESS_DATAPLANE_RUNS"
 
 # One busy loop: it spins until its time is up or its parent (this process) is gone.
 BUSY_LOOP = (
@@ -84,6 +96,12 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=100,
         help="runs of `generate` sent SIGTERM at a random moment, in a last round (default 100; 0: no such round)",
+    )
+    p.add_argument(
+        "--dataplane-runs",
+        type=int,
+        default=10,
+        help="runs of random sandbox kills, pauses and server SIGTERMs while commands stream (default 10; 0: none)",
     )
     p.add_argument(
         "--load-seconds",
@@ -131,8 +149,8 @@ def run_round(pytest_args: Sequence[str], env: dict[str, str] | None = None) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, pytest_args = parser().parse_known_args(argv)
-    if args.rounds < 0 or args.sigterm_runs < 0:
-        print("stress: --rounds and --sigterm-runs must be at least 0", file=sys.stderr)
+    if args.rounds < 0 or args.sigterm_runs < 0 or args.dataplane_runs < 0:
+        print("stress: --rounds, --sigterm-runs and --dataplane-runs must be at least 0", file=sys.stderr)
         return 2
     selected = any(arg.startswith("tests") for arg in pytest_args)
     options = [arg for arg in pytest_args if not arg.startswith("tests")]
@@ -144,8 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sigterm_runs and not selected:
         runs = {SIGTERM_RUNS_ENV: str(args.sigterm_runs)}
         rounds.append((f"SIGTERM round, {args.sigterm_runs} runs of generate", [SIGTERM_ROUND, *options], runs))
+    if args.dataplane_runs and not selected:
+        chaos = {DATAPLANE_RUNS_ENV: str(args.dataplane_runs)}
+        name = f"data-plane round, {args.dataplane_runs} runs of kills, pauses and SIGTERMs"
+        rounds.append((name, [DATAPLANE_ROUND, *options], chaos))
     if not rounds:
-        print("stress: no round to run (--rounds 0, and no SIGTERM round)", file=sys.stderr)
+        print("stress: no round to run (--rounds 0, and no SIGTERM or data-plane round)", file=sys.stderr)
         return 2
     failed: list[str] = []
     with busy_cores(args.load_seconds) as loops:

@@ -28,6 +28,7 @@ LAST_WORDS = {
     "bench-bump": "nox bump / nox codegen:",
     "bench-transport": "from e2b import Sandbox:",
     "bench-cli": "e2b sandbox list / import httpx:",
+    "bench-dataplane": "from e2b import Sandbox, this / released:",
 }
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 

@@ -31,15 +31,13 @@ DEFERRED = frozenset(
         # What bump's report and Python API section need only when nothing remembers their answers.
         "codegen.api_changes.client_parser",  # openapi-python-client's parser
         "python_api.reader",  # griffe
-        # generate's warm path: everything after the generators were handed their spec, so that
-        # they get it sooner; and what the check's cached answer never reaches.
+        # What a verb imports only once it gets there: the pipeline (GitPython) after generate's generators
+        # have started, so that they import themselves meanwhile; the check's steps, each as it reaches it.
         "codegen.pipeline",
         "codegen.generation.cache",
         "codegen.generation.inputs",
-        "codegen.generation.stage",
-        "toolkit.read",
-        "codegen.tree.write",
         "codegen.upstream.fetch",
+        # The spec's own steps (PyYAML, the contract, the filter): not for a run that stops at the fetch.
         "codegen.contract",
         "codegen.openapi.error_codes",
         "codegen.openapi.operation_map",
@@ -48,7 +46,7 @@ DEFERRED = frozenset(
         "codegen.envd.lane",
     }
 )
-# What importing these must not load (generate's warm path starts here; the command lines load
+# What importing these must not load (generate starts its generators here; the command lines load
 # their command only): the promise DEFERRED keeps.
 ENTRY_POINTS = ("codegen.cli", "codegen.commands.generate", "release.cli")
 

@@ -10,9 +10,12 @@ run it:
   empty folder; it must exit 0 within `BLOCK_TIMEOUT`;
 - with `E2B_API_URL` and `E2B_API_KEY` naming a local API server that this
   module starts on a free 127.0.0.1 port, configured as `e2b-local-api
-  --any-api-key` is (the SDK page's "Try it locally"), and no other `E2B_`
-  variable: `E2B_DEBUG` is unset, so every call reaches the server. A block
-  that names a port of its own reaches nothing;
+  --any-api-key` is (the SDK page's "Try it locally"): the control plane and,
+  on the same port, every sandbox's envd, its commands run in bubblewrap. No
+  other `E2B_` variable is set: `E2B_DEBUG` is unset, so every call reaches the
+  server, and the SDK finds envd at the API's own loopback URL. A block that
+  names a port of its own reaches nothing; where sandboxes cannot run processes
+  (no bubblewrap), a block that uses the data plane is skipped, saying why;
 - after a reset of the server: a block depends only on what it creates itself.
 
 So a block is a complete script: its imports, no `await` outside a function
@@ -41,7 +44,10 @@ import httpx
 import pytest
 from e2b_local_api import create_app
 from e2b_local_api.cli import auth_config, parse_args
-from e2b_local_api.http_protocol import server_config
+from e2b_local_api.dataplane.routing import Router
+from e2b_local_api.http.http_protocol import server_config
+from e2b_local_api.runtime import isolation
+from e2b_local_api.runtime.registry import Runtimes
 
 from tests.command_blocks import ROOT, environment
 from tests.local_api.conftest import control_client, free_socket, serving, url_of
@@ -60,6 +66,8 @@ FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 MARKER = re.compile(r"^\s*<!--\s*not-run:(?P<reason>.*?)-->\s*$")
 # Anything that looks like an attempt at a marker; one that MARKER does not accept is a mistake.
 MARKER_LIKE = re.compile(r"<!--\s*not[-_ ]?run", re.IGNORECASE)
+# A block that reaches a sandbox's envd: it needs sandboxes that run processes.
+DATA_PLANE = re.compile(r"\.(commands|files|pty)\.|\.is_running\(")
 
 
 def pages() -> list[str]:
@@ -182,6 +190,7 @@ def syntax_problem(block: Block) -> str | None:
 class LocalServer:
     url: str
     control: httpx.Client
+    isolation: isolation.Isolation
 
     def reset(self) -> None:
         self.control.post("/_local/reset").raise_for_status()
@@ -189,11 +198,19 @@ class LocalServer:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalServer]:
-    """One server for the module's blocks (each starts from a reset), as `e2b-local-api --any-api-key` runs it."""
+    """One server for the module's blocks (each starts from a reset), as `e2b-local-api --any-api-key` runs it:
+    the control plane and the sandboxes' envd behind one router, the sandboxes' folders in a temporary state
+    folder of the server's own (under the system's, which bubblewrap's id map can traverse; pytest's cannot)."""
+    found = isolation.probe()
+    runtimes = Runtimes(found)
+    app = create_app(auth_config(parse_args(SERVER_FLAGS)), runtimes=runtimes)
     sock = free_socket()
-    app = create_app(auth_config(parse_args(SERVER_FLAGS)))
-    with serving(server_config(app, log_level="critical"), sock), control_client(url_of(sock)) as control:
-        yield LocalServer(url_of(sock), control)
+    with serving(server_config(Router(app, runtimes), log_level="critical"), sock):
+        try:
+            with control_client(url_of(sock)) as control:
+                yield LocalServer(url_of(sock), control, found)
+        finally:
+            runtimes.close_soon()  # as the CLI's server does on its exit signal: open streams end, sandboxes go
 
 
 def block_environment(url: str) -> dict[str, str]:
@@ -213,6 +230,8 @@ def script_name(block: Block) -> str:
 def test_the_block_runs(block: Block, server: LocalServer, tmp_path: Path) -> None:
     problem = syntax_problem(block)
     assert problem is None, problem
+    if not server.isolation.available and DATA_PLANE.search(block.code):
+        pytest.skip(f"{block.label} uses the data plane; sandboxes cannot run here: {server.isolation.reason}")
     script = tmp_path / script_name(block)
     script.write_text(block.code, encoding="utf-8")
     server.reset()

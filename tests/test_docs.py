@@ -3,7 +3,8 @@
 The site itself is built (`nox -s docs`, mkdocs --strict) and read in
 tests/test_docs_site.py. These tests check what a build would not, or what is
 cheaper to check without one:
-that mkdocs.yml names only pages that exist and every page is in its nav; that
+that mkdocs.yml names only pages that exist and every page is in its nav; that the
+maintainers' start-here page opens their nav, stays under 2,000 words and names every other page; that
 the references name a real click group and a real package; that the package
 READMEs link to pages that exist; that the tables the code prints (the CLI's
 exit statuses, codegen's API change classification) are the pages' own; and
@@ -57,6 +58,10 @@ SHOWN_NOT_RUN = {
     "maintainers/releasing.md": "writes versions and changelogs; tests/release runs the release tools on a copy",
 }
 
+# The maintainers' way in (issue 44): first in their nav, one sitting long.
+START_HERE = "maintainers/start-here.md"
+START_HERE_WORDS = 2000
+
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)")
 
 
@@ -94,6 +99,24 @@ def test_the_nav_names_only_pages_that_exist_and_every_page() -> None:
     assert missing == [], f"mkdocs.yml names pages that do not exist under docs/: {missing}"
     assert len(named) == len(set(named)), "mkdocs.yml names a page twice"
     assert sorted(named) == pages(), "a page under docs/ is missing from mkdocs.yml's nav"
+
+
+def test_start_here_is_first_short_and_leads_to_every_maintainers_page() -> None:
+    """The way in stays a way in: read first, in under 2,000 words, naming every other page."""
+    nav = config()["nav"]
+    assert isinstance(nav, list)
+    maintainers = next(section for section in nav if isinstance(section, dict) and "Maintainers" in section)
+    first_pages = list(nav_files(maintainers))[:2]
+    assert first_pages == ["maintainers/index.md", START_HERE], "start-here.md must open the maintainers' nav"
+    text = page_text(START_HERE)
+    words = len(text.split())
+    assert words < START_HERE_WORDS, f"{START_HERE} has {words} words: keep it under {START_HERE_WORDS}"
+    reading_order = text.split("## What to read next", 1)[1]
+    linked = {link for link in LINK.findall(reading_order) if "/" not in link}
+    others = {page.removeprefix("maintainers/") for page in pages() if page.startswith("maintainers/")}
+    missing = others - {"index.md", "start-here.md"} - linked
+    assert missing == set(), f"{START_HERE}'s reading order does not name {sorted(missing)}"
+    assert "start-here.md" in LINK.findall(page_text("maintainers/index.md"))[0]
 
 
 def test_the_site_downloads_nothing_at_build_time() -> None:
@@ -184,4 +207,13 @@ def test_the_api_change_classification_table_is_codegens() -> None:
     assert rules_markdown() in page_text("maintainers/bump.md"), (
         "docs/maintainers/bump.md's classification table differs from api_changes.compare.RULES:"
         " paste in rules_markdown()'s output"
+    )
+
+
+def test_the_proto_classification_table_is_codegens() -> None:
+    from codegen.api_changes.rules import proto_rules_markdown
+
+    assert proto_rules_markdown() in page_text("maintainers/bump.md"), (
+        "docs/maintainers/bump.md's proto table differs from api_changes.rules.PROTO_RULES:"
+        " paste in proto_rules_markdown()'s output"
     )

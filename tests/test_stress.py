@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stress import BUSY_LOOP, STRESSED, busy_cores, main, sigint_ignored_for_children
+from tests.stress import BUSY_LOOP, DATAPLANE_ROUND, STRESSED, busy_cores, main, sigint_ignored_for_children
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,13 +38,18 @@ def test_the_test_runs_start_with_sigint_ignored_and_this_process_keeps_its_own(
 
 def test_no_round_at_all_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     # --rounds 0 alone runs the SIGTERM round; with no SIGTERM runs either there is nothing to do.
-    assert main(["--rounds", "0", "--sigterm-runs", "0"]) == 2
+    assert main(["--rounds", "0", "--sigterm-runs", "0", "--dataplane-runs", "0"]) == 2
     assert "stress: no round to run" in capsys.readouterr().err
 
 
 def test_negative_rounds_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--rounds", "-1"]) == 2
-    assert capsys.readouterr().err == "stress: --rounds and --sigterm-runs must be at least 0\n"
+    assert capsys.readouterr().err == "stress: --rounds, --sigterm-runs and --dataplane-runs must be at least 0\n"
+
+
+def test_the_dataplane_round_names_a_test_that_exists() -> None:
+    path, _, name = DATAPLANE_ROUND.partition("::")
+    assert f"def {name}(" in (ROOT / path).read_text()
 
 
 def test_every_stressed_test_exists() -> None:

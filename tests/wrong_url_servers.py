@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from e2b_local_api import create_app
-from e2b_local_api.http_protocol import server_config
+from e2b_local_api.http.http_protocol import server_config
 
 from tests.local_api.conftest import serving
 

@@ -31,8 +31,19 @@ TOOLCHAIN_LOCK = "requirements/codegen.txt"
 API_DIR = "packages/python-sdk/e2b/api"
 CLIENT_DIR = f"{API_DIR}/client"
 WIRE_DIR = "packages/local-api/e2b_local_api/wire"
+# envd's messages and Connect clients and servers, generated from the synced protos: the SDK's
+# (the released SDK's module paths, e2b.envd.process.process_pb ...) and the local server's.
+ENVD_CLIENT_DIR = "packages/python-sdk/e2b/envd"
+ENVD_SERVER_DIR = f"{WIRE_DIR}/envd"
+# envd's HTTP API (envd.yaml without its orchestrator-only operations): the SDK's client for /files and /health.
+ENVD_HTTP_DIR = f"{ENVD_CLIENT_DIR}/http"
+
+# The SDK's hand-written async modules, and their sync twins, which codegen derives from them
+# (codegen/generation/unasync.py) at the same paths under the twins' folder.
+ASYNC_SOURCE_DIR = "packages/python-sdk/e2b/sandbox_async"
+SYNC_TWIN_DIR = "packages/python-sdk/e2b/sandbox_sync"
 # Folders the pipeline owns entirely: nothing hand-written may live in them.
-GENERATED_ROOTS = (API_DIR, WIRE_DIR)
+GENERATED_ROOTS = (API_DIR, ENVD_CLIENT_DIR, WIRE_DIR, SYNC_TWIN_DIR)
 # bump's changelog fragments (the report) go here.
 CHANGELOG_DIR = "packages/python-sdk/changelog.d"
 
@@ -131,7 +142,7 @@ WRITE_TARGETS = frozenset({*GENERATED_ROOTS, SPEC, LOCK, MANIFEST, RUNTIME_REF, 
 # Where a write puts its temporary siblings: beside every target it may swap.
 LEFTOVER_FOLDERS = (
     "spec",
-    *(root.rpartition("/")[0] for root in GENERATED_ROOTS),
+    *dict.fromkeys(root.rpartition("/")[0] for root in GENERATED_ROOTS),
     CHANGELOG_DIR,
 )
 

@@ -57,9 +57,10 @@ def write_entry(path: Path, entry: Mapping[str, object]) -> None:
 
 
 class Records:
-    """One kind of remembered answer (griffe's reading of a package, the client's names for a spec): JSON
-    values in the cache folder, each under the digest of its input and of what every answer of the kind
-    depends on (`depends_on`: the code that computes it, the tools' versions)."""
+    """One kind of remembered answer (what a generation produced, the validator's pass, griffe's reading of a
+    package, the client's names for a spec): JSON values in the cache folder, each under the digest of its
+    input and of what every answer of the kind depends on (`depends_on`: the code that computes it, the
+    tools' versions).  An answer is data whoever can write the folder decides: its reader checks its form."""
 
     def __init__(self, project: Project, kind: str, depends_on: Mapping[str, bytes]) -> None:
         self.project = project
@@ -70,7 +71,8 @@ class Records:
         for name, data in sorted(depends_on.items()):
             self._base.add(name, data)
 
-    def _key(self, data: bytes) -> str:
+    def key(self, data: bytes) -> str:
+        """What the answer for `data` is kept under: another input, or another `depends_on`, another key."""
         digest = Digest()
         digest.add("base", self._base.hexdigest().encode())
         digest.add("input", data)
@@ -78,14 +80,14 @@ class Records:
 
     def recall(self, data: bytes) -> object:
         """The value remembered for `data`; None when there is none."""
-        key = self._key(data)
+        key = self.key(data)
         entry = read_entry(entry_path(self.project, self.kind, key))
         if isinstance(entry, dict) and entry.get("key") == key:
             return entry.get("value")
         return None
 
     def remember(self, data: bytes, value: object) -> None:
-        key = self._key(data)
+        key = self.key(data)
         write_entry(entry_path(self.project, self.kind, key), {"key": key, "value": value})
 
 

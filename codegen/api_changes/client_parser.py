@@ -19,9 +19,15 @@ from openapi_python_client.parser.properties.list_property import ListProperty
 from openapi_python_client.parser.properties.union import UnionProperty
 from openapi_python_client.parser.responses import Response
 
-from codegen.api_changes.generated_names import GeneratedNames, Place
 from codegen.generation.generators import CLIENT_CONFIG
 from codegen.openapi.schema_places import Budget
+
+# (METHOD, path with its parameters blanked, place inside the operation):
+# ("POST", "/sandboxes/{}/connect", "request body .metadata").
+Place = tuple[str, str, str]
+# The classes the generated client holds, and which one each place in the spec uses. Plain data:
+# `generated_names`, which remembers it, imports this module and not the other way round.
+ParsedNames = tuple[frozenset[str], dict[Place, str]]
 
 
 @cache
@@ -31,13 +37,13 @@ def _config() -> Config:
     return Config.from_sources(settings, MetaType.NONE, str(path), "utf-8", False, None)
 
 
-def parse_names(spec: dict[str, Any], path_key: Callable[[str], str]) -> GeneratedNames:
+def parse_names(spec: dict[str, Any], path_key: Callable[[str], str]) -> ParsedNames:
     """Parse `spec` as the generator does; `path_key` blanks path parameters as the comparison does."""
     # The generator reads the spec from the JSON file the pipeline writes (status codes become text there).
     data = GeneratorData.from_dict(json.loads(json.dumps(spec)), config=_config())
     if not isinstance(data, GeneratorData):
         # The pipeline refuses such a spec later, with the generator's own words.
-        return GeneratedNames(frozenset(), {})
+        return frozenset(), {}
     classes = frozenset(str(prop.class_info.name) for prop in (*data.models, *data.enums))
     at: dict[Place, str] = {}
     budget = Budget()
@@ -52,7 +58,7 @@ def parse_names(spec: dict[str, Any], path_key: Callable[[str], str]) -> Generat
             for base, prop in _places(endpoint):
                 for place, name in _classes_below(prop, base, "", frozenset(), partial(budget.spend, below)):
                     at.setdefault((*operation, place), name)
-    return GeneratedNames(classes, at)
+    return classes, at
 
 
 def _places(endpoint: Any) -> Iterator[tuple[str, Any]]:

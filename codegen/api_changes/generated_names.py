@@ -9,15 +9,15 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegen.generation.generators import CLIENT_CONFIG
 from toolkit.paths import Project
 from toolkit.records import Records, source_of
 
-# (METHOD, path with its parameters blanked, place inside the operation):
-# ("POST", "/sandboxes/{}/connect", "request body .metadata").
-Place = tuple[str, str, str]
+if TYPE_CHECKING:  # the parser's module is imported only when a spec's names are not remembered
+    from codegen.api_changes.client_parser import Place
+
 _PARSER = "codegen.api_changes.client_parser"
 
 
@@ -55,7 +55,7 @@ def generated_names(
     if names is None:
         from codegen.api_changes.client_parser import parse_names
 
-        names = parse_names(spec, path_key)
+        names = GeneratedNames(*parse_names(spec, path_key))
         if records is not None:
             records.remember(data, _as_value(names))
     return names

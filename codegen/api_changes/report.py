@@ -62,6 +62,37 @@ ChangeKind = Literal[
     "error code added",
     "error code removed",
 ]
+# The envd protos' changes (`codegen.api_changes.protos`; `codegen.api_changes.rules.PROTO_RULES`).
+ProtoChangeKind = Literal[
+    "service removed",
+    "service renamed",
+    "service added",
+    "RPC removed",
+    "RPC renamed",
+    "RPC added",
+    "streaming kind changed",
+    "request type changed",
+    "response type changed",
+    "message removed",
+    "message renamed",
+    "message added",
+    "field removed",
+    "field renamed",
+    "field number changed",
+    "field type changed",
+    "cardinality changed",
+    "oneof changed",
+    "JSON name changed",
+    "field added",
+    "enum removed",
+    "enum renamed",
+    "enum added",
+    "enum value removed",
+    "enum value renamed",
+    "enum value number changed",
+    "enum value added",
+    "options changed",
+]
 # What picks between two rules of one kind: required or optional, a 2xx status or another; a
 # response header the generated client surfaces or not; a security change to the SDK's own
 # credential (spec/contract.yml) or to another one.
@@ -86,7 +117,7 @@ class ApiChange:
     """One change users of the SDK can observe."""
 
     level: Level
-    kind: ChangeKind
+    kind: ChangeKind | ProtoChangeKind
     location: str  # "pauseSandbox request body .force"
     detail: str = ""
     why: str | None = None  # set when the level is not what the spec suggests
@@ -171,7 +202,17 @@ def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str
     one unless it is plain words (`markdown_text`), so that no spec name
     becomes HTML, a link, an image or a mention.
     """
-    changes = sorted(report.changes, key=sort_key)
+    lines = [f"# API changes: {old_ref} -> {new_ref}", "", semver_line(report)]
+    # A flagged rule often fires at many locations; its reason is printed once,
+    # as a numbered note, so the list stays scannable.
+    notes: list[str] = []
+    lines += render_sections(report, notes)
+    lines += render_notes(notes)
+    return "\n".join(lines) + "\n"
+
+
+def semver_line(report: ApiChangeReport) -> str:
+    """`Semver: **level** — forced by: ...`, the changes that set the level (at most a few) named."""
     forcing = sorted(report.forcing, key=sort_key)
     reasons = [f"{c.kind} {code_span(printable(c.location))}" for c in forcing[:_FORCING_SHOWN]]
     if len(forcing) > _FORCING_SHOWN:
@@ -179,40 +220,56 @@ def render_report(report: ApiChangeReport, *, old_ref: str, new_ref: str) -> str
     if report.level == "patch" and report.description_changes:
         reasons.append(_plural(report.description_changes, "description-only change"))
     summary = "forced by: " + "; ".join(reasons) if reasons else "no API changes"
-    lines = [
-        f"# API changes: {old_ref} -> {new_ref}",
-        "",
-        f"Semver: **{report.level}** — {summary}",
-    ]
-    # A flagged rule often fires at many locations; its reason is printed once,
-    # as a numbered note, so the list stays scannable.
-    notes: list[str] = []
-    for level, title in _SECTIONS:
+    return f"Semver: **{report.level}** — {summary}"
+
+
+def render_sections(
+    report: ApiChangeReport,
+    notes: list[str],
+    *,
+    titles: Sequence[tuple[Level, str]] = _SECTIONS,
+    heading: str = "##",
+) -> list[str]:
+    """The changes grouped by level under `titles`, each group after a blank line; reasons go to `notes`."""
+    lines: list[str] = []
+    changes = sorted(report.changes, key=sort_key)
+    for level, title in titles:
         section = [_render_change(c, notes) for c in changes if c.level == level]
         if level == "patch" and report.description_changes:
             section.append(f"- {_plural(report.description_changes, 'description-only change')}")
         if section:
-            lines += ["", f"## {title}", *section]
-    if notes:
-        lines += ["", "## Notes", *(f"{n}. {printable(why)}" for n, why in enumerate(notes, 1))]
-    return "\n".join(lines) + "\n"
+            lines += ["", f"{heading} {title}", *section]
+    return lines
+
+
+def render_notes(notes: Sequence[str], *, heading: str = "##") -> list[str]:
+    """The numbered notes the changes' `[n]` refer to."""
+    if not notes:
+        return []
+    return ["", f"{heading} Notes", *(f"{n}. {printable(why)}" for n, why in enumerate(notes, 1))]
 
 
 _FRAGMENT_SHOWN = 12
 
 
 def render_fragment(
-    report: ApiChangeReport, *, old_ref: str, new_ref: str, level: str, python_lines: Sequence[str] = ()
+    report: ApiChangeReport,
+    *,
+    old_ref: str,
+    new_ref: str,
+    level: str,
+    python_lines: Sequence[str] = (),
+    envd_lines: Sequence[str] = (),
 ) -> str:
     """The changelog fragment: one sentence and a short list, no headings (CHANGELOG.md puts it in a bullet).
 
-    The changes the SDK's users see (not "Upstream only"), then `python_lines` (the Python API's, each
-    `- ...`), at most `_FRAGMENT_SHOWN` in all; the whole report goes to the release pull request.  Escaped
-    as the report is.  `level`: the fragment's, which the Python API can raise above the report's.
+    The changes the SDK's users see (not "Upstream only"), then `envd_lines` (the data plane's, from
+    `fragment_lines`) and `python_lines` (the Python API's), each `- ...`, at most `_FRAGMENT_SHOWN` in
+    all; the whole report goes to the release pull request.  Escaped as the report is.  `level`: the
+    fragment's, which the data plane or the Python API can raise above the report's.
     """
-    shown = [_render_change(c, None) for c in sorted(report.changes, key=sort_key) if c.level != "none"]
-    if report.description_changes:
-        shown.append(f"- {_plural(report.description_changes, 'description-only change')}")
+    shown = fragment_lines(report)
+    shown += envd_lines
     shown += python_lines
     if not shown:
         return f"The runtime API moved from {old_ref} to {new_ref} with no change the SDK's users can see.\n"
@@ -220,6 +277,14 @@ def render_fragment(
     if hidden:
         shown = [*shown[: _FRAGMENT_SHOWN - 1], f"- and {hidden + 1} more: the release pull request has the report"]
     return "\n".join([f"The runtime API from {old_ref} to {new_ref} (semver: {level}):", *shown]) + "\n"
+
+
+def fragment_lines(report: ApiChangeReport, prefix: str = "") -> list[str]:
+    """The fragment's lines for the changes the SDK's users see, each `- {prefix}kind: location (detail)`."""
+    shown = [_render_change(c, None) for c in sorted(report.changes, key=sort_key) if c.level != "none"]
+    if report.description_changes:
+        shown.append(f"- {_plural(report.description_changes, 'description-only change')}")
+    return [f"- {prefix}{line[2:]}" for line in shown]
 
 
 def _render_change(change: ApiChange, notes: list[str] | None) -> str:

@@ -11,28 +11,37 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import git
 
 from codegen.api_changes.compare import compare_specs
-from codegen.api_changes.envd_files import render_envd_section
+from codegen.api_changes.envd_files import EnvdReport, compare_envd, envd_fragment_lines, render_envd_section
 from codegen.api_changes.generated_names import parser_records
-from codegen.api_changes.report import ApiChangeReport, render_fragment, render_report
-from codegen.commands.handwritten import SECTION_TITLE, generated_unchanged, handwritten_check
+from codegen.api_changes.report import LEVELS, ApiChangeReport, Level, render_fragment, render_report, sort_key
+from codegen.commands.handwritten import SECTION_TITLE, Verdict, generated_unchanged, handwritten_check
 from codegen.config import FULL_COMMIT, PinFrom, Source, load_source, read_pin
 from codegen.contract import REMEDY as CONTRACT_REMEDY
 from codegen.contract import credential_schemes, load_contract
+from codegen.envd.contract import REMEDY as ENVD_CONTRACT_REMEDY
 from codegen.messages import Messages
 from codegen.openapi.document import SpecDocument, read_spec, validation_problems
 from codegen.openapi.operation_map import REMEDY as OPERATION_MAP_REMEDY
 from codegen.openapi.operation_map import load_operation_map
 from codegen.openapi.sdk_filter import filter_spec
-from codegen.pipeline import ReadSpec, build, open_run, parse_spec
+from codegen.pipeline import Build, ReadSpec, build, open_run, parse_spec
 from codegen.tree.write import refuse_symlinks, write_tree
-from codegen.upstream.fetch import MissingRef, Unreachable, UpstreamRepository, fetch_configured_branch, fetch_spec
+from codegen.upstream.fetch import (
+    FetchedSpec,
+    MissingRef,
+    Unreachable,
+    UpstreamRepository,
+    fetch_configured_branch,
+    fetch_spec,
+    tracked_envd_if_locked,
+)
 from codegen.upstream.spec_lock import git_blob_id, read_lock
 from toolkit.changelog import BUMP_TYPES
 from toolkit.errors import EXIT_HANDWRITTEN, EXIT_OK, Problem, ToolError
@@ -176,6 +185,54 @@ def record_start(
     return replace(current, commit=commit), record
 
 
+@dataclass(frozen=True)
+class _Move:
+    """Where a bump moves the pin, and what its record of the change replaces."""
+
+    upstream: UpstreamRepository
+    current: Source  # the pin now
+    start: Source  # where the record starts: the pending fragment's start, else the pin
+    target: Source  # the new pin
+    record: PinRecord | None  # the pending fragment this bump replaces
+
+    @property
+    def refs(self) -> dict[str, str]:
+        return {"old_ref": f"runtime@{self.start.short_commit}", "new_ref": f"runtime@{self.target.short_commit}"}
+
+
+@dataclass(frozen=True)
+class _Report:
+    """What a bump found: the HTTP API's changes, the data plane's, the Python API's, and the hand-written code's."""
+
+    changes: ApiChangeReport
+    envd: EnvdReport | None
+    diffs: list[ApiDiff]
+    python_level: str
+    handwritten: Verdict
+    text: str  # the report as printed: the HTTP API, the data plane and the Python API sections
+
+    @property
+    def level(self) -> Level:
+        envd_level: Level = self.envd.level if self.envd is not None else "none"
+        return _highest(self.changes.level, self.python_level, envd_level)
+
+    @property
+    def whole(self) -> str:
+        """The whole report (the section to act on first): the release pull request's body."""
+        return (self.handwritten.section + "\n" if self.handwritten.broken else "") + self.text
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_HANDWRITTEN if self.handwritten.broken else EXIT_OK
+
+    @property
+    def broken(self) -> str:
+        return (
+            f"the regenerated client leaves {len(self.handwritten.breakages)} place(s) of this repository's code "
+            f"broken (see {SECTION_TITLE.removeprefix('## ')!r} above, exit {EXIT_HANDWRITTEN})"
+        )
+
+
 def run_bump(
     project: Project,
     ref: str,
@@ -185,11 +242,53 @@ def run_bump(
     generators: Toolchain | None = None,
     report_file: Path | None = None,
 ) -> int:
+    """Check the inputs, resolve the ref, report the API change, regenerate and check, then write the move.
+
+    Read top to bottom, one phase a function: nothing is written before `_write_move`.
+    """
+    _check_inputs(project, ref, report_file, messages)
+    move = _resolve_move(project, ref, messages)
+    if move is None:
+        return EXIT_OK
+    fetched = fetch_spec(project, move.target, messages)
+    # Read here, validated by the pipeline beside the generators (the report needs only the structure
+    # read_spec bounds); a spec the report cannot read is validated first, so its problems are said.
+    document = parse_spec(move.target, fetched, messages, validate=False)
+    # The report comes before the contract and the generators: when they refuse
+    # this commit, the report is what says why.
+    changes = _http_api_changes(project, move, document, messages)
+    report = render_report(changes, **move.refs)
+    messages.show(report)
+    envd = _envd_changes(project, move, fetched, messages)
+    envd_level: Level = envd.level if envd is not None else "none"
+    if envd is not None:
+        envd_section = render_envd_section(envd, new_ref=move.refs["new_ref"], http_level=changes.level)
+        messages.show(envd_section)
+        report += "\n" + envd_section
+    # The Python API's old side: the code generated at the record's start (in memory), when that is not the tree's.
+    old_generated = start_generated(project, move.start, messages) if move.start.commit != move.current.commit else None
+    result = _regenerate(project, move, ReadSpec(fetched, document), messages, generators, changes, envd)
+    found = _check_code(project, move, result, old_generated, report, changes, envd, envd_level, messages)
+    if dry_run:
+        _write_report(report_file, found.whole)
+        written = "--dry-run: nothing written"
+        messages.result(f"{written}; {found.broken}" if found.handwritten.broken else written)
+        return found.exit_status
+    _write_move(project, move, result, found, report_file, messages)
+    return found.exit_status
+
+
+def _check_inputs(project: Project, ref: str, report_file: Path | None, messages: Messages) -> None:
+    """The ref's text and the report's path; no symlink where bump reads; a tree no run left half written."""
     check_ref_text(ref)
     if report_file is not None:
         _check_report_path(report_file)
     refuse_symlinks(project.root)
     recover_tree(project.root, messages)
+
+
+def _resolve_move(project: Project, ref: str, messages: Messages) -> _Move | None:
+    """The pin now, the pending record, the ref resolved on the runtime's branch; None: the pin is there already."""
     current = load_source(project, commit=read_pin(project))
     record = pending_record(project, current.commit)
     upstream = UpstreamRepository(current.url)
@@ -200,7 +299,7 @@ def run_bump(
     messages(f"{ref!r} is {kind} -> commit {commit}")
     if commit == current.commit:
         messages.result(f"{RUNTIME_REF} already pins {commit}; nothing to do")
-        return EXIT_OK
+        return None
     if not upstream.is_ancestor(commit, branch_ref):
         raise ToolError(
             Problem(
@@ -210,18 +309,17 @@ def run_bump(
         )
     if upstream.is_ancestor(commit, current.commit):
         messages.warning(f"{commit[:7]} is older than the current pin {current.short_commit}: this is a downgrade")
-
     start, record = record_start(upstream, record, current, messages)
     target = replace(current, commit=commit, pin_from=PinFrom.BUMP)
-    fetched = fetch_spec(project, target, messages)
-    # Read here, validated by the pipeline beside the generators (the report needs only the structure
-    # read_spec bounds); a spec the report cannot read is validated first, so its problems are said.
-    document = parse_spec(target, fetched, messages, validate=False)
-    # The report comes before the contract and the generators: when they refuse
-    # this commit, the report is what says why.
+    return _Move(upstream, current, start, target, record)
+
+
+def _http_api_changes(project: Project, move: _Move, document: SpecDocument, messages: Messages) -> ApiChangeReport:
+    """The report's HTTP API part: the SDK's view of the spec at the record's start against the new pin's."""
+    start, target = move.start, move.target
     with messages.step("report") as note, _invalid_spec_first(document):
         operations = load_operation_map(project.operations, display_path=project.relative(project.operations))
-        old_bytes = old_pin_spec(project, upstream, start, messages)
+        old_bytes = old_pin_spec(project, move.upstream, start, messages)
         # Read, not validated: the old pin's spec passed the validator when it was pinned, and the
         # report needs only its structure, which read_spec bounds as it does for any spec.
         old_spec = read_spec(old_bytes, display_path=f"runtime@{start.short_commit}:{start.spec_path}")
@@ -231,70 +329,97 @@ def run_bump(
         credentials = credential_schemes(load_contract(project.contract))
         changes = compare_specs(old, new, credentials=credentials, records=parser_records(project))
         note(f"runtime@{start.short_commit} -> runtime@{target.short_commit}: {changes.level}")
-    refs = {"old_ref": f"runtime@{start.short_commit}", "new_ref": f"runtime@{target.short_commit}"}
-    report = render_report(changes, **refs)
-    messages.show(report)
-    # The Python API's old side: the code generated at the record's start (in memory), when that is not the tree's.
-    old_generated = start_generated(project, start, messages) if start.commit != current.commit else None
+    return changes
+
+
+def _envd_changes(project: Project, move: _Move, fetched: FetchedSpec, messages: Messages) -> EnvdReport | None:
+    """The data plane's files at the record's start and at the new pin, graded (None: no envd file changed).
+
+    Before the envd lane and its contract run: when they refuse the commit, the section is what says why.
+    """
+    refs = move.refs
+    with messages.step("envd diff") as note:
+        paths = move.target.envd_files + move.current.envd_files
+        old_envd = _envd_files_at(project, move.upstream, move.start, paths)
+        envd = compare_envd(old_envd, fetched.synced, old_ref=refs["old_ref"], records=parser_records(project))
+        envd_level: Level = envd.level if envd is not None else "none"
+        note(f"{refs['old_ref']} -> {refs['new_ref']}: {envd_level}" if envd is not None else "no envd file changed")
+    return envd
+
+
+def _regenerate(
+    project: Project,
+    move: _Move,
+    spec: ReadSpec,
+    messages: Messages,
+    generators: Toolchain | None,
+    changes: ApiChangeReport,
+    envd: EnvdReport | None,
+) -> Build:
+    """The pipeline on the new pin's spec; a refusal names the change in the report that caused it."""
     try:
-        with open_run(project, target, messages, generators=generators) as run:
-            result = build(run, ReadSpec(fetched, document))
+        with open_run(project, move.target, messages, generators=generators) as run:
+            return build(run, spec)
     except ToolError as exc:
-        raise ToolError(*(_explained(problem, changes, target) for problem in exc.problems)) from None
-    # This repository's own code against the regenerated client: its processes run beside griffe.
+        raise ToolError(*(_explained(problem, changes, move.target, envd) for problem in exc.problems)) from None
+
+
+def _check_code(
+    project: Project,
+    move: _Move,
+    result: Build,
+    old_generated: Mapping[str, bytes] | None,
+    report: str,
+    changes: ApiChangeReport,
+    envd: EnvdReport | None,
+    envd_level: Level,
+    messages: Messages,
+) -> _Report:
+    """The Python API section (griffe) and this repository's own code against the regenerated client, side by side."""
     with handwritten_check(project, result.staged.generated, messages) as pending:
         with messages.step("python api") as note:
             # Unchanged generated files change no package's Python API: griffe has nothing to compare.
             if old_generated is not None:
                 same = old_generated == result.staged.generated
                 diffs = [] if same else python_api_diffs(project, result.staged.generated, old_generated)
-                against = f"the code generated at runtime@{start.short_commit}"
+                against = f"the code generated at runtime@{move.start.short_commit}"
             else:
                 same = generated_unchanged(project, result.staged.generated)
                 diffs = [] if same else python_api_diffs(project, result.staged.generated)
                 against = "the tree"
-            python_section, python_level = render_python_api(diffs, changes.level)
+            python_section, python_level = render_python_api(diffs, _highest(changes.level, envd_level))
             note("the generated files are unchanged" if same else f"the regenerated code against {against} (griffe)")
             note(python_level)
         handwritten = pending.verdict(changes, [verdict for diff in diffs for verdict in diff.breaks])
     messages.show(python_section)
-    report += "\n" + python_section
-    envd_section = render_envd_section(
-        _envd_blobs_at(upstream, current.commit, target.envd_files + current.envd_files),
-        result.fetched.synced,
-        new_ref=f"runtime@{target.short_commit}",
-    )
-    if envd_section is not None:
-        messages.show(envd_section)
-        report += "\n" + envd_section + "\n"
     if handwritten.broken:
         messages.show(handwritten.section)
-    # The whole report (the section to act on first) is the release pull request's body; the fragment is a list.
-    whole = (handwritten.section + "\n" if handwritten.broken else "") + report
-    code = EXIT_HANDWRITTEN if handwritten.broken else EXIT_OK
-    broken = (
-        f"the regenerated client leaves {len(handwritten.breakages)} place(s) of this repository's code broken "
-        f"(see {SECTION_TITLE.removeprefix('## ')!r} above, exit {EXIT_HANDWRITTEN})"
-    )
-    if dry_run:
-        _write_report(report_file, whole)
-        messages.result(f"--dry-run: nothing written; {broken}" if handwritten.broken else "--dry-run: nothing written")
-        return code
-    level = max(changes.level, python_level, key=_LEVEL_RANK.__getitem__)
+    return _Report(changes, envd, diffs, python_level, handwritten, report + "\n" + python_section)
+
+
+def _write_move(
+    project: Project, move: _Move, result: Build, found: _Report, report_file: Path | None, messages: Messages
+) -> None:
+    """The pin, the regenerated files and the record (the fragment, replacing the pending one), in one transaction."""
+    start, commit, record = move.start, move.target.commit, move.record
     # Back at the pin the record started at: the change nets to nothing, and nothing is recorded.
-    fragment = fragment_path(start.commit, commit, level) if commit != start.commit else None
+    fragment = fragment_path(start.commit, commit, found.level) if commit != start.commit else None
     extra: dict[str, bytes | None] = {RUNTIME_REF: f"{commit}\n".encode()}
     if record is not None:
         extra[record.path] = None
     if fragment is not None:
         from python_api.compare import render as render_python
 
-        python_lines = [f"- {d.package}'s Python API, {line[2:]}" for d in diffs for line in render_python(d)]
-        extra[fragment] = render_fragment(changes, **refs, level=level, python_lines=python_lines).encode()
+        python_lines = [f"- {d.package}'s Python API, {line[2:]}" for d in found.diffs for line in render_python(d)]
+        envd_lines = envd_fragment_lines(found.envd) if found.envd is not None else []
+        text = render_fragment(
+            found.changes, **move.refs, level=found.level, python_lines=python_lines, envd_lines=envd_lines
+        )
+        extra[fragment] = text.encode()
     with messages.step("write") as note:
         written = write_tree(project.root, result.staged, extra=extra)
         note(f"{len(written)} path(s)")
-    _write_report(report_file, whole)
+    _write_report(report_file, found.whole)
     recorded = (
         f"the change from runtime@{start.short_commit} in {fragment}"
         if fragment is not None
@@ -303,11 +428,10 @@ def run_bump(
     replaced = f" (replacing {record.path})" if record is not None and fragment is not None else ""
     removed = f" (removed {record.path})" if record is not None and fragment is None else ""
     messages.result(
-        f"pinned runtime@{target.short_commit}; wrote {len(written)} path(s), {recorded}{replaced}{removed}\n"
-        + (f"{broken}: fix them, then commit them with" if handwritten.broken else "commit")
+        f"pinned runtime@{move.target.short_commit}; wrote {len(written)} path(s), {recorded}{replaced}{removed}\n"
+        + (f"{found.broken}: fix them, then commit them with" if found.handwritten.broken else "commit")
         + " the pin, spec, lock, generated code and the fragment in one pull request"
     )
-    return code
 
 
 def _check_report_path(path: Path) -> None:
@@ -442,8 +566,10 @@ def _fetch_refs(upstream: UpstreamRepository, current: Source, ref: str) -> str:
     return branch_ref
 
 
-def _explained(problem: Problem, changes: ApiChangeReport, target: Source) -> Problem:
+def _explained(problem: Problem, changes: ApiChangeReport, target: Source, envd: EnvdReport | None) -> Problem:
     """A refusal during a bump: the change in the report that caused it, and a remedy that fits a bump."""
+    if problem.remedy == ENVD_CONTRACT_REMEDY and envd is not None:
+        return _envd_explained(problem, envd, target)
     if problem.remedy not in (CONTRACT_REMEDY, OPERATION_MAP_REMEDY):
         return problem
     remedy = (
@@ -468,12 +594,40 @@ def _explained(problem: Problem, changes: ApiChangeReport, target: Source) -> Pr
     return replace(problem, remedy=remedy)
 
 
-def _envd_blobs_at(upstream: UpstreamRepository, commit: str, paths: tuple[str, ...]) -> dict[str, str | None]:
-    """Each envd path's blob id at the old pin (None: not a file there), for the report's envd section."""
-    blobs: dict[str, str | None] = {}
-    if not upstream.has_commit(commit):  # old_pin_spec has said why; the section then lists every file as added
-        return blobs
+def _envd_explained(problem: Problem, envd: EnvdReport, target: Source) -> Problem:
+    """A data-plane contract miss: the envd change that caused it (an RPC or service the miss names)."""
+    remedy = (
+        f"runtime@{target.short_commit} lacks what the SDK's data plane needs: pick a later commit, or land "
+        "the change upstream first"
+    )
+    said = problem.message.split(";", 1)[0]
+    for change in sorted(envd.protos.changes + envd.http.changes, key=sort_key):
+        if re.search(rf"(?<![\w.]){re.escape(change.location)}(?![\w/])", said):
+            message = f"{problem.message}; {change.kind} by this commit (see the report: `{change.location}`)"
+            return replace(problem, message=message, remedy=remedy)
+    return replace(problem, remedy=remedy)
+
+
+def _envd_files_at(
+    project: Project, upstream: UpstreamRepository, start: Source, paths: tuple[str, ...]
+) -> dict[str, bytes | None]:
+    """Each envd path's bytes at the record's start (None: not a file there): the data plane's old side.
+
+    An upstream without that commit is the case `old_pin_spec` allows when the lock vouches for the
+    tracked spec: the tracked envd files stand in the same way, when the envd lock vouches for them.
+    """
+    if not upstream.has_commit(start.commit):
+        unreachable = f"runtime@{start.short_commit} is not in {upstream.url}"
+        tracked = {f.path: f.data for f in tracked_envd_if_locked(project, start, unreachable)}
+        return {path: tracked.get(path) for path in dict.fromkeys(paths)}
+    files: dict[str, bytes | None] = {}
     for path in dict.fromkeys(paths):
-        found = upstream.read_file(commit, path)
-        blobs[path] = found[1] if found is not None else None
-    return blobs
+        found = upstream.read_file(start.commit, path)
+        files[path] = found[0] if found is not None else None
+    return files
+
+
+def _highest(*levels: str) -> Level:
+    """The highest of `levels` (each one of LEVELS: the Python API's is typed as a plain string)."""
+    highest = max(levels, key=_LEVEL_RANK.__getitem__)
+    return next(level for level in LEVELS if level == highest)

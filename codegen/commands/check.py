@@ -96,12 +96,12 @@ def find_drift(
 
 def _clean_by_cache(project: Project, source: Source, fetched: FetchedSpec, messages: Messages) -> bool:
     """True when a real generation of exactly these inputs produced exactly what the tree holds."""
-    from codegen.generation.cache import generation_key, recall, synced_digest, tree_matches
+    from codegen.generation.cache import generated_from, generation_records, recall, tree_matches
     from codegen.generation.inputs import read_inputs
 
     with messages.step("cache") as note:
-        key = generation_key(read_inputs(project), source, fetched.data, synced_digest(fetched.synced))
-        recorded = recall(project, key)
+        records = generation_records(project, read_inputs(project))
+        recorded = recall(records, generated_from(source, fetched.data, fetched.synced))
         clean = recorded is not None and tree_matches(project.root, recorded, fetched.data)
         if recorded is None:
             note("no generation of these inputs on this machine: the full run follows")

@@ -1,20 +1,15 @@
-"""`generate` (nox -s codegen): every step of the pipeline, then the tree written all or nothing.
-
-The generators start first, and on a warm run get their spec first too: the filtered spec an
-earlier run on this machine made of the pinned commit (codegen/generation/cache.py), handed to
-them before the pipeline is even imported.  The pipeline's imports (GitPython, PyYAML) and the
-fetch then wait for the core the first generator to finish frees, instead of taking theirs, and
-the fetch decides whether that spec stands (codegen/pipeline.py).
-"""
+"""`generate` (nox -s codegen): every step of the pipeline, then the tree written all or nothing."""
 
 from __future__ import annotations
 
-import codegen
 from codegen.config import load_source
-from codegen.generation.generators import filtered_json, open_generators
+from codegen.generation.generators import open_generators
 from codegen.messages import Messages
-from toolkit.errors import EXIT_OK, interrupt_behind
+from codegen.tree.write import refuse_symlinks, write_tree
+from toolkit.errors import EXIT_OK
 from toolkit.paths import SPEC, Project
+from toolkit.read import read_or_none
+from toolkit.signals import interrupt_behind
 from toolkit.transaction import recover_tree
 
 LISTED = 50  # changed paths named one by one; the rest are counted
@@ -34,25 +29,15 @@ def run_generate(project: Project, messages: Messages, *, use_cache: bool = True
 
 def _run_generate(project: Project, messages: Messages, *, use_cache: bool) -> int:
     # The generators start first (a cache folder inside the project is refused there): they import
-    # themselves while this process prepares their spec, so even its own imports wait until then.
+    # themselves while this process imports the pipeline (GitPython) and fetches.
     with open_generators(project) as generators:
-        from codegen.generation.cache import prepared_key, recall_prepared
-        from codegen.generation.inputs import read_inputs
-        from codegen.generation.stage import start_tree
-        from codegen.tree.write import refuse_symlinks, write_tree
-        from toolkit.read import read_or_none
+        from codegen.pipeline import build, open_run
 
         refuse_symlinks(project.root)
         recover_tree(project.root, messages)  # before anything reads the pin, the templates or the contract
         source = load_source(project)
-        inputs = read_inputs(project, imported_ns=codegen.LOADED_NS)
-        prepared = recall_prepared(project, prepared_key(inputs, source)) if use_cache else None
-        if prepared is not None:
-            start_tree(generators, inputs, filtered_json(prepared.filtered))
-            generators.first_finished()  # the pipeline's imports and the fetch take the core it frees, not theirs
-        from codegen.pipeline import Run, build
-
-        result = build(Run(project, source, messages, generators, inputs, use_cache), prepared)
+        with open_run(project, source, messages, generators=generators, use_cache=use_cache) as run:
+            result = build(run)
     tree_spec = read_or_none(project.spec)
     if tree_spec is not None and tree_spec != result.fetched.data:
         messages.warning(f"{SPEC} differed from runtime@{source.short_commit}; it is replaced by the synced copy")

@@ -85,7 +85,7 @@ class Breakage:
     said_by: str  # "mypy", "import", "parse"
     used: str | None  # the generated name it used: e2b.api.client.models.SandboxState
     became: str | None  # what that name became: "`SandboxLifecycle` (model renamed at `...`; griffe: ...)"
-    generated: bool  # the place itself is a generated file (an overlay rendered from templates/)
+    generated: bool  # the place itself is a generated file (an overlay rendered from templates/, a sync twin)
     new: bool = True  # broken by this bump; False: broken before it, and still
 
     def render(self) -> str:
@@ -97,7 +97,7 @@ class Breakage:
             line += "; "
         line += f"{self.said_by}: {code_span(printable(self.message))}"
         if self.generated:
-            line += " (a generated file: its template or the spec)"
+            line += " (a generated file: its template, its async source or the spec)"
         return line
 
 

@@ -6,7 +6,7 @@ How it works, and why: docs/maintainers/design.md, "codegen/envd/lane.py".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codegen.envd.contract import http_misses, parse_data_plane, service_misses
 from codegen.envd.protos import name_problems, parse_protos, read_descriptors
@@ -26,6 +26,7 @@ class CheckedDataPlane:
     descriptors: bytes  # FileDescriptorSet, imports included
     protos: tuple[str, ...]  # the synced protos' paths
     http_spec: str | None  # the synced envd.yaml's path
+    http_document: dict[str, Any] | None = None  # and its document, as read (the envd client is generated from it)
 
 
 def check_data_plane(synced: tuple[SyncedFile, ...], contract: bytes, messages: Messages) -> CheckedDataPlane | None:
@@ -65,4 +66,9 @@ def check_data_plane(synced: tuple[SyncedFile, ...], contract: bytes, messages: 
         rpcs = sum(len(s.method) for f in parsed.file if f.name in relative for s in f.service)
         note(f"{len(protos)} proto(s), {rpcs} RPC(s) through protoc; {http.path if http else 'no envd.yaml'}")
         note(f"contract: {len(contract_entries.services)} service(s), {len(contract_entries.http)} operation(s)")
-    return CheckedDataPlane(descriptors, tuple(protos), http.path if http is not None else None)
+    return CheckedDataPlane(
+        descriptors,
+        tuple(protos),
+        http.path if http is not None else None,
+        document.data if document is not None else None,
+    )

@@ -5,7 +5,8 @@ Modules other parts of codegen may import (`overlays` and `python_source`, the j
 - `cache`: the no-change check's records and the validator's verdicts
 - `generators`: openapi-python-client and datamodel-code-generator, hermetic, side by side
 - `inputs`: every input a run reads, read once
+- `protoc`: envd's protos through protoc and its plugins, into the SDK's and the server's envd folders
 - `stage`: everything generated, as one in-memory tree
 """
 
-__all__ = ["cache", "generators", "inputs", "stage"]
+__all__ = ["cache", "generators", "inputs", "protoc", "stage"]

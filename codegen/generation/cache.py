@@ -7,25 +7,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codegen.config import TOOLCHAIN, Source
 from codegen.generation.inputs import GenerationInputs
 from codegen.tree.write import generated_entries
 from toolkit.paths import SPEC, Project
 from toolkit.read import read_or_none
-from toolkit.records import Digest, entry_path, read_entry, write_entry
+from toolkit.records import Records
 
 if TYPE_CHECKING:
     from codegen.envd.synced import SyncedFile
 
-FORMAT = "e2b-codegen-generation/2"
-VALIDATION_FORMAT = "e2b-codegen-validation/1"
-PREPARED_FORMAT = "e2b-codegen-prepared/2"
+# In what every answer of its kind depends on: another layout of the answers is another kind's.
+FORMAT = "e2b-codegen-generation/3"
+VALIDATION_FORMAT = "e2b-codegen-validation/2"
 # openapi-spec-validator and what decides its verdict with it.
 VALIDATOR = (
     "openapi-spec-validator",
@@ -40,64 +39,57 @@ _SHA256_HEX = frozenset("0123456789abcdef")
 
 @dataclass(frozen=True)
 class Recorded:
-    """What the generation with this key produced: path -> sha256, and the warnings it gave."""
+    """What the generation with these inputs produced: path -> sha256, and the warnings it gave."""
 
     files: Mapping[str, str]
     warnings: tuple[str, ...]
 
 
-def _key(namespace: str, inputs: GenerationInputs, groups: tuple[str, ...], **extra: bytes) -> str:
-    """A kind's key: its namespace, the interpreter, the digests of the input groups it depends on, its own extra."""
-    digest = Digest()
-    digest.add("namespace", namespace.encode())
-    digest.add("python", sys.version.encode())
-    for group in groups:
-        digest.add(group, inputs.digests[group].encode())
-    for name, data in extra.items():
-        digest.add(name, data)
-    return digest.hexdigest()
+def generation_records(project: Project, inputs: GenerationInputs) -> Records:
+    """What real generations produced (`generations/`), by everything they read but the spec and the pin.
 
-
-def synced_digest(synced: Sequence[SyncedFile]) -> bytes:
-    """The envd files a run synced, as a generation key holds them: each path with its bytes' digest."""
-    return json.dumps([[f.path, hashlib.sha256(f.data).hexdigest()] for f in synced]).encode()
-
-
-def generation_key(inputs: GenerationInputs, source: Source, spec: bytes, synced: bytes = b"[]") -> str:
-    """Every input of a generation, as the run read them: equal keys, byte-identical output.
-
-    `synced`: `synced_digest` of the envd files, which reach the output (the tree, their lock).
+    Those, per generation, are the answer's input (`generated_from`).
     """
-    # Every field of the source that reaches the output (the lock, the filter, the overlays).
-    where = (source.commit, source.configured_url, source.branch, source.spec_path, *source.sdk_tags)
-    return _key(
-        FORMAT,
-        inputs,
-        ("contract", "operations", "toolchain", "templates", "code"),
-        source=json.dumps([*where, *source.envd_files]).encode(),
-        spec=spec,
-        synced=synced,
-        # What is installed, in case the environment and the lock disagree.
-        installed=json.dumps([_installed(name) for name in TOOLCHAIN]).encode(),
+    groups = ("contract", "operations", "toolchain", "templates", "code", "twin_sources")
+    return Records(
+        project,
+        "generations",
+        {
+            "format": FORMAT.encode(),
+            **{group: inputs.digests[group].encode() for group in groups},
+            # What is installed, in case the environment and the lock disagree.
+            "installed": json.dumps([_installed(name) for name in TOOLCHAIN]).encode(),
+        },
     )
 
 
-def validation_key(inputs: GenerationInputs, spec: bytes) -> str:
-    """The spec's bytes, the validator's versions and the code that calls it."""
-    spec_digest = hashlib.sha256(spec).hexdigest().encode()
-    validator = json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode()
-    return _key(VALIDATION_FORMAT, inputs, ("code",), spec=spec_digest, validator=validator)
+def generated_from(source: Source, spec: bytes, synced: Sequence[SyncedFile] = ()) -> bytes:
+    """A generation's own input: equal inputs (and `generation_records`), byte-identical output.
 
-
-def prepared_key(inputs: GenerationInputs, source: Source) -> str:
-    """What the spec, contract and filter steps make of the spec at the pinned commit depends on.
-
-    The commit stands for the spec's bytes until the fetch confirms them: it is not where they
-    came from (a mirror's commit is the same commit), so the URL and branch are not in it.  The
-    toolchain's lock is (PyYAML parses the spec); the templates are not (they come after).
+    Every field of the source that reaches the output (the lock, the filter, the overlays), the spec's
+    bytes, and the envd files synced with it, which reach it too (the tree, their lock).
     """
-    where = json.dumps([source.commit, source.spec_path, *source.sdk_tags]).encode()
-    return _key(PREPARED_FORMAT, inputs, ("contract", "operations", "toolchain", "code"), source=where)
+    where = (source.commit, source.configured_url, source.branch, source.spec_path, *source.sdk_tags)
+    return json.dumps(
+        {
+            "source": [*where, *source.envd_files],
+            "spec": hashlib.sha256(spec).hexdigest(),
+            "synced": [[f.path, hashlib.sha256(f.data).hexdigest()] for f in synced],
+        }
+    ).encode()
+
+
+def validation_records(project: Project, inputs: GenerationInputs) -> Records:
+    """The specs the validator passed (`validations/`, by their bytes), with its versions and the code that calls it.
+
+    Only a pass is kept: the answer is `True`.
+    """
+    validator = json.dumps([[name, _installed(name)] for name in VALIDATOR]).encode()
+    return Records(
+        project,
+        "validations",
+        {"format": VALIDATION_FORMAT.encode(), "code": inputs.digests["code"].encode(), "validator": validator},
+    )
 
 
 def _installed(name: str) -> str | None:
@@ -109,91 +101,18 @@ def _installed(name: str) -> str | None:
         return None
 
 
-def record(project: Project, key: str, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> None:
-    """After a real generation: remember what it produced (atomically; a failure to cache is no failure)."""
-    entry = {
-        "format": FORMAT,
-        "key": key,
-        "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())},
-        "warnings": list(warnings),
-    }
-    write_entry(entry_path(project, "generations", key), entry)
+def record(records: Records, generation: bytes, files: Mapping[str, bytes], warnings: tuple[str, ...]) -> None:
+    """After a real generation (`generated_from`): remember what it produced (a failure to cache is no failure)."""
+    files_sha = {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}
+    records.remember(generation, {"files": files_sha, "warnings": list(warnings)})
 
 
-def record_valid(project: Project, key: str) -> None:
-    """The validator passed the spec of `key`."""
-    write_entry(entry_path(project, "validations", key), {"format": VALIDATION_FORMAT, "key": key, "valid": True})
-
-
-def recall_valid(project: Project, key: str) -> bool:
-    """True when the validator passed exactly this spec with exactly this validator and code."""
-    return read_entry(entry_path(project, "validations", key)) == {
-        "format": VALIDATION_FORMAT,
-        "key": key,
-        "valid": True,
-    }
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """The filtered spec the generators read, for the spec whose sha256 is `spec`, and its contract warnings.
-
-    `validation`: the validator's key (`validation_key`) when it was prepared, so that a later run
-    missing that verdict can tell a changed validator from a verdict that was not kept.
-    """
-
-    spec: str
-    filtered: dict[str, Any]
-    warnings: tuple[str, ...]
-    validation: str = ""
-
-    def is_for(self, data: bytes) -> bool:
-        return hashlib.sha256(data).hexdigest() == self.spec
-
-
-def record_prepared(
-    project: Project,
-    key: str,
-    spec: bytes,
-    filtered: Mapping[str, Any],
-    warnings: tuple[str, ...],
-    *,
-    validation: str = "",
-) -> None:
-    """After a run whose spec passed the contract: the filtered spec it generated from."""
-    entry = {
-        "format": PREPARED_FORMAT,
-        "key": key,
-        "spec": hashlib.sha256(spec).hexdigest(),
-        "filtered": filtered,
-        "warnings": list(warnings),
-        "validation": validation,
-    }
-    write_entry(entry_path(project, "prepared", key), entry)
-
-
-def recall_prepared(project: Project, key: str) -> Prepared | None:
-    """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
-    entry = read_entry(entry_path(project, "prepared", key))
-    if not isinstance(entry, dict) or entry.get("format") != PREPARED_FORMAT or entry.get("key") != key:
+def recall(records: Records, generation: bytes) -> Recorded | None:
+    """What the generation `generation` produced, or None when none is remembered whole, in the form `record` wrote."""
+    value = records.recall(generation)
+    if not isinstance(value, dict):
         return None
-    spec, filtered, warnings = entry.get("spec"), entry.get("filtered"), entry.get("warnings")
-    validation = entry.get("validation")
-    if not (isinstance(spec, str) and len(spec) == 64 and set(spec) <= _SHA256_HEX and isinstance(filtered, dict)):
-        return None
-    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
-        return None
-    if not isinstance(validation, str):
-        return None
-    return Prepared(spec=spec, filtered=filtered, warnings=tuple(warnings), validation=validation)
-
-
-def recall(project: Project, key: str) -> Recorded | None:
-    """The entry for `key`, or None when there is none or it is not one this version wrote whole."""
-    entry = read_entry(entry_path(project, "generations", key))
-    if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
-        return None
-    files, warnings = entry.get("files"), entry.get("warnings")
+    files, warnings = value.get("files"), value.get("warnings")
     if not isinstance(files, dict) or not isinstance(warnings, list) or SPEC not in files:
         return None
     for path, sha in files.items():

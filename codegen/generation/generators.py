@@ -21,13 +21,15 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from codegen.generation.protoc import protoc_args
 from toolkit.cache_folder import cache_root
-from toolkit.errors import Problem, ToolError, raise_lost_signal
-from toolkit.paths import SPEC, Project
+from toolkit.errors import Problem, ToolError
+from toolkit.paths import ENVD_DIR, SPEC, Project
+from toolkit.signals import raise_lost_signal
 
 # openapi-python-client's settings for the generated client, under codegen/ (JSON: read without a YAML
 # parser on the way to the generators' start).  No post_hooks there: `client_config` adds them as it runs
@@ -132,6 +134,11 @@ def past_its_limit(tool: str, seconds: float) -> Problem:
 
 CLIENT = "openapi-python-client"
 WIRE = "datamodel-code-generator"
+# envd's protos: grpcio-tools' protoc, which runs the two plugins (codegen/generation/protoc.py).
+PROTOC = "protoc"
+# envd's HTTP API (envd.yaml, filtered): a second openapi-python-client, in an interpreter of its own.
+ENVD_HTTP = f"{CLIENT} (envd.yaml)"
+ENVD_HTTP_DISPLAY = f"{ENVD_DIR}/envd.yaml"  # where its operations are, as its failures name them
 # What a generator imports before its arguments are known (measured with -X importtime).
 _PRELOAD = {
     CLIENT: ("openapi_python_client.cli",),
@@ -140,6 +147,8 @@ _PRELOAD = {
         "datamodel_code_generator.model.pydantic_v2",
         "datamodel_code_generator.parser.openapi",
     ),
+    PROTOC: ("grpc_tools.protoc",),
+    ENVD_HTTP: ("openapi_python_client.cli",),
 }
 # Run as a script (its own module, so that ruff and mypy read it): never imported by codegen.
 LAUNCHER = Path(__file__).resolve().with_name("launcher.py")
@@ -151,7 +160,7 @@ def launcher(tool: str) -> list[str]:
 
 
 class Toolchain(Protocol):
-    """What a run needs of its tools (codegen/generation/stage.py): the two generators, and ruff to format.
+    """What a run needs of its tools (codegen/generation/stage.py): the generators, and ruff to format.
 
     `Generators` runs them.  Whatever else answers for them (the test suite's memo,
     tests/codegen/memo_toolchain.py) stands behind this interface, so every line of codegen's own runs.
@@ -172,15 +181,15 @@ class Toolchain(Protocol):
     def wait(self, tool: str) -> None:
         """Until `tool` has finished; its failure raised as a `ToolError`."""
 
-    def formatting(self, folder: Path) -> AbstractContextManager[None]:
-        """Ruff formats `folder` while the block runs (`formatting`)."""
+    def format(self, folder: Path) -> None:
+        """Ruff formats `folder` (`format_python`)."""
 
     def close(self) -> None:
         """Stop whatever still runs: nothing outlives the run."""
 
 
 class Generators:
-    """The two generators' interpreters for one run, in its private scratch folder: the `Toolchain` that runs them.
+    """The generators' interpreters for one run, in its private scratch folder: the `Toolchain` that runs them.
 
     Once given its arguments, each generator has a thread of its own that reads its output to its
     end (so that neither can stall on a full pipe) and says when it is done: `first_finished` tells the
@@ -201,7 +210,10 @@ class Generators:
         self.handed_at: float | None = None  # time.perf_counter() when they were given their arguments
 
     def start(self) -> None:
-        """Start both now, so that they import themselves while codegen prepares the spec."""
+        """Start them now, so that they import themselves while codegen prepares the spec.
+
+        One not handed a job ends at once when the run is done (`close`): protoc when there are no protos.
+        """
         for tool in _PRELOAD:
             if tool not in self._started:
                 self._started[tool] = self._launch(tool)
@@ -252,8 +264,8 @@ class Generators:
         if running.problem is not None:
             raise ToolError(running.problem)
 
-    def formatting(self, folder: Path) -> AbstractContextManager[None]:
-        return formatting(folder, self.scratch, self.seconds)
+    def format(self, folder: Path) -> None:
+        format_python(folder, self.scratch, self.seconds)
 
     def close(self) -> None:
         """Stop whatever is still running or waiting (a failed run, Ctrl-C, SIGTERM), with what it started.
@@ -388,7 +400,11 @@ _OPERATION = re.compile(r"^(?:WARNING|ERROR) parsing (\w+) (\S+) within \S+")
 
 
 def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
-    """One or two lines: the tool, its last meaningful line, and the operation or file it names."""
+    """One or two lines: the tool, its last meaningful line, and the operation or file it names.
+
+    An operation is named in the spec the tool read: envd's HTTP API for ENVD_HTTP, the control plane's else.
+    """
+    spec = ENVD_HTTP_DISPLAY if tool == ENVD_HTTP else SPEC
     where = None
     message = ""
     for raw in output.splitlines():
@@ -397,7 +413,7 @@ def tool_failure(tool: str, exit_code: int, output: str) -> Problem:
             continue
         operation = _OPERATION.match(line)
         if operation:
-            where = f"{SPEC} ({operation.group(1)} {operation.group(2)})"
+            where = f"{spec} ({operation.group(1)} {operation.group(2)})"
             continue
         message = line.removeprefix("error: ")
     if not message:
@@ -424,6 +440,9 @@ def check_syntax(folder: Path, shown_as: str = "") -> None:
 
 
 FILTERED_SPEC = "openapi.filtered.json"  # in the scratch folder: what both generators read
+# In the scratch folder: envd's filtered HTTP API, and the envd client generator's output.
+ENVD_HTTP_SPEC = "envd.filtered.json"
+ENVD_HTTP_OUTPUT = "envd_http"
 
 
 def filtered_json(spec: Mapping[str, Any]) -> bytes:
@@ -508,30 +527,46 @@ def client_config(base: Path, scratch: Path) -> Path:
     return path
 
 
-def start_generating(spec_path: Path, generators: Toolchain, templates: Path | None, config: Path) -> tuple[Path, Path]:
-    """Hand both generators the filtered spec; return where the client package and the models module will be.
+def start_generating(
+    spec_path: Path,
+    generators: Toolchain,
+    templates: Path | None,
+    config: Path,
+    protos: Mapping[str, bytes] | None = None,
+    envd_http: Path | None = None,
+) -> tuple[Path, Path]:
+    """Hand the generators their input; return where the client package and the models module will be.
 
+    Both generators get the filtered spec; protoc, envd's `protos` (by their path under spec/envd/)
+    when there are any, its output going to `protoc.OUTPUT` in the scratch folder; a second client
+    generator, envd's filtered HTTP API at `envd_http` when there is one, its package going to
+    ENVD_HTTP_OUTPUT there (the same templates and config as the control plane's client).
     `config` is the client generator's committed config (`client_config` adds the post hooks).
     They are independent and single-threaded; they run in `generators.scratch` (from `private_scratch`).
     """
     client, wire = generators.scratch / "client", generators.scratch / "wire_models.py"
-    generators.start_jobs(
-        [
-            (CLIENT, client_args(spec_path, client, templates, client_config(config, generators.scratch))),
-            (WIRE, wire_model_args(spec_path, wire)),
-        ]
-    )
+    run_config = client_config(config, generators.scratch)
+    jobs = [
+        (CLIENT, client_args(spec_path, client, templates, run_config)),
+        (WIRE, wire_model_args(spec_path, wire)),
+    ]
+    if protos:
+        jobs.append((PROTOC, protoc_args(protos, generators.scratch)[0]))
+    if envd_http is not None:
+        jobs.append((ENVD_HTTP, client_args(envd_http, generators.scratch / ENVD_HTTP_OUTPUT, templates, run_config)))
+    generators.start_jobs(jobs)
     return client, wire
 
 
-def wait_for_client(generators: Toolchain, client: Path, shown_as: str) -> None:
-    """Until the client generator is done; code of it that does not parse is named by file and line.
+def wait_for_client(generators: Toolchain, client: Path, shown_as: str, tool: str = CLIENT) -> None:
+    """Until the client generator (`tool`: CLIENT, or ENVD_HTTP) is done; code of it that does not parse is
+    named by file and line.
 
     Whether its post hooks failed on that code (ruff would say less) or not: ruff, targeting
     Python 3.10, passes syntax this Python cannot parse.
     """
     try:
-        generators.wait(CLIENT)
+        generators.wait(tool)
     except ToolError:
         if client.is_dir():
             check_syntax(client, shown_as)
@@ -559,6 +594,10 @@ RUFF_SETTINGS = (
     "py310",
     "--line-length",
     "100",
+    # The SDK's own package sorts as first-party, as in the project's ruff: the twins' imports then
+    # pass its check (a twin's folder lacks e2b/__init__.py, from which ruff would tell).
+    "--config",
+    "lint.isort.known-first-party = ['e2b']",
 )
 
 
@@ -578,14 +617,12 @@ def ruff_binary() -> str:
     return str(find_ruff_bin())
 
 
-@contextmanager
-def formatting(folder: Path, scratch: Path, seconds: float | None = None) -> Iterator[None]:
-    """Ruff (pinned, fixed settings: no config file or variable counts) formats `folder` while the block runs.
+def format_python(folder: Path, scratch: Path, seconds: float | None = None) -> None:
+    """Ruff (pinned, fixed settings: no config file or variable counts) formats `folder`.
 
     Its passes run one after the other in a shell of their own, in `tool_env`, as the client
-    generator's post hooks do; their verdict is taken when the block is done.  Code that does not
-    parse is said first, by file and line.  Nothing outlives the block: a failed block stops ruff, and so
-    does its limit (`seconds`, from its start; default: `tool_seconds()`).
+    generator's post hooks do.  Code that does not parse is said first, by file and line.  Nothing
+    outlives the call: ruff is stopped at its limit (`seconds`, from its start; default: `tool_seconds()`).
     """
     seconds = tool_seconds() if seconds is None else seconds
     check_syntax(folder)
@@ -599,24 +636,14 @@ def formatting(folder: Path, scratch: Path, seconds: float | None = None) -> Ite
         process_group=0,
         **_TEXT,
     )
-    deadline = time.monotonic() + seconds
     try:
-        yield
-        # Done while the block ran (however long the block took): ruff kept within its time.
-        left = None if process.poll() is not None else max(0.0, deadline - time.monotonic())
-        output, _ = process.communicate(timeout=left)
+        output, _ = process.communicate(timeout=seconds)
     except subprocess.TimeoutExpired:
         _stop_and_reap(process)
         raise ToolError(past_its_limit("ruff", seconds)) from None
-    except BaseException:  # Ctrl-C, SIGTERM, the block's failure: ruff does not outlive the run
+    except BaseException:  # Ctrl-C, SIGTERM: ruff does not outlive the run
         _kill_group(process)
         process.wait()
         raise
     if process.returncode != 0:
         raise ToolError(tool_failure("ruff", process.returncode, output))
-
-
-def format_python(folder: Path, scratch: Path, seconds: float | None = None) -> None:
-    """`formatting`, to its end."""
-    with formatting(folder, scratch, seconds):
-        pass

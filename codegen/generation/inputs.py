@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.errors import Problem, ToolError
-from toolkit.paths import CONTRACT, OPERATIONS, TEMPLATES, TOOLCHAIN_LOCK, Project
+from toolkit.paths import ASYNC_SOURCE_DIR, CONTRACT, OPERATIONS, TEMPLATES, TOOLCHAIN_LOCK, Project
 from toolkit.read import read_or_none
 from toolkit.records import Digest
 
@@ -45,6 +45,9 @@ class GenerationInputs:
     toolchain_lock: bytes | None
     templates: Mapping[str, bytes | None]
     code: Mapping[str, bytes | None]
+    # The async sources of the sync twins (codegen/generation/unasync.py), by their paths in the repository:
+    # the tree's text, which the run only tokenizes.
+    twin_sources: Mapping[str, bytes | None] = field(default_factory=dict)
     # Where CODE_FOLDERS were read from, and when the process began loading them (None: not checked).
     code_root: Path = field(default=Path())
     imported_ns: int | None = None
@@ -59,6 +62,7 @@ class GenerationInputs:
             "toolchain": {TOOLCHAIN_LOCK: self.toolchain_lock},
             "templates": self.templates,
             "code": self.code,
+            "twin_sources": self.twin_sources,
         }
         digests = {}
         for group, files in groups.items():
@@ -111,6 +115,7 @@ def read_inputs(project: Project, *, code_root: Path = CODE_ROOT, imported_ns: i
         toolchain_lock=read_or_none(project.root / TOOLCHAIN_LOCK),
         templates=_templates(project, code_root),
         code={f"{folder}/{rel}": data for folder in CODE_FOLDERS for rel, data in folder_files(code_root / folder)},
+        twin_sources={f"{ASYNC_SOURCE_DIR}/{rel}": data for rel, data in folder_files(project.root / ASYNC_SOURCE_DIR)},
         code_root=code_root,
         imported_ns=imported_ns,
     )

@@ -5,7 +5,9 @@ How it works, and why: docs/maintainers/design.md, "codegen/generation/overlays.
 
 from __future__ import annotations
 
+import builtins
 import keyword
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,9 +19,9 @@ import jinja2
 from codegen.generation.python_source import PythonCode, identifier_filter, python_source_environment, template_line
 from codegen.generation.render_limits import RENDER_SECONDS, BoundedSandbox
 from codegen.openapi.error_codes import constant_name, documented_error_codes
-from codegen.openapi.operations import iter_operations, snake_case
+from codegen.openapi.operations import iter_operations, snake_case, success_statuses
 from toolkit.errors import Problem, ToolError
-from toolkit.paths import GENERATED_ROOTS, TEMPLATES
+from toolkit.paths import GENERATED_ROOTS, SYNC_TWIN_DIR, TEMPLATES
 from toolkit.printable import printable
 
 
@@ -27,7 +29,6 @@ from toolkit.printable import printable
 class Overlay:
     template: str
     output: str
-    flavour: str | None
 
 
 def load_overlays(folder: Path) -> list[Overlay]:
@@ -36,17 +37,20 @@ def load_overlays(folder: Path) -> list[Overlay]:
     shown = f"{TEMPLATES}/overlays/overlays.toml"
     try:
         entries = tomllib.loads(index.read_text(encoding="utf-8"))["overlay"]
-        overlays = [Overlay(e["template"], e["output"], e.get("flavour")) for e in entries]
+        overlays = [Overlay(e["template"], e["output"]) for e in entries]
+        flavoured = [number for number, e in enumerate(entries, 1) if "flavour" in e]
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise ToolError(Problem(f"cannot read the overlay index: {exc}", where=shown)) from None
     outputs: set[str] = set()
     for number, overlay in enumerate(overlays, 1):
         entry = f"[[overlay]] #{number} (template {printable(repr(overlay.template))})"
-        if overlay.flavour not in (None, "sync", "async"):
+        if number in flavoured:  # the SDK makes twins one way: hand-written async code, its sync twin derived
             raise ToolError(
                 Problem(
-                    f"{entry}: flavour must be 'sync' or 'async', not {printable(repr(overlay.flavour))}",
+                    f"{entry}: templates have no flavours",
                     where=shown,
+                    remedy="write the async code by hand under e2b/sandbox_async/: codegen derives its sync twin "
+                    "(codegen/generation/unasync.py)",
                 )
             )
         if not isinstance(overlay.template, str):
@@ -77,6 +81,8 @@ def output_problem(output: object) -> str | None:
     # case, and with the trailing dots or spaces some filesystems drop (`.GIT`, `.git.`).
     if any(part.rstrip(". ").lower() == ".git" for part in parts):
         return "has a '.git' part, which names git's own folder"
+    if output.startswith(SYNC_TWIN_DIR + "/"):
+        return "lies in the sync twins' folder, which codegen/generation/unasync.py alone writes"
     if not any(output.startswith(root + "/") for root in GENERATED_ROOTS):
         return "lies outside the generated folders"
     return None
@@ -112,6 +118,24 @@ def request_body_schema(spec: Mapping[str, Any], operation: Mapping[str, Any]) -
         if isinstance(ref, str) and ref.startswith(prefix) and "/" not in ref[len(prefix) :]
         else None
     )
+
+
+# A tag openapi-python-client keeps as it is for its folder name (it rewrites others: case, digits, builtins).
+_PLAIN_TAG = re.compile(r"[a-z]+(?:_[a-z]+)*")
+_CLIENT_PACKAGE = "e2b.api.client.api"
+
+
+def client_module(operation_id: str, operation: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(tag folder, module) of the operation in the generated client, or None when its first tag is not plain.
+
+    openapi-python-client files an operation under its first tag and names the module after its
+    operationId, which the filtered spec's mapped operations carry as this repository's name.
+    """
+    tags = operation.get("tags") or ["default"]
+    tag = tags[0] if isinstance(tags, list) else None
+    if not isinstance(tag, str) or not _PLAIN_TAG.fullmatch(tag) or keyword.iskeyword(tag) or tag in dir(builtins):
+        return None
+    return tag, snake_case(operation_id)
 
 
 def pascal_case(name: str) -> str:
@@ -164,6 +188,31 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, seconds: float = R
             )
         return PythonCode(schema)  # checked above: a class name, nothing else
 
+    def operation_module(operation_id: str) -> dict[str, str]:
+        """Where the generated client puts the operation: `tag` (its folder), `module` and `path` (dotted)."""
+        place = client_module(operation_id, require_operation(operation_id))
+        if place is None:
+            raise _Fail(
+                f"asks for the module of {operation_id!r}, whose first tag is not a plain lower-case word "
+                "(a-z and single underscores, not a Python builtin): the client generator renames such a tag"
+            )
+        tag, module = place
+        return {
+            "tag": PythonCode(tag),
+            "module": PythonCode(module),
+            "path": f"{_CLIENT_PACKAGE}.{tag}.{module}",  # text: rendered through `| py`
+        }
+
+    def expected_statuses(operation_id: str) -> tuple[int, ...]:
+        """The 2xx statuses the spec lists for the operation: what a call expects as its answer."""
+        statuses = success_statuses(require_operation(operation_id))
+        if not statuses:
+            raise _Fail(
+                f"asks for the success statuses of {operation_id!r}, whose responses list no 2xx status "
+                "(a 2XX range names none)"
+            )
+        return statuses
+
     env = _environment(folder)
     rendered: dict[str, bytes] = {}
     for overlay in load_overlays(folder):
@@ -171,15 +220,12 @@ def render_overlays(folder: Path, spec: Mapping[str, Any], *, seconds: float = R
             "spec": spec,
             "error_codes": codes,
             "operations": ops,
-            # The pipeline's own values are code; everything from the spec above is not. (No runtime
-            # commit: provenance is the lock's and the manifest's, so a bump rewrites only what changed.)
-            "flavour": PythonCode(overlay.flavour or ""),
-            "is_async": overlay.flavour == "async",
-            "async_": PythonCode("async " if overlay.flavour == "async" else ""),
-            "await_": PythonCode("await " if overlay.flavour == "async" else ""),
+            # No runtime commit: provenance is the lock's and the manifest's, so a bump rewrites only what changed.
             "require_error_code": require_error_code,
             "require_operation": require_operation,
             "request_model": request_model,
+            "operation_module": operation_module,
+            "success_statuses": expected_statuses,
             "request_body_schema": lambda operation: request_body_schema(spec, operation),
         }
         try:

@@ -27,3 +27,10 @@ def iter_operations(spec: Mapping[str, Any]) -> Iterator[tuple[str, str, dict[st
 def snake_case(operation_id: str) -> str:
     """What openapi-python-client makes of an operationId for a module name: pauseSandbox -> pause_sandbox."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", operation_id).lower()
+
+
+def success_statuses(operation: Mapping[str, Any]) -> tuple[int, ...]:
+    """The 2xx statuses among the operation's responses, in order (a `2XX` range names no status)."""
+    responses = operation.get("responses")
+    keys = responses if isinstance(responses, Mapping) else ()
+    return tuple(sorted({int(str(key)) for key in keys if re.fullmatch(r"2[0-9][0-9]", str(key))}))

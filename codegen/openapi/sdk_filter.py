@@ -1,8 +1,10 @@
-"""Cut the full API spec down to what the Python SDK exposes.
+"""Cut the full API spec down to what the Python SDK exposes; envd's HTTP API too (`filter_internal`).
 
 Mirrors the Redocly decorators the other SDKs use, in the same order:
 filter-in by operation tags, filter-out `x-not-implemented: true`, then
-remove-unused-components.  Pure: the input is deep-copied, never touched.
+remove-unused-components.  envd's: filter-out `x-internal: true` (the
+orchestrator's own operations), then remove-unused-components.  Pure:
+the input is deep-copied, never touched.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from codegen.openapi.operations import HTTP_METHODS, iter_operations
 from toolkit.errors import Problem, ToolError
 
 NOT_IMPLEMENTED = "x-not-implemented"
+# envd.yaml's mark on what only the orchestrator calls, from the host (/init, /freeze, ...): never the SDK.
+INTERNAL = "x-internal"
 
 
 def filter_spec(
@@ -29,37 +33,62 @@ def filter_spec(
     """
     spec = copy.deepcopy(data)
     wanted = set(tags)
-    _drop_not_implemented(spec)
+    _drop_marked(spec, NOT_IMPLEMENTED)
     _keep_tagged_operations(spec, wanted)
     _keep_used_tags(spec, wanted)
     _remove_unused_components(spec)
-    _raise_on_dangling_refs(spec)
+    _raise_on_dangling_refs(spec, NOT_IMPLEMENTED)
     if operations is not None:
         name_operations(spec, tuple(operations))
     return spec
 
 
-# --- filter-out: x-not-implemented ------------------------------------------
+def filter_internal(data: dict[str, Any], *, display_path: str) -> dict[str, Any]:
+    """envd's HTTP API without what is marked `x-internal: true`, nor the paths and components left unused.
+
+    No tags: envd.yaml tags some of its public operations only (`/health` has none).  A problem names
+    its place as `display_path#pointer`: there are two specs in a run.
+    """
+    spec = copy.deepcopy(data)
+    _drop_marked(spec, INTERNAL)
+    _drop_empty_paths(spec)
+    _remove_unused_components(spec)
+    _raise_on_dangling_refs(spec, INTERNAL, f"{display_path}#")
+    return spec
 
 
-def _is_not_implemented(node: Any) -> bool:
-    return isinstance(node, dict) and node.get(NOT_IMPLEMENTED) is True
+# --- filter-out: x-not-implemented, x-internal --------------------------------
 
 
-def _drop_not_implemented(node: Any) -> None:
-    """Remove every marked node below `node`, wherever it sits."""
+def _is_marked(node: Any, mark: str) -> bool:
+    return isinstance(node, dict) and node.get(mark) is True
+
+
+def _drop_marked(node: Any, mark: str) -> None:
+    """Remove every node marked `mark: true` below `node`, wherever it sits."""
     if isinstance(node, dict):
         properties = node.get("properties")
         if isinstance(properties, dict):
-            _forget_required(node, {name for name, value in properties.items() if _is_not_implemented(value)})
-        for key in [key for key, value in node.items() if _is_not_implemented(value)]:
+            _forget_required(node, {name for name, value in properties.items() if _is_marked(value, mark)})
+        for key in [key for key, value in node.items() if _is_marked(value, mark)]:
             del node[key]
         for value in node.values():
-            _drop_not_implemented(value)
+            _drop_marked(value, mark)
     elif isinstance(node, list):
-        node[:] = [item for item in node if not _is_not_implemented(item)]
+        node[:] = [item for item in node if not _is_marked(item, mark)]
         for item in node:
-            _drop_not_implemented(item)
+            _drop_marked(item, mark)
+
+
+def _drop_empty_paths(spec: dict[str, Any]) -> None:
+    """A path whose every operation was dropped goes too (its parameters alone are no endpoint)."""
+    paths = spec.get("paths")
+    if not isinstance(paths, dict):
+        return
+    for route in list(paths):
+        item = paths[route]
+        if isinstance(item, dict) and "$ref" not in item and not any(method in item for method in HTTP_METHODS):
+            del paths[route]
 
 
 def _forget_required(schema: dict[str, Any], dropped: set[str]) -> None:
@@ -200,14 +229,18 @@ def _security_schemes_used(spec: dict[str, Any]) -> Iterator[Component]:
 # --- the result must still stand on its own ---------------------------------
 
 
-def _raise_on_dangling_refs(spec: dict[str, Any]) -> None:
-    """A kept node that refers to a dropped one means the spec contradicts itself."""
+def _raise_on_dangling_refs(spec: dict[str, Any], mark: str, where: str = "") -> None:
+    """A kept node that refers to a dropped one (marked `mark`) means the spec contradicts itself.
+
+    `where` comes before the referrer's pointer in the problem.
+    """
+    remedy = "implement the target" if mark == NOT_IMPLEMENTED else "unmark the target"
     problems = [
         Problem(
             f"{ref} is referenced by a kept part of the spec but is not in the filtered spec "
-            f"(marked {NOT_IMPLEMENTED}, or never there)",
-            where=format_pointer(path),
-            remedy=f"upstream: mark the referrer {NOT_IMPLEMENTED} too, or implement the target",
+            f"(marked {mark}, or never there)",
+            where=where + format_pointer(path),
+            remedy=f"upstream: mark the referrer {mark} too, or {remedy}",
         )
         for path, ref in _iter_refs(spec, ())
         if ref.startswith("#") and not _resolves(spec, ref)

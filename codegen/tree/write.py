@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import (
+    ASYNC_SOURCE_DIR,
     CONTRACT,
     ENVD_DIR,
     ENVD_LOCK,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # stage imports the generators and jinja: not needed to compa
 # may be, or lie under, a symlink: a pull request could otherwise point a path
 # at /proc/self/environ and have the check print it into the job log.
 PROTECTED_FILES = (PYPROJECT, SPEC, RUNTIME_REF, LOCK, MANIFEST, CONTRACT, OPERATIONS, ENVD_LOCK)
-PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS, ENVD_DIR)
+PROTECTED_FOLDERS = (TEMPLATES, *GENERATED_ROOTS, ENVD_DIR, ASYNC_SOURCE_DIR)
 
 
 def find_symlinks(root: Path) -> list[str]:

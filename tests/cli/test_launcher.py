@@ -145,3 +145,22 @@ def test_a_server_that_never_answers_is_reported_truthfully(silent_server: socke
     # the whole timeout: no shorter limit ends the wait for an answer.
     assert 0.95 <= float(match.group(1)) <= wall
     assert hint == "Retry, or allow longer with --request-timeout SECONDS (now 1 s; 0 means no limit)."
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_still_end_the_process_by_the_signal(silent_server: socket.socket, signum: int) -> None:
+    """The launcher handles them only to run a command's undo hooks (none here): the death is the signal's."""
+    proc = subprocess.Popen(
+        [*E2B, "sandbox", "list", "--request-timeout", "60"],
+        env=_env(E2B_API_URL=_url(silent_server)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    silent_server.settimeout(30)
+    connection, _ = silent_server.accept()
+    with connection:
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=10)
+    assert proc.returncode == -signum, (out, err)
+    assert out == "" and "Traceback" not in err

@@ -99,17 +99,20 @@ def test_usage_errors_without_json_keep_click_s_form(capsys: pytest.CaptureFixtu
     assert out == "" and "Usage: e2b sandbox list" in err
 
 
-HEAVY = "httpx, rich, pyqwest, attrs, the generated client or the sandbox classes"
+HEAVY = "httpx, rich, pyqwest, attrs, the generated client, the sandbox classes or the CLI's terminal and exec modules"
+HELP_ARGS = [["--version"], ["--help"], ["sandbox", "--help"], ["sandbox", "pause", "--help"]]
+HELP_ARGS += [["sandbox", "exec", "--help"], ["sandbox", "connect", "--help"]]
 
 
-@pytest.mark.parametrize("args", [["--version"], ["--help"], ["sandbox", "--help"], ["sandbox", "pause", "--help"]])
+@pytest.mark.parametrize("args", HELP_ARGS)
 def test_help_and_version_leave_the_http_stack_and_rich_unloaded(args: list[str]) -> None:
     code = (
         "import sys\n"
         "from e2b_cli.main import main\n"
         f"status = main({args!r})\n"
         "loaded = sorted({m for m in sys.modules if m.split('.')[0] in ('httpx', 'rich', 'pyqwest', 'attr')}\n"
-        "    | {m for m in sys.modules if m.startswith(('e2b.api.client', 'e2b.api.sandbox_'))})\n"
+        "    | {m for m in sys.modules if m.startswith(('e2b.api.client', 'e2b.sandbox_'))}\n"
+        "    | {m for m in sys.modules if m in ('e2b_cli.terminal', 'e2b_cli.exec_command', 'e2b_cli.pty_session')})\n"
         "print('LOADED', status, ' '.join(loaded), file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

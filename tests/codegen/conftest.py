@@ -25,7 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,11 +244,9 @@ def no_generation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         filtered: dict[str, Any],
         messages: Messages,
         *,
-        while_formatting: Callable[[], bool] = lambda: True,
-        formatting_alongside: str = "",
-    ) -> dict[str, bytes] | None:
-        if not while_formatting():
-            return None
+        protos: Mapping[str, bytes] | None = None,
+        envd_http: dict[str, Any] | None = None,
+    ) -> dict[str, bytes]:
         calls.append(source.commit)
         return {}
 

@@ -16,8 +16,6 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from codegen.generation.generators import Generators
@@ -89,16 +87,13 @@ class MemoToolchain:
             key, output = self._outputs.pop(tool)
             self._remember(key, _files(output))
 
-    @contextmanager
-    def formatting(self, folder: Path) -> Iterator[None]:
+    def format(self, folder: Path) -> None:
         key = self._key("ruff", [json.dumps(sorted(_digests(_files(folder)).items()))])
         files = self._recall(key)
         if files is not None:
-            yield
             _put(folder, files)
             return
-        with Generators(self.scratch).formatting(folder):
-            yield
+        Generators(self.scratch).format(folder)
         self._remember(key, _files(folder))
 
     def close(self) -> None:
@@ -112,21 +107,25 @@ class MemoToolchain:
     def _job_key(self, tool: str, args: list[str]) -> tuple[str, Path]:
         """The job's key (its arguments, with what each path in the scratch folder holds) and its output.
 
-        The one path in the scratch folder that does not exist yet is where the generator writes.
+        A path may follow an option's prefix (protoc's `-I<folder>`, `--py_out=<folder>`).  The one
+        path in the scratch folder that does not exist yet, or is an empty folder, is where the tool writes
+        (protoc's two plugins name the same one).
         """
         parts, output = [], None
+        scratch = str(self.scratch)
         for arg in args:
-            path = Path(arg)
-            if not arg.startswith(str(self.scratch)):
+            at = arg.find(scratch)
+            if at < 0:
                 parts.append(arg)
-            elif path.exists():
-                parts.append(
-                    json.dumps([path.relative_to(self.scratch).as_posix(), sorted(_digests(_files(path)).items())])
-                )
+                continue
+            prefix, path = arg[:at], Path(arg[at:])
+            if path.exists() and not (path.is_dir() and not any(path.iterdir())):
+                held = sorted(_digests(_files(path)).items())
+                parts.append(prefix + json.dumps([path.relative_to(self.scratch).as_posix(), held]))
             else:
-                assert output is None, f"{tool}: two outputs in {args}"
+                assert output in (None, path), f"{tool}: two outputs in {args}"
                 output = path
-                parts.append(path.relative_to(self.scratch).as_posix())
+                parts.append(prefix + path.relative_to(self.scratch).as_posix())
         assert output is not None, f"{tool}: no output in {args}"
         return self._key(tool, parts), output
 

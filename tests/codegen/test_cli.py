@@ -25,7 +25,7 @@ from tests.codegen.conftest import (
     start_subprocess,
     unchanged,
 )
-from toolkit.errors import Terminated
+from toolkit.signals import Terminated
 from toolkit.transaction import JOURNAL
 
 

@@ -77,6 +77,7 @@ def test_a_generation_prints_every_step_in_order(project: Path, run: Callable[..
         "contract",
         "filter",
         "overlays",
+        "twins",
         "format",
         "generate",
         "validate",

@@ -35,7 +35,7 @@ from toolkit.paths import Project as CodegenProject
 GENERATED_FILE = "packages/python-sdk/e2b/api/client/api/sandboxes/pause_sandbox.py"
 # Every step's line, in order: its name, its duration, what it used.  The overlays and the wire
 # models' format step finish while the client generator still runs, so `generate` says its line after them.
-STEPS = ("fetch", "spec", "envd", "contract", "filter", "overlays", "format", "generate", "validate", "stamp")
+STEPS = ("fetch", "spec", "envd", "contract", "filter", "overlays", "twins", "format", "generate", "validate", "stamp")
 STEP_LINE = re.compile(r"codegen: (\S+) +\d+\.\d\d s \((.+)\)")
 
 
@@ -79,7 +79,11 @@ def test_end_to_end_twice_is_byte_identical(project: Path, env: dict[str, str | 
     steps = step_lines(first.err)
     assert [name for name, _ in steps] == [*STEPS, "write"]
     used = dict(steps)
-    assert re.fullmatch(r"openapi-python-client \S+ ∥ datamodel-code-generator \S+", used["generate"])
+    assert re.fullmatch(
+        r"openapi-python-client \S+ ∥ datamodel-code-generator \S+ ∥ grpcio-tools \S+ "
+        r"\(protoc-gen-py \S+, protoc-gen-connectrpc \S+\) ∥ openapi-python-client \S+ \(envd.yaml\)",
+        used["generate"],
+    )
     assert used["format"].startswith("ruff ") and used["write"] == "3 changed path(s)"
     assert "wrote 3 changed path(s)" in first.out
     assert git_status(project) == ""  # identical to the baseline, produced by another run

@@ -1,14 +1,17 @@
-"""Print, as JSON, the public signatures of an `e2b` installation's Sandbox and AsyncSandbox.
+"""Print, as JSON, the public signatures of an `e2b` installation's Sandbox, AsyncSandbox and data plane.
 
 Run by any interpreter: the released SDK's (in its own virtualenv) or this
 repository's. Imports nothing from this repository. For each method, the
 instance form and the class form (the sandbox id first): positional
 parameter names in order and keyword-only names, without `self`/`cls` and
 without `**opts` (the connection settings, listed once under "settings").
+The data plane's classes are read at the module paths 2.x users import them
+from: each public method's parameters, and the names of its properties.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import inspect
 import json
@@ -22,6 +25,37 @@ METHODS = (
     "create", "connect", "kill", "get_info", "set_timeout", "pause", "beta_pause", "list", "get_metrics",
     "fork", "create_snapshot", "list_snapshots", "delete_snapshot", "update_network",
 )  # fmt: skip
+
+
+# module path -> the data plane's classes there; the sandbox's own data-plane members.
+DATA_PLANE = {
+    "e2b.sandbox_sync.commands.command": ("Commands",),
+    "e2b.sandbox_sync.commands.pty": ("Pty",),
+    "e2b.sandbox_sync.commands.command_handle": ("CommandHandle",),
+    "e2b.sandbox_sync.filesystem.filesystem": ("Filesystem",),
+    "e2b.sandbox_sync.filesystem.watch_handle": ("WatchHandle",),
+    "e2b.sandbox_async.commands.command": ("Commands",),
+    "e2b.sandbox_async.commands.pty": ("Pty",),
+    "e2b.sandbox_async.commands.command_handle": ("AsyncCommandHandle",),
+    "e2b.sandbox_async.commands.command_input_handle": ("AsyncCommandInputHandle",),
+    "e2b.sandbox_async.filesystem.filesystem": ("Filesystem",),
+    "e2b.sandbox_async.filesystem.watch_handle": ("AsyncWatchHandle",),
+}
+SANDBOX_DATA_PLANE = ("commands", "files", "pty", "is_running", "get_host", "download_url", "upload_url")
+
+
+def _members(cls: type) -> dict[str, Any]:
+    """A class's public methods (their parameters) and properties (None)."""
+    members: dict[str, Any] = {}
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        static = inspect.getattr_static(cls, name)
+        if isinstance(static, property):
+            members[name] = None
+        elif callable(static) or isinstance(static, classmethod | staticmethod):
+            members[name] = _shape(getattr(cls, name))
+    return members
 
 
 def _shape(fn: Any) -> dict[str, list[str]]:
@@ -71,6 +105,18 @@ def main() -> None:
         "SnapshotInfo": sorted(e2b.SnapshotInfo.__dataclass_fields__),
         "SandboxState": {member.name: member.value for member in e2b.SandboxState},
     }
+    out["data plane"] = {
+        f"{module}.{name}": _members(getattr(importlib.import_module(module), name))
+        for module, names in DATA_PLANE.items()
+        for name in names
+    }
+    for cls in (e2b.Sandbox, e2b.AsyncSandbox):
+        static = {name: inspect.getattr_static(cls, name, None) for name in SANDBOX_DATA_PLANE}
+        out["data plane"][cls.__name__] = {
+            name: None if isinstance(member, property) else _shape(getattr(cls, name))
+            for name, member in static.items()
+            if member is not None
+        }
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from e2b_local_api import DEV_API_KEY, create_app
-from e2b_local_api.http_protocol import server_config
+from e2b_local_api.http.http_protocol import server_config
 
 from tests.conformance.released_calls import GROUPS
 from tests.local_api.conftest import control_client, free_socket, serving, url_of

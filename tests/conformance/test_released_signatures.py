@@ -1,4 +1,4 @@
-"""This SDK's `Sandbox`/`AsyncSandbox` against the released e2b 2.63.0's: the same names, positions and keywords.
+"""This SDK's `Sandbox`/`AsyncSandbox` and data plane against the released e2b 2.63.0's: names, positions, keywords.
 
 `released_signatures.py` prints both installations' signatures (run by the
 released virtualenv's interpreter and by this one's); every difference must be
@@ -37,6 +37,16 @@ SETTINGS_NOT_TAKEN = {
     "proxy": "pass a transport configured with a proxy as transport=",
     "sandbox_url": "only for the guest agent's API, which this SDK does not wrap",
     "validate_api_key": "the key is checked by the API",
+}
+
+
+# The data plane: (class, method, parameter) -> why its position differs from 2.63.0's.  From that
+# parameter on, a positional argument is refused (a TypeError naming the keyword), never bound wrong.
+SYNC_PTY = "e2b.sandbox_sync.commands.pty.Pty"
+DATA_PLANE_POSITIONS = {
+    (SYNC_PTY, "create", "user"): "the sync flavour is derived from the async one, whose on_data comes second "
+    "(as in 2.x's AsyncSandbox); here it is optional, and a positional user is refused as not callable",
+    (SYNC_PTY, "connect", "timeout"): "as create: on_data comes second, optional",
 }
 
 
@@ -141,3 +151,62 @@ def test_with_blocks(both: tuple[dict[str, Any], dict[str, Any]]) -> None:
     released, ours = both
     for cls in ("Sandbox", "AsyncSandbox"):
         assert set(released["classes"][cls]["context manager"]) <= set(ours["classes"][cls]["context manager"])
+
+
+def _data_plane(both: tuple[dict[str, Any], dict[str, Any]]) -> list[tuple[str, str, Any, Any]]:
+    released, ours = both
+    return [
+        (cls, name, shape, ours["data plane"].get(cls, {}).get(name, "missing"))
+        for cls, members in released["data plane"].items()
+        for name, shape in members.items()
+    ]
+
+
+def test_the_data_plane_was_read(both: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    released, _ = both
+    assert len(released["data plane"]) == 13
+    assert {"run", "connect", "list", "kill", "send_stdin", "close_stdin"} <= set(
+        released["data plane"]["e2b.sandbox_sync.commands.command.Commands"]
+    )
+
+
+def test_every_data_plane_class_method_and_property_is_at_its_released_path(
+    both: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    missing = [(cls, name) for cls, name, _, mine in _data_plane(both) if mine == "missing"]
+    assert missing == []
+    kinds = [(cls, name) for cls, name, theirs, mine in _data_plane(both) if (theirs is None) != (mine is None)]
+    assert kinds == []  # a property stays one, a method stays one
+
+
+def test_data_plane_positions_match_up_to_a_documented_difference(both: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    wrong = []
+    for cls, method, theirs, mine in _data_plane(both):
+        if theirs is None or not isinstance(mine, dict):
+            continue
+        for index, name in enumerate(theirs["positional"]):
+            if (cls, method, name) in DATA_PLANE_POSITIONS:
+                break
+            if index >= len(mine["positional"]) or mine["positional"][index] != name:
+                wrong.append((cls, method, index, name, mine["positional"]))
+    assert wrong == []
+
+
+def test_every_data_plane_keyword_is_taken(both: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    not_taken = []
+    for cls, method, theirs, mine in _data_plane(both):
+        if theirs is None or not isinstance(mine, dict):
+            continue
+        not_taken += [(cls, method, n) for n in {*theirs["positional"], *theirs["keyword"]} - _accepted(mine, [])]
+    assert not_taken == []
+
+
+def test_the_documented_data_plane_differences_are_real(both: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    released, ours = both
+    stale = []
+    for cls, method, name in DATA_PLANE_POSITIONS:
+        theirs = released["data plane"][cls][method]["positional"]
+        mine = ours["data plane"][cls][method]["positional"]
+        if mine.index(name) == theirs.index(name):
+            stale.append((cls, method, name))
+    assert stale == []

@@ -1,4 +1,4 @@
-"""A live local API on a free port, shared by the tests of this folder.
+"""A live local API on a free port, shared by the tests of this folder and its subfolders.
 
 uvicorn runs in a thread of the test process on a socket bound to port 0, so
 the tests go through real HTTP (the SDK's transports, schemathesis' requests)
@@ -19,7 +19,7 @@ import httpx
 import pytest
 import uvicorn
 from e2b_local_api import DEV_API_KEY, create_app
-from e2b_local_api.http_protocol import server_config
+from e2b_local_api.http.http_protocol import server_config
 
 
 @dataclass

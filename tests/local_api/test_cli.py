@@ -9,8 +9,8 @@ import time
 
 import httpx
 import pytest
-from e2b_local_api.auth import DEV_API_KEY
 from e2b_local_api.cli import auth_config, parse_args
+from e2b_local_api.control.auth import DEV_API_KEY
 
 
 def test_defaults() -> None:

@@ -7,6 +7,7 @@ longer than any bound here.
 
 from __future__ import annotations
 
+import _thread
 import contextvars
 import json
 import re
@@ -25,7 +26,7 @@ import e2b
 import httpx
 import pytest
 from e2b import Sandbox
-from e2b._interruptible import run_interruptibly
+from e2b._interruptible import abandoned, run_interruptibly
 
 # The Ctrl-C sent here must do what a terminal's does, however the suite was started.
 pytestmark = pytest.mark.usefixtures("default_signals", "clean_env")
@@ -265,3 +266,29 @@ def test_the_exchanges_exception_is_raised_as_itself() -> None:
     with pytest.raises(httpx.ConnectError) as raised:
         run_interruptibly(exchange)
     assert raised.value is failure
+
+
+def test_an_exchange_the_caller_left_knows_it_was_abandoned() -> None:
+    """A step of many waits (a stream drained on the worker) asks `abandoned()` before each, to stop for no one."""
+    seen: list[bool] = []
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def exchange() -> httpx.Response:
+        seen.append(abandoned())
+        started.set()
+        release.wait(BOUND)
+        seen.append(abandoned())
+        ended.set()
+        return httpx.Response(204)
+
+    def interrupt() -> None:
+        started.wait(BOUND)
+        _thread.interrupt_main()  # a Ctrl-C, as the main thread's handler takes it
+
+    threading.Thread(target=interrupt).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_interruptibly(exchange)
+    release.set()
+    assert ended.wait(BOUND)
+    assert seen == [False, True]
+    assert not abandoned()  # the caller's thread runs no exchange

@@ -12,7 +12,14 @@ import pytest
 def test_all_is_sorted_and_lists_exactly_the_public_names() -> None:
     for name in e2b.__all__:
         getattr(e2b, name)  # the lazy ones land in the module's namespace
-    public = {name for name in vars(e2b) if not name.startswith("_")} - {"api"}
+    # The subpackages (api, the data plane's, the envd client) are attributes once imported, not exports.
+    public = {name for name in vars(e2b) if not name.startswith("_")} - {
+        "api",
+        "envd",
+        "sandbox",
+        "sandbox_async",
+        "sandbox_sync",
+    }
     assert e2b.__all__ == sorted(e2b.__all__, key=lambda n: (not n.isupper(), n))
     assert set(e2b.__all__) == public
     assert set(e2b.__all__) <= set(dir(e2b))
@@ -34,13 +41,28 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_import_e2b_leaves_the_http_stack_for_first_use() -> None:
-    heavy = {"httpx", "pyqwest", "attr", "e2b.api.client", "e2b.api.sandbox_sync"}
+    heavy = {"httpx", "pyqwest", "attr", "e2b.api.client", "e2b.sandbox_sync.main"}
     assert _modules_after("import e2b") & heavy == set()
     assert _modules_after("from e2b import SandboxException, ConnectionConfig") & heavy == set()
     # The sandbox classes need httpx and the generated client, but not pyqwest until a call.
     loaded = _modules_after("from e2b import Sandbox")
-    assert {"httpx", "e2b.api.sandbox_sync"} <= loaded
+    assert {"httpx", "e2b.sandbox_sync.main"} <= loaded
     assert "pyqwest" not in loaded
+
+
+def test_import_e2b_leaves_the_data_plane_for_first_use() -> None:
+    """envd's generated modules bring protobuf-py and connectrpc: not one of them for an `import e2b`."""
+    data_plane = ("protobuf", "connectrpc", "e2b.envd")
+
+    def loaded(code: str) -> set[str]:
+        return {m for m in _modules_after(code) if m.split(".")[0] in data_plane or m.startswith("e2b.envd")}
+
+    assert loaded("import e2b") == set()
+    assert loaded("from e2b import Sandbox, AsyncSandbox") == set()
+    # The rule can fail: the generated client does load them.
+    assert {"protobuf", "connectrpc", "e2b.envd.process.process_connect"} <= loaded(
+        "import e2b.envd.process.process_connect"
+    )
 
 
 def test_the_sandbox_classes_load_an_operation_and_its_models_on_its_first_call() -> None:
@@ -51,7 +73,7 @@ def test_the_sandbox_classes_load_an_operation_and_its_models_on_its_first_call(
     # What e2b._sandbox_logic itself reads (the listing's order and states), not all 36.
     assert models == {"e2b.api.client.models.order_direction", "e2b.api.client.models.sandbox_state"}
     listed = _modules_after(
-        "from e2b.api import sandbox_sync\nsandbox_sync.list_sandboxes.sync_detailed  # the listing's module, read"
+        "from e2b.sandbox_sync import paginator\npaginator.ops.list_sandboxes.sync_detailed  # the listing's, read"
     )
     assert {m for m in listed if m.startswith("e2b.api.client.api.")} == {
         "e2b.api.client.api.sandboxes",  # its package
@@ -87,5 +109,52 @@ def test_the_issue_imports() -> None:
 def test_public_classes_present_themselves_as_e2b() -> None:
     for name in e2b.__all__:
         obj = getattr(e2b, name)
-        if isinstance(obj, type):
+        # Stdout, Stderr and PtyOutput are aliases of str and bytes, as in e2b 2.x.
+        if isinstance(obj, type) and obj.__module__ != "builtins":
             assert obj.__module__ == "e2b", name
+
+
+def test_the_sandbox_classes_live_at_the_released_sdk_s_module_paths() -> None:
+    """`e2b` 2.x users import them from these modules too: the same objects as `e2b`'s."""
+    from e2b.sandbox_async.main import AsyncSandbox
+    from e2b.sandbox_async.paginator import AsyncSandboxPaginator, AsyncSnapshotPaginator
+    from e2b.sandbox_sync.main import Sandbox
+    from e2b.sandbox_sync.paginator import SandboxPaginator, SnapshotPaginator
+
+    assert (AsyncSandbox, AsyncSandboxPaginator, AsyncSnapshotPaginator) == (
+        e2b.AsyncSandbox,
+        e2b.AsyncSandboxPaginator,
+        e2b.AsyncSnapshotPaginator,
+    )
+    assert (Sandbox, SandboxPaginator, SnapshotPaginator) == (e2b.Sandbox, e2b.SandboxPaginator, e2b.SnapshotPaginator)
+
+
+def test_the_data_plane_s_names_live_at_the_released_sdk_s_module_paths() -> None:
+    """The handles differ by flavour (hand-written under e2b.sandbox._flavour_*); 2.x's paths re-export them."""
+    from e2b.sandbox.commands.command_handle import PtySize
+    from e2b.sandbox.filesystem.filesystem import EntryInfo, FileType, WriteEntry, WriteInfo
+    from e2b.sandbox_async.commands.command_handle import AsyncCommandHandle
+    from e2b.sandbox_async.commands.command_input_handle import AsyncCommandInputHandle
+    from e2b.sandbox_async.dataplane import AsyncDataPlane
+    from e2b.sandbox_async.filesystem.watch_handle import AsyncWatchHandle
+    from e2b.sandbox_sync.commands.command_handle import CommandHandle
+    from e2b.sandbox_sync.dataplane import DataPlane
+    from e2b.sandbox_sync.filesystem.watch_handle import WatchHandle
+
+    assert (PtySize, EntryInfo, FileType, WriteEntry, WriteInfo) == (
+        e2b.PtySize,
+        e2b.EntryInfo,
+        e2b.FileType,
+        e2b.WriteEntry,
+        e2b.WriteInfo,
+    )
+    assert (AsyncCommandHandle, AsyncCommandInputHandle, AsyncWatchHandle) == (
+        e2b.AsyncCommandHandle,
+        e2b.AsyncCommandInputHandle,
+        e2b.AsyncWatchHandle,
+    )
+    assert (CommandHandle, WatchHandle) == (e2b.CommandHandle, e2b.WatchHandle)
+    # The sync handle is the polling one, the async one a stream to callbacks, as in 2.x.
+    assert hasattr(WatchHandle, "get_new_events") and not hasattr(AsyncWatchHandle, "get_new_events")
+    assert issubclass(e2b.Sandbox, DataPlane)
+    assert issubclass(e2b.AsyncSandbox, AsyncDataPlane)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from types import ModuleType
+from typing import Any, get_args
 
 import pytest
 from e2b import InvalidArgumentException, SandboxException, SandboxPauseResult, UnexpectedResponseException
@@ -11,6 +12,7 @@ from e2b._config import ConnectionConfig
 from e2b._sandbox_logic import (
     PageCursor,
     connect_body,
+    expected,
     fork_body,
     metrics_params,
     pause_body,
@@ -20,7 +22,9 @@ from e2b._sandbox_logic import (
     wire,
     wire_list,
 )
+from e2b.api import operations
 from e2b.api.client.models import SandboxPauseResult as WirePauseResult
+from e2b.api.operations import SUCCESS, Operation
 
 
 @pytest.mark.parametrize(
@@ -134,3 +138,52 @@ def test_cursor_stops_when_the_header_is_absent() -> None:
     assert (cursor.has_next, cursor.next_token) == (False, None)
     with pytest.raises(SandboxException, match="no more pages"):
         cursor.request({})
+
+
+# The statuses each call expected when they were constants kept by hand in e2b/_sandbox_logic.py:
+# now the spec's successes (e2b/api/operations.py, generated) and, for pause, what is kept by hand.
+EXPECTED_BEFORE = {
+    "createSandbox": {201},
+    "connectSandbox": {200, 201},
+    "getSandbox": {200},
+    "listSandboxes": {200},
+    "listSnapshots": {200},
+    "getSandboxMetrics": {200},
+    "setSandboxTimeout": {204},
+    "updateSandboxNetwork": {204},
+    "killSandbox": {204},
+    "forkSandbox": {201},
+    "createSnapshot": {201},
+    "deleteTemplate": {204},
+    "pauseSandbox": {200, 204, 409},
+}
+
+
+@pytest.mark.parametrize(("operation", "statuses"), sorted(EXPECTED_BEFORE.items()))
+def test_each_call_expects_what_it_did_when_the_statuses_were_kept_by_hand(
+    operation: Operation, statuses: set[int]
+) -> None:
+    assert expected(operation) == statuses
+
+
+def test_pause_handles_both_contracts_and_already_paused_whatever_the_spec_lists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The deployed API's spec lists 204 for pause (spec/upstream-history/base.openapi.yml's shape).
+    monkeypatch.setitem(SUCCESS, "pauseSandbox", frozenset({204}))
+    assert expected("pauseSandbox") == {200, 204, 409}
+    # A status the spec adds is expected too: the spec says what succeeds.
+    monkeypatch.setitem(SUCCESS, "killSandbox", frozenset({200, 204}))
+    assert expected("killSandbox") == {200, 204}
+
+
+def test_every_operation_in_the_table_is_a_module_of_the_generated_client() -> None:
+    names = [name for name in dir(operations) if not name.startswith("_") and name not in ("SUCCESS", "Operation")]
+    modules = {name for name in names if isinstance(getattr(operations, name), ModuleType)}
+    assert len(modules) == len(SUCCESS) == len(get_args(Operation))
+    for name in modules:
+        module = getattr(operations, name)
+        assert module.__name__.startswith("e2b.api.client.api.") and module.__name__.endswith(f".{name}")
+        assert callable(module.asyncio_detailed) and callable(module.sync_detailed)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_operation'"):
+        operations.no_such_operation  # type: ignore[attr-defined]  # noqa: B018

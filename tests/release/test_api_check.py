@@ -11,7 +11,7 @@ from tests.codegen.conftest import commit_all, git_repo, unchanged
 from tests.release.conftest import SDK, Result, add_fragment
 
 RESULTS = f"{SDK}/e2b/_results.py"
-SANDBOX = f"{SDK}/e2b/api/sandbox_sync.py"
+SANDBOX = f"{SDK}/e2b/sandbox_sync/main.py"
 LOGIC = f"{SDK}/e2b/_sandbox_logic.py"
 FORCED_REMOVED = "e2b.SandboxPauseResult.forced: attribute removed"
 

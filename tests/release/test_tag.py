@@ -23,7 +23,7 @@ from tests.codegen.conftest import commit_all, git_repo
 from tests.release.conftest import SDK, Result
 
 ROOT = Path(__file__).resolve().parents[2]
-SANDBOX_SYNC = f"{SDK}/e2b/api/sandbox_sync.py"
+SANDBOX_SYNC = f"{SDK}/e2b/sandbox_sync/main.py"
 
 
 @pytest.mark.parametrize("name", ["e2b", "e2b-cli", "e2b-local-api"])

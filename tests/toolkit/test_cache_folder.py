@@ -65,7 +65,7 @@ def test_whoever_runs_it_is_the_owner_that_counts(
     assert f"belongs to another user (uid {cache.stat().st_uid})" in said
 
 
-@pytest.mark.parametrize("folder", ["prepared", "generations", "validations", "compiled", "scratch"])
+@pytest.mark.parametrize("folder", ["generations", "validations", "scratch"])
 def test_every_folder_in_it_is_checked_too(project: Path, run: Callable[..., Result], cache: Path, folder: str) -> None:
     assert run(project, "generate").code == 0
     (cache / folder).mkdir(exist_ok=True)

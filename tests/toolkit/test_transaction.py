@@ -22,7 +22,8 @@ import pytest
 
 import toolkit.transaction as transaction
 from tests.codegen.conftest import tree_digest
-from toolkit.errors import Terminated, ToolError
+from toolkit.errors import ToolError
+from toolkit.signals import Terminated
 from toolkit.transaction import (
     JOURNAL,
     InterruptedWrite,

@@ -34,7 +34,7 @@ from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the c
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ".ci/required-check"
-SANDBOX_SYNC = "packages/python-sdk/e2b/api/sandbox_sync.py"
+SANDBOX_SYNC = "packages/python-sdk/e2b/sandbox_sync/main.py"
 PIPELINE_SAID = "generated-files: this pull request changes the pipeline: code owners must review"
 GITHUB_VARIABLES = ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
 

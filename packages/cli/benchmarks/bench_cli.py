@@ -37,7 +37,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 from e2b_local_api import DEV_API_KEY, create_app
-from e2b_local_api.http_protocol import server_config
+from e2b_local_api.http.http_protocol import server_config
 
 
 def start_server() -> tuple[str, uvicorn.Server]:

@@ -1,20 +1,11 @@
 """The `e2b` console script: Ctrl-C ends the command at any moment, with one line.
 
-Two things stand in the way of that, and this module, which imports nothing
-heavy, handles both before anything else runs:
+It imports nothing heavy: the handler is in place before `import click`, and the command runs in a
+worker thread while the main thread waits, so a Ctrl-C during a request in native code (pyqwest)
+ends the process at once (status 130, then os._exit). Signals reach the main thread only: a command
+that must undo something first (a terminal in raw mode) adds to `EXIT_HOOKS` and `RESIZE_HOOKS`.
 
-- Ctrl-C during `import click` (the first 0.15 s) would print a traceback:
-  the handler is installed before any import of ours.
-- The SDK's default HTTP stack (pyqwest) waits in native code that does not
-  look at signals, so a Ctrl-C during a request would only be noticed when
-  the request ends. The command therefore runs in a worker thread while the
-  main thread, the only one that receives the signal (the worker and the
-  threads it starts block it), only waits; on Ctrl-C it prints one line and
-  ends the process (status 130) without waiting for the worker.
-
-What remains is the interpreter's own start-up (site and `.pth` processing,
-some 30 ms), before any code of this package runs. The process ends with
-os._exit once its output is flushed: the interpreter's teardown is skipped.
+How it works, and why: docs/maintainers/packages.md, "packages/cli/e2b_cli/launcher.py".
 """
 
 from __future__ import annotations
@@ -24,12 +15,27 @@ import signal
 import sys
 from types import FrameType
 
-__all__ = ["INTERRUPTED", "run"]
+from e2b_cli.signal_hooks import EXIT_HOOKS, RESIZE_HOOKS, serving, set_serving
+
+__all__ = ["EXIT_HOOKS", "INTERRUPTED", "RESIZE_HOOKS", "run", "serving"]
 
 INTERRUPTED = 130  # e2b_cli.errors.ExitStatus.INTERRUPTED, without importing it
 
+# The signals the main thread handles for the worker (SIGWINCH's default is to ignore it; so does no hook).
+_ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+_RESIZE = getattr(signal, "SIGWINCH", None)
+
+
+def _run_exit_hooks() -> None:
+    for hook in reversed(EXIT_HOOKS):
+        try:
+            hook()
+        except Exception:  # one failing undo must not keep the others from running
+            pass
+
 
 def _on_interrupt(_signum: int, _frame: FrameType | None) -> None:
+    _run_exit_hooks()
     # No flush of stdout: the worker may hold its lock, blocked on a full pipe.
     # On a terminal, the newline ends the line where the shell echoed ^C.
     lead = b"\n" if os.isatty(2) else b""
@@ -38,13 +44,30 @@ def _on_interrupt(_signum: int, _frame: FrameType | None) -> None:
     os._exit(INTERRUPTED)
 
 
+def _on_ending(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM/SIGHUP: undo what the hooks undo, then die of the signal as if it had not been caught."""
+    _run_exit_hooks()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _on_resize(_signum: int, _frame: FrameType | None) -> None:
+    for hook in list(RESIZE_HOOKS):
+        try:
+            hook()
+        except Exception:
+            pass
+
+
 def _run_command(status: list[int]) -> None:
     # Ctrl-C must reach the main thread: only there does it interrupt the wait for this worker.
     # A process's signal goes to any thread that does not block it, and one that lands on this
     # thread, or on a thread it starts (pyqwest's runtime inherits this mask), would leave the
     # main thread waiting until the request ended (2 in 25 runs on a busy machine).
+    # SIGTERM, SIGHUP and SIGWINCH likewise: their handlers run on the main thread.
     if hasattr(signal, "pthread_sigmask"):  # not on Windows, where only the main thread gets it
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        blocked = {signal.SIGINT, *_ENDING} | ({_RESIZE} if _RESIZE is not None else set())
+        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     try:
         from e2b_cli.main import main
 
@@ -56,7 +79,14 @@ def _run_command(status: list[int]) -> None:
 def run() -> None:
     """Run `e2b` with the process's arguments; exit with its status."""
     signal.signal(signal.SIGINT, _on_interrupt)
+    for ending in _ENDING:
+        if signal.getsignal(ending) is signal.SIG_DFL:  # an ignored SIGHUP (nohup) stays ignored
+            signal.signal(ending, _on_ending)
+    if _RESIZE is not None:
+        signal.signal(_RESIZE, _on_resize)
     import threading
+
+    set_serving(True)
 
     status: list[int] = []
     worker = threading.Thread(target=_run_command, args=(status,), name="e2b", daemon=True)

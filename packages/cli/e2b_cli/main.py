@@ -35,7 +35,9 @@ Environment: E2B_API_KEY, E2B_API_URL, E2B_DOMAIN (as the SDK), NO_COLOR.
 \b
 Examples:
   export E2B_API_KEY=e2b_...
-  ID=$(e2b sandbox create)
+  ID=$(e2b sandbox create -d)
+  e2b sandbox exec "$ID" -- uname -a
+  e2b sandbox connect "$ID"
   e2b sandbox list --state running --metadata team=qa
   e2b sandbox metrics "$ID"
   SNAP=$(e2b sandbox snapshot create "$ID")

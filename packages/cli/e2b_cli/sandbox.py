@@ -1,7 +1,8 @@
-"""`e2b sandbox ...`: the sandbox lifecycle commands, each one SDK call.
+"""`e2b sandbox ...`: the sandbox lifecycle commands, each one SDK call, and `exec`/`connect` inside one.
 
 Commands only call the SDK and print; failures propagate to the top-level
 handler in `e2b_cli.main`, which decides the message and the exit status.
+What runs inside a sandbox is `e2b_cli.exec_command` and `e2b_cli.pty_session`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import click
 from e2b import SandboxListOrder, SandboxQuery, SandboxState, SnapshotMode
 from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE
 
-from e2b_cli import output
+from e2b_cli import attach_terminal, output
 from e2b_cli.errors import not_found, snapshot_not_found
 from e2b_cli.params import Timestamp, metadata_pairs, non_empty, state_list
 from e2b_cli.printable import printable
@@ -83,6 +84,8 @@ def sandbox() -> None:
       e2b sandbox list --state paused
       e2b sandbox pause sbx_123 --force
       e2b sandbox metrics sbx_123
+      e2b sandbox exec sbx_123 -- ls -la /
+      e2b sandbox connect sbx_123
       e2b sandbox snapshot create sbx_123 --name ready
     """
 
@@ -97,26 +100,65 @@ def sandbox() -> None:
     metavar="SECONDS",
     help="The sandbox expires this long from now (`e2b sandbox timeout` changes it).",
 )
-@json_option("Print {sandbox_id, template_id, envd_version} as JSON.")
+@attach_terminal.terminal_options
+@json_option("Print {sandbox_id, template_id, envd_version} as JSON (no terminal is opened).")
 @connection_options
 @pass_state
-def create(state: CliState, template: str, timeout: int, as_json: bool) -> None:
-    """Create and start a sandbox from TEMPLATE [default: base]; print its id.
+@click.pass_context
+def create(
+    ctx: click.Context,
+    state: CliState,
+    template: str,
+    timeout: int,
+    detach: bool,
+    user: str | None,
+    cwd: str | None,
+    envs: dict[str, str],
+    as_json: bool,
+) -> None:
+    """Create and start a sandbox from TEMPLATE [default: base] and open a terminal on it.
 
-    The id is printed alone, so that a script can keep it: ID=$(e2b sandbox create).
+    With -d (or --json, or when stdin or stdout is not a terminal) no terminal
+    is opened: the id is printed alone, so that a script can keep it:
+    ID=$(e2b sandbox create -d). The sandbox then runs until its --timeout.
+
+    With a terminal, the sandbox lives while the terminal is open; when it
+    closes, the sandbox is killed, unless --timeout was given: then it runs
+    that long after.
 
     \b
     Examples:
       e2b sandbox create
-      e2b sandbox create base --timeout 600
-      ID=$(e2b sandbox create) && e2b sandbox pause "$ID"
+      e2b sandbox create base --timeout 600 -u root -c /tmp -e MODE=dev
+      ID=$(e2b sandbox create -d) && e2b sandbox pause "$ID"
     """
-    created = _sandbox(state).create(template, timeout, **state.api_params())
+    from e2b_cli.terminal import can_attach
+
+    timeout_given = ctx.get_parameter_source("timeout") is not click.core.ParameterSource.DEFAULT
+    attach = not (detach or as_json) and can_attach()
+    created = _sandbox(state).create(
+        template,
+        timeout if timeout_given or not attach else attach_terminal.TERMINAL_ONLY_TIMEOUT,
+        **state.api_params(),
+    )
     if as_json:
         data = {"sandbox_id": created.sandbox_id, "template_id": created.template_id}
         output.print_json({**data, "envd_version": created.envd_version})
-    else:
+        return
+    if not attach:
         click.echo(printable(created.sandbox_id))
+        return
+    state.sandbox_ids = (created.sandbox_id,)
+    try:
+        attach_terminal.attach(
+            created,
+            timeout=timeout if timeout_given else attach_terminal.TERMINAL_ONLY_TIMEOUT,
+            user=user,
+            cwd=cwd,
+            envs=envs,
+        )
+    finally:
+        attach_terminal.after_terminal(created, timeout if timeout_given else None)
 
 
 @sandbox.command("list")
@@ -260,23 +302,111 @@ def kill(state: CliState, ids: tuple[str, ...]) -> None:
     metavar="SECONDS",
     help="Keep the sandbox alive at least this long from now.",
 )
+@attach_terminal.terminal_options
 @connection_options
 @pass_state
 def connect(
-    state: CliState, sandbox_id: str, on_resume: Literal["restore", "reboot", "memory"] | None, timeout: int
+    state: CliState,
+    sandbox_id: str,
+    on_resume: Literal["restore", "reboot", "memory"] | None,
+    timeout: int,
+    detach: bool,
+    user: str | None,
+    cwd: str | None,
+    envs: dict[str, str],
 ) -> None:
-    """Connect to a sandbox, resuming it if it is paused.
+    """Open a terminal on a sandbox, resuming it first if it is paused.
+
+    The terminal is a login shell in the sandbox: every key goes to it
+    (Ctrl-C included); `exit` or Ctrl-D ends it, and this terminal is put back
+    as it was. The sandbox is kept alive while the terminal is open, and runs
+    --timeout seconds after. With -d, or when stdin or stdout is not a
+    terminal, the sandbox is only resumed.
 
     \b
     Examples:
       e2b sandbox connect sbx_123
-      e2b sandbox connect sbx_123 --on-resume reboot
+      e2b sandbox connect sbx_123 -u root -c /tmp -e MODE=dev
+      e2b sandbox connect sbx_123 -d --on-resume reboot
     """
+    from e2b_cli.terminal import can_attach
+
     params = state.api_params()
     # "restore" (or its former name) is the API's default: the SDK sends it as an absent field.
-    _sandbox(state).connect(sandbox_id, timeout, on_resume="reboot" if on_resume == "reboot" else "restore", **params)
+    sbx = _sandbox(state).connect(
+        sandbox_id, timeout, on_resume="reboot" if on_resume == "reboot" else "restore", **params
+    )
+    if not detach and can_attach():
+        attach_terminal.attach(sbx, timeout=timeout, user=user, cwd=cwd, envs=envs)
+        return
     how = " (cold-booted from its snapshot's disk state if it was paused)" if on_resume == "reboot" else ""
     output.say(f"Sandbox {sandbox_id} is running{how}.")
+
+
+@sandbox.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-b", "--background", is_flag=True, help="Start the command and leave it running; print its pid.")
+@click.option("-c", "--cwd", metavar="DIR", callback=non_empty, help="Run the command in DIR.")
+@click.option("-u", "--user", metavar="USER", callback=non_empty, help="Run the command as USER (e.g. root).")
+@click.option(
+    "-e",
+    "--env",
+    "envs",
+    metavar="KEY=VALUE",
+    multiple=True,
+    callback=metadata_pairs,
+    help="Set an environment variable for the command; repeat for several.",
+)
+@json_option("With --background, print {sandbox_id, pid} as JSON.")
+@connection_options
+@click.argument("sandbox_id", callback=sandbox_ids)
+@click.argument("command", metavar="[--] COMMAND [ARG]...", nargs=-1, type=click.UNPROCESSED)
+@pass_state
+@click.pass_context
+def exec_command(
+    ctx: click.Context,
+    state: CliState,
+    background: bool,
+    cwd: str | None,
+    user: str | None,
+    envs: dict[str, str],
+    as_json: bool,
+    sandbox_id: str,
+    command: tuple[str, ...],
+) -> None:
+    """Run a command in a sandbox; its output is streamed here and its exit status is this command's.
+
+    Everything after SANDBOX_ID is the command, so options go before it. One
+    argument is run as a shell line ('ls | wc -l'); several are quoted one by
+    one. A piped stdin (a file or a pipe) is forwarded to the command, then
+    closed. The command has no time limit; Ctrl-C ends it (and this command).
+
+    With --background the command is left running and its pid printed.
+
+    \b
+    Examples:
+      e2b sandbox exec sbx_123 -- ls -la /
+      e2b sandbox exec -u root -c /tmp -e MODE=dev sbx_123 -- id -u
+      echo hello | e2b sandbox exec sbx_123 -- cat
+      e2b sandbox exec sbx_123 'ps aux | wc -l'
+      PID=$(e2b sandbox exec -b sbx_123 -- python3 -m http.server)
+    """
+    from e2b_cli import exec_command as remote
+
+    argv = command[1:] if command[:1] == ("--",) else command
+    if not argv:
+        raise click.UsageError("no command to run: e2b sandbox exec SANDBOX_ID -- COMMAND [ARG]...", ctx=ctx)
+    params = state.api_params()
+    sbx = _sandbox(state).connect(sandbox_id, **params)
+    line = remote.command_line(argv)
+    piped = remote.stdin_is_piped()
+    if background:
+        pid = remote.run_background(sbx, line, envs=envs, user=user, cwd=cwd, piped=piped)
+        if as_json:
+            output.print_json({"sandbox_id": sandbox_id, "pid": pid})
+        else:
+            click.echo(pid)
+        return
+    ctx.exit(remote.run_foreground(sbx, line, envs=envs, user=user, cwd=cwd, piped=piped))
 
 
 @sandbox.command("timeout")
@@ -399,7 +529,7 @@ def snapshot() -> None:
     \b
     Examples:
       SNAP=$(e2b sandbox snapshot create sbx_123 --name ready)
-      e2b sandbox create "$SNAP"
+      e2b sandbox create -d "$SNAP"
       e2b sandbox snapshot list --sandbox sbx_123
       e2b sandbox snapshot delete "$SNAP"
     """

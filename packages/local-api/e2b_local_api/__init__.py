@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from e2b_local_api.app import create_app
-    from e2b_local_api.auth import DEV_API_KEY, AuthConfig
-    from e2b_local_api.store import SandboxStore
+    from e2b_local_api.control.auth import DEV_API_KEY, AuthConfig
+    from e2b_local_api.state.store import SandboxStore
 
 __all__ = ["DEV_API_KEY", "AuthConfig", "SandboxStore", "create_app"]
 
 _LAZY = {
-    "DEV_API_KEY": "e2b_local_api.auth",
-    "AuthConfig": "e2b_local_api.auth",
-    "SandboxStore": "e2b_local_api.store",
+    "DEV_API_KEY": "e2b_local_api.control.auth",
+    "AuthConfig": "e2b_local_api.control.auth",
+    "SandboxStore": "e2b_local_api.state.store",
     "create_app": "e2b_local_api.app",
 }
 

@@ -25,15 +25,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
 
-from e2b_local_api import controls, routes
-from e2b_local_api.auth import HEADER, AuthConfig
-from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
-from e2b_local_api.control_guard import ControlGuardMiddleware
-from e2b_local_api.errors import ApiError, error_response, handle_api_error
-from e2b_local_api.faults import FaultMiddleware, FaultQueue
-from e2b_local_api.host_guard import HostGuardMiddleware
-from e2b_local_api.stats import RequestStats, StatsMiddleware
-from e2b_local_api.store import SandboxStore
+from e2b_local_api.control import controls, routes
+from e2b_local_api.control.auth import HEADER, AuthConfig
+from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from e2b_local_api.http.control_guard import ControlGuardMiddleware
+from e2b_local_api.http.errors import ApiError, error_response, handle_api_error
+from e2b_local_api.http.faults import FaultMiddleware, FaultQueue
+from e2b_local_api.http.host_guard import HostGuardMiddleware
+from e2b_local_api.http.stats import RequestStats, StatsMiddleware
+from e2b_local_api.runtime.registry import Runtimes
+from e2b_local_api.state.store import SandboxStore
 
 
 def create_app(
@@ -43,14 +44,21 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     host: str = "127.0.0.1",
+    runtimes: Runtimes | None = None,
 ) -> FastAPI:
-    """The app; `host` is the address it is served on (`--host`), one of the names it answers to."""
+    """The app; `host` is the address it is served on (`--host`), one of the names it answers to.
+
+    With `runtimes` (runtime: the sandboxes run processes), its sandboxes are real; serve it
+    behind `dataplane.routing.Router`, which sends envd requests to them.
+    """
     state_store = store or SandboxStore()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await state_store.close()
+        if runtimes is not None:  # runtime: no sandbox process outlives the server
+            await runtimes.close()
 
     app = FastAPI(
         title="E2B local API",
@@ -64,6 +72,9 @@ def create_app(
     app.state.auth = auth or AuthConfig()
     app.state.faults = FaultQueue()
     app.state.stats = RequestStats()
+    app.state.runtimes = runtimes  # runtime
+    if runtimes is not None:
+        runtimes.records = state_store.all_records
     app.include_router(routes.router)
     app.include_router(controls.router)
     app.add_exception_handler(ApiError, handle_api_error)

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
-
-import uvicorn
+from pathlib import Path
 
 from e2b_local_api.app import create_app
-from e2b_local_api.auth import DEV_API_KEY, AuthConfig
-from e2b_local_api.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES
-from e2b_local_api.http_protocol import DEFAULT_HEADER_TIMEOUT, DEFAULT_KEEP_ALIVE_TIMEOUT, server_config
+from e2b_local_api.control.auth import DEV_API_KEY, AuthConfig
+from e2b_local_api.dataplane.routing import Router
+from e2b_local_api.dataplane.server import Server
+from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES
+from e2b_local_api.http.http_protocol import DEFAULT_HEADER_TIMEOUT, DEFAULT_KEEP_ALIVE_TIMEOUT, server_config
+from e2b_local_api.runtime import isolation
+from e2b_local_api.runtime.registry import Runtimes
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="e2b-local-api",
-        description="Serve an in-memory E2B sandbox API (spec: the sandboxes, snapshots and templates operations).",
+        description="Serve the E2B sandbox API (the sandboxes, snapshots and templates operations) and, on the "
+        "same port, each sandbox's envd: its commands run in bubblewrap, its files in a folder under --state.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=3000, help="port to bind (default 3000)")
@@ -61,6 +66,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help=f"answer 413 to larger request bodies (default {DEFAULT_MAX_BODY_BYTES})",
     )
+    # runtime: where sandboxes keep their files
+    parser.add_argument(
+        "--state",
+        type=Path,
+        metavar="DIR",
+        help="keep sandboxes' and snapshots' folders under DIR (default: a private temporary folder)",
+    )
+    parser.add_argument(
+        "--keep-state",
+        action="store_true",
+        help="leave the folders of killed sandboxes, and the temporary state folder, in place at exit",
+    )
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     return parser.parse_args(argv)
 
@@ -79,15 +96,23 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    # runtime: say at start whether sandboxes can run processes here, and how isolated they are.
+    found = isolation.probe()
+    print(f"e2b-local-api: {found.describe()}", file=sys.stderr)
+    runtimes = Runtimes(found, args.state, keep_state=args.keep_state)
     app = create_app(
-        auth_config(args), max_body_bytes=args.max_body_bytes, body_timeout=args.body_timeout, host=args.host
+        auth_config(args),
+        max_body_bytes=args.max_body_bytes,
+        body_timeout=args.body_timeout,
+        host=args.host,
+        runtimes=runtimes,
     )
     config = server_config(
-        app,
+        Router(app, runtimes),
         host=args.host,
         port=args.port,
         header_timeout=args.header_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
         log_level=args.log_level,
     )
-    uvicorn.Server(config).run()
+    Server(config, runtimes).run()  # runtime: its exit signal ends the sandboxes' streams first

@@ -1,23 +1,10 @@
 """The `e2b-local-api` console script: Ctrl-C stops the server at any moment, with one line.
 
-The launcher of the `e2b` command (`e2b_cli.launcher`) does the same for the
-CLI; this one imports nothing heavy either and handles, before anything else
-runs:
+It imports nothing heavy: the handler is in place before fastapi, pydantic and uvicorn are imported,
+and once uvicorn serves and hands SIGINT back after its graceful shutdown, the same "Interrupted."
+line and status 130 follow. SIGTERM keeps its default.
 
-- Ctrl-C while fastapi, pydantic and uvicorn are being imported (the first
-  few hundred milliseconds) would print a `KeyboardInterrupt` traceback: the
-  handler is installed before any import of ours, so the process says
-  "Interrupted." and ends with status 130.
-- Once it serves, uvicorn takes SIGINT over, shuts down gracefully, puts this
-  handler back and raises the signal again (uvicorn 0.29 and later), which
-  would otherwise end in the traceback of a `KeyboardInterrupt` out of
-  `asyncio.run`: the same line and status follow its shutdown log.
-
-SIGTERM keeps its default: uvicorn shuts down on it, then the process ends by
-the signal, with no traceback either. What remains is the interpreter's own
-start-up (site and `.pth` processing, some 30 ms), before any code of this
-package runs: a Ctrl-C then gets Python's default `KeyboardInterrupt`
-traceback, and nothing here can change that.
+How it works, and why: docs/maintainers/packages.md, "packages/local-api/e2b_local_api/launcher.py".
 """
 
 from __future__ import annotations

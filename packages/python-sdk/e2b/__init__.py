@@ -1,7 +1,7 @@
 """E2B SDK: create, pause, resume and manage cloud sandboxes.
 
-`Sandbox` blocks, `AsyncSandbox` awaits; both are rendered from one template
-(e2b.api.sandbox_sync / e2b.api.sandbox_async). Every exception derives from
+`Sandbox` blocks, `AsyncSandbox` awaits; the sync one is derived from the async one
+(e2b.sandbox_sync.main from e2b.sandbox_async.main). Every exception derives from
 `SandboxException`; see e2b._exceptions for the tree.
 
 The sandbox classes are imported on first use (PEP 562): they bring in httpx,
@@ -18,13 +18,18 @@ from e2b._config import ApiParams, ConnectionConfig
 from e2b._exceptions import (
     AuthenticationException,
     ConnectionException,
+    FileNotFoundException,
     InvalidArgumentException,
+    NotEnoughSpaceException,
     NotFoundException,
     RateLimitException,
     SandboxException,
     SandboxNotFoundException,
+    SandboxNotRunningException,
     SandboxPauseRefusedException,
+    SandboxUnreachableException,
     ServiceBusyException,
+    TemplateException,
     TimeoutException,
     UnexpectedResponseException,
 )
@@ -54,22 +59,65 @@ from e2b._results import (
 )
 from e2b.api.error_codes import SANDBOX_PAUSE_REFUSED_ERROR_CODE
 
+# The data plane's types (issue 43), at the paths e2b 2.x defines them; none loads the envd client.
+from e2b.sandbox.commands.command_handle import (
+    CommandExitException,
+    CommandResult,
+    PtyOutput,
+    PtySize,
+    Stderr,
+    Stdout,
+)
+from e2b.sandbox.commands.main import ProcessInfo
+from e2b.sandbox.filesystem.filesystem import (
+    AsyncWriteData,
+    EntryInfo,
+    FileType,
+    WriteData,
+    WriteEntry,
+    WriteInfo,
+)
+from e2b.sandbox.filesystem.watch_handle import FilesystemEvent, FilesystemEventType
+
 if _typing.TYPE_CHECKING:
     from e2b._transport import default_async_transport, default_transport
-    from e2b.api.sandbox_async import AsyncSandbox, AsyncSandboxPaginator, AsyncSnapshotPaginator
-    from e2b.api.sandbox_sync import Sandbox, SandboxPaginator, SnapshotPaginator
+    from e2b.sandbox_async.commands.command_handle import AsyncCommandHandle
+    from e2b.sandbox_async.commands.command_input_handle import AsyncCommandInputHandle
+    from e2b.sandbox_async.filesystem.watch_handle import AsyncWatchHandle
+    from e2b.sandbox_async.main import AsyncSandbox
+    from e2b.sandbox_async.paginator import AsyncSandboxPaginator, AsyncSnapshotPaginator
+    from e2b.sandbox_sync.commands.command_handle import CommandHandle
+    from e2b.sandbox_sync.filesystem.watch_handle import WatchHandle
+    from e2b.sandbox_sync.main import Sandbox
+    from e2b.sandbox_sync.paginator import SandboxPaginator, SnapshotPaginator
 
 __all__ = [
     "SANDBOX_PAUSE_REFUSED_ERROR_CODE",
     "ApiParams",
+    "AsyncCommandHandle",
+    "AsyncCommandInputHandle",
     "AsyncSandbox",
     "AsyncSandboxPaginator",
     "AsyncSnapshotPaginator",
+    "AsyncWatchHandle",
+    "AsyncWriteData",
     "AuthenticationException",
+    "CommandExitException",
+    "CommandHandle",
+    "CommandResult",
     "ConnectionConfig",
     "ConnectionException",
+    "EntryInfo",
+    "FileNotFoundException",
+    "FileType",
+    "FilesystemEvent",
+    "FilesystemEventType",
     "InvalidArgumentException",
+    "NotEnoughSpaceException",
     "NotFoundException",
+    "ProcessInfo",
+    "PtyOutput",
+    "PtySize",
     "RateLimitException",
     "Sandbox",
     "SandboxEgressProxyOpts",
@@ -87,6 +135,7 @@ __all__ = [
     "SandboxNetworkTransform",
     "SandboxNetworkUpdate",
     "SandboxNotFoundException",
+    "SandboxNotRunningException",
     "SandboxOnResume",
     "SandboxOnTimeout",
     "SandboxPaginator",
@@ -94,24 +143,38 @@ __all__ = [
     "SandboxPauseResult",
     "SandboxQuery",
     "SandboxState",
+    "SandboxUnreachableException",
     "ServiceBusyException",
     "SnapshotInfo",
     "SnapshotMode",
     "SnapshotPaginator",
+    "Stderr",
+    "Stdout",
+    "TemplateException",
     "TimeoutException",
     "UnexpectedResponseException",
+    "WatchHandle",
+    "WriteData",
+    "WriteEntry",
+    "WriteInfo",
     "default_async_transport",
     "default_transport",
 ]
 
 # Where each name imported on first use lives; loading one module exports all of its names.
 _LAZY = {
-    "AsyncSandbox": "e2b.api.sandbox_async",
-    "AsyncSandboxPaginator": "e2b.api.sandbox_async",
-    "AsyncSnapshotPaginator": "e2b.api.sandbox_async",
-    "Sandbox": "e2b.api.sandbox_sync",
-    "SandboxPaginator": "e2b.api.sandbox_sync",
-    "SnapshotPaginator": "e2b.api.sandbox_sync",
+    "AsyncSandbox": "e2b.sandbox_async.main",
+    "AsyncSandboxPaginator": "e2b.sandbox_async.paginator",
+    "AsyncSnapshotPaginator": "e2b.sandbox_async.paginator",
+    "Sandbox": "e2b.sandbox_sync.main",
+    "SandboxPaginator": "e2b.sandbox_sync.paginator",
+    "SnapshotPaginator": "e2b.sandbox_sync.paginator",
+    # The data plane's handles (issue 43): their modules bring in the envd client's messages.
+    "AsyncCommandHandle": "e2b.sandbox_async.commands.command_handle",
+    "AsyncCommandInputHandle": "e2b.sandbox_async.commands.command_input_handle",
+    "AsyncWatchHandle": "e2b.sandbox_async.filesystem.watch_handle",
+    "CommandHandle": "e2b.sandbox_sync.commands.command_handle",
+    "WatchHandle": "e2b.sandbox_sync.filesystem.watch_handle",
     # The retrying transports, to pass as transport= with a policy of one's own.
     "default_async_transport": "e2b._transport",
     "default_transport": "e2b._transport",
@@ -123,7 +186,8 @@ def _present_as_e2b(names: list[str]) -> None:
     # private module that defines it.
     for name in names:
         obj = globals()[name]
-        if isinstance(obj, type):
+        # Only the SDK's own classes: `Stdout` is `str`, whose module is not ours to rename.
+        if isinstance(obj, type) and obj.__module__.startswith("e2b"):
             obj.__module__ = "e2b"
 
 

@@ -1,16 +1,10 @@
 """A method that is also callable on the class, with the sandbox id first.
 
-`sbx.pause(force=True)` and `Sandbox.pause(sandbox_id, force=True)` are one
-name with two signatures. A plain descriptor would erase both for type
-checkers; this one is generic over both functions, and its overloaded
-`__get__` gives each access the signature it has, so mypy checks both forms.
+`sbx.pause(force=True)` and `Sandbox.pause(sandbox_id, force=True)`: one name, two signatures that
+mypy checks both. `sandbox_method` derives the class form from the instance form, `dual` pairs two
+functions written apart, `deprecated_alias` gives a method a second, deprecated name.
 
-`sandbox_method` makes the class form from the instance form:
-`Sandbox.kill(sandbox_id, **opts)` is `Sandbox(sandbox_id,
-connection_config=ConnectionConfig(**opts)).kill()`, so each method is
-written (and documented) once. `dual` pairs two functions written apart
-(`list_snapshots`, whose class form takes an optional id). `deprecated_alias`
-gives a method a second, deprecated name.
+How it works, and why: docs/maintainers/packages.md, "packages/python-sdk/e2b/_class_method_variant.py".
 """
 
 from __future__ import annotations

@@ -1,32 +1,11 @@
 """The SDK's exceptions and the one place that maps an API answer to them.
 
-Every exception the SDK raises derives from `SandboxException`: the SDK only
-talks to the sandbox control plane, and E2B users already catch that name.
-Each carries the HTTP `status_code` (None when no answer arrived) and the
-body's `error_code` when the API sent one::
+Every exception derives from `SandboxException` and carries the HTTP `status_code` (None when no
+answer arrived) and the body's `error_code` when the API sent one. The mapping reads the status and
+the `error_code`, never the endpoint; an answer that is not the API's (a 404 without `error_code`,
+a page that is not JSON) is `UnexpectedResponseException`.
 
-    SandboxException                     any failed call; unmapped statuses
-    ├── InvalidArgumentException         400, a value the SDK refuses before sending, or a reused idempotency key (409)
-    ├── AuthenticationException          401, or no API key configured
-    ├── NotFoundException                404 for something else than a sandbox (a template, a snapshot)
-    │   └── SandboxNotFoundException     404 for a sandbox
-    ├── RateLimitException               429
-    ├── TimeoutException                 no answer within request_timeout
-    ├── ConnectionException              no answer at all: the API URL or the network
-    ├── UnexpectedResponseException      an answer that is not the API's: a 2xx of the wrong shape, too big,
-    │                                    a page that is not JSON, a 404 without the API's error_code
-    └── ServiceBusyException             503
-        └── SandboxPauseRefusedException 503 with error_code "sandbox_pause_refused"
-
-The mapping looks at the status and at the body's `error_code`, never at the
-endpoint, so any endpoint answering a documented code raises its exception.
-Before it, `handle_api_exception` asks whether the API answered at all: a
-404 whose body has no `error_code` is a path the API does not have (a wrong
-API URL) or a proxy's, and so is an error page that is not JSON, whatever its
-status, except the busy ones (429, 502, 503, 504), which mean the same from
-a gateway and which the transport has already retried.
-A 409 is not mapped to an exception class of its own: the only endpoint that
-documents it, pause, turns it into a result at its call site.
+How it works, and why: docs/maintainers/packages.md, "packages/python-sdk/e2b/_exceptions.py".
 """
 
 from __future__ import annotations
@@ -49,13 +28,18 @@ if TYPE_CHECKING:  # httpx costs most of an import of e2b; the SDK loads it on f
 __all__ = [
     "AuthenticationException",
     "ConnectionException",
+    "FileNotFoundException",
     "InvalidArgumentException",
+    "NotEnoughSpaceException",
     "NotFoundException",
     "RateLimitException",
     "SandboxException",
     "SandboxNotFoundException",
+    "SandboxNotRunningException",
     "SandboxPauseRefusedException",
+    "SandboxUnreachableException",
     "ServiceBusyException",
+    "TemplateException",
     "TimeoutException",
     "UnexpectedResponseException",
     "api_exception_from_code",
@@ -177,6 +161,38 @@ class SandboxPauseRefusedException(ServiceBusyException):
 
     def __init__(self, message: str, *, status_code: int | None = 503) -> None:
         super().__init__(message, status_code=status_code, error_code=SANDBOX_PAUSE_REFUSED_ERROR_CODE)
+
+
+# --- the data plane's (sbx.commands, sbx.files, sbx.pty) -----------------------
+
+
+class FileNotFoundException(NotFoundException):
+    """No such file or folder in the sandbox."""
+
+
+class SandboxNotRunningException(TimeoutException):
+    """The sandbox is not running any more: killed, paused or past its timeout, possibly during the call.
+
+    A `TimeoutException`, as in e2b 2.x, so code catching timeouts of long
+    calls catches it too. A command it interrupted may still run if the
+    sandbox is resumed.
+    """
+
+
+class SandboxUnreachableException(TimeoutException):
+    """envd in the sandbox could not be reached and the sandbox's state is unknown.
+
+    Its network may be down or envd not up yet; `get_info()` says whether the
+    sandbox is running.
+    """
+
+
+class NotEnoughSpaceException(SandboxException):
+    """The sandbox's disk has no room for the write (507)."""
+
+
+class TemplateException(SandboxException):
+    """The sandbox's envd is too old for the feature asked: rebuild its template to get a newer one."""
 
 
 NOT_THE_API = "the answer is not the API's: "

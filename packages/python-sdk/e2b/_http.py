@@ -1,18 +1,10 @@
 """The one place that builds the HTTP stack under the generated API client.
 
-Every request goes through the retrying transport (`e2b._transport`): by
-default over pyqwest, or over a transport injected with the `transport`
-option, which the SDK wraps (unless it already retries) but never closes,
-since its owner may reuse it.
+Every request goes through the retrying transport (`e2b._transport`), over pyqwest or an injected
+transport (wrapped, never closed). `sync_call`/`async_call` raise the SDK's exceptions, never
+httpx's, and read an answer only up to `MAX_ANSWER_BYTES`.
 
-`sync_call`/`async_call` give one SDK call its client: a status it does not
-expect is raised as the SDK's exception before the generated parser sees the
-body (that parser fails on a malformed error body), a timeout is raised as
-`e2b.TimeoutException` and any other transport failure as
-`e2b.ConnectionException`, so no httpx exception reaches the caller. An
-answer is read into memory only up to `MAX_ANSWER_BYTES`, and one the
-generated parser cannot read as the spec's shape raises
-`e2b.UnexpectedResponseException`.
+How it works, and why: docs/maintainers/packages.md, "packages/python-sdk/e2b/_http.py".
 """
 
 from __future__ import annotations

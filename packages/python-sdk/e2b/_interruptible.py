@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["InterruptibleClient", "run_interruptibly"]
+__all__ = ["InterruptibleClient", "abandoned", "run_interruptibly"]
 
 # The longest the main thread waits between two looks at its signals: a signal the
 # kernel gave to another thread (one pyqwest started before this module's first
@@ -41,12 +41,31 @@ class _Exchange:
         self.done.acquire()
         self.response: httpx.Response | None = None
         self.error: BaseException | None = None
+        # Set when the waiting thread left (a signal handler raised): the steps still to come may stop.
+        self.abandoned = False
 
     def run(self) -> None:
+        _running.exchange = self
         try:
             self.response = self._context.run(self._run)
         except BaseException as error:  # the waiting thread raises it as its own
             self.error = error
+        finally:
+            _running.exchange = None
+
+
+# The exchange each worker thread runs (None between two).
+_running = threading.local()
+
+
+def abandoned() -> bool:
+    """Whether this thread runs an exchange whose waiting thread has left (Ctrl-C): its outcome is dropped.
+
+    A step made of many waits (a stream read to its end) asks before each, so that an abandoned one
+    stops at the next instead of reading on for no one.
+    """
+    exchange: _Exchange | None = getattr(_running, "exchange", None)
+    return exchange is not None and exchange.abandoned
 
 
 class _Worker:
@@ -110,8 +129,12 @@ def run_interruptibly(run: Callable[[], httpx.Response]) -> httpx.Response:
         return run()
     exchange = _Exchange(run)
     worker.exchanges.put(exchange)
-    while not exchange.done.acquire(timeout=SLICE):
-        pass
+    try:
+        while not exchange.done.acquire(timeout=SLICE):
+            pass
+    except BaseException:
+        exchange.abandoned = True
+        raise
     if exchange.error is not None:
         error, exchange.error = exchange.error, None  # no cycle through this frame
         raise error

@@ -1,8 +1,7 @@
 """The sandbox calls' flavour-free half: request bodies, expected statuses, result mapping.
 
-The sync and async `Sandbox` classes are rendered from one template
-(templates/overlays/sandbox.py.jinja) and do only I/O; every decision they
-share lives here, written once. Bodies are built as wire data (the API's JSON)
+The async `Sandbox` class (e2b/sandbox_async/main.py) and its derived sync twin
+do only I/O; every decision they share lives here, written once. Bodies are built as wire data (the API's JSON)
 and answers are read back as wire data (`to_dict()`), so this module names no
 generated model and works with every spec shape the contract admits.
 """
@@ -33,28 +32,25 @@ from e2b._results import SandboxInfo, SandboxMetrics, SandboxPauseResult, Sandbo
 from e2b.api.client.models import OrderDirection
 from e2b.api.client.models import SandboxState as WireState
 from e2b.api.client.types import UNSET
+from e2b.api.operations import SUCCESS, Operation
 
 NEXT_TOKEN_HEADER = "X-Next-Token"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
-CREATE_STATUSES = frozenset({201})
-CONNECT_STATUSES = frozenset({200, 201})
-GET_STATUSES = frozenset({200})
-LIST_STATUSES = frozenset({200})
-METRICS_STATUSES = frozenset({200})
-TIMEOUT_STATUSES = frozenset({204})
-NETWORK_STATUSES = frozenset({204})
-KILL_STATUSES = frozenset({204})
-FORK_STATUSES = frozenset({201})
-SNAPSHOT_STATUSES = frozenset({201})
-DELETE_SNAPSHOT_STATUSES = frozenset({204})
-# 204 is what APIs before SandboxPauseResult answered; they are still deployed.
-# 409 means "already paused", a result rather than a failure.
-PAUSE_STATUSES = frozenset({200, 204, 409})
+# What a call handles beyond the successes the spec at hand lists (e2b.api.operations.SUCCESS).
+# Pause: both generations of its contract are deployed, and a spec lists one of them: 204 before
+# SandboxPauseResult, 200 with it. 409 ("already paused") is a result, not a failure, though no
+# spec calls it a success.
+ALSO_HANDLED: Mapping[Operation, frozenset[int]] = {"pauseSandbox": frozenset({200, 204, 409})}
 
 BETA_PAUSE_WARNING = "beta_pause() is deprecated; call pause(), which takes the same arguments"
 KEEP_MEMORY_WARNING = 'keep_memory is deprecated; pass mode="full" or mode="filesystem"'
 DEBUG_SANDBOX_ID = "debug_sandbox_id"  # what create() answers in debug mode, as e2b 2.x does
+
+
+def expected(operation: Operation) -> frozenset[int]:
+    """The statuses a call of `operation` takes as its answer; any other is raised as an error."""
+    return SUCCESS[operation] | ALSO_HANDLED.get(operation, frozenset())
 
 
 def _or_unset(value: Any) -> Any:

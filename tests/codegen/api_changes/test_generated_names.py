@@ -79,7 +79,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     parse = client_parser.parse_names
 
-    def spy(spec: dict[str, Any], path_key: Any) -> GeneratedNames:
+    def spy(spec: dict[str, Any], path_key: Any) -> client_parser.ParsedNames:
         calls.append(1)
         return parse(spec, path_key)
 

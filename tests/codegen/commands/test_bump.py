@@ -32,6 +32,7 @@ from tests.codegen.conftest import (
     unchanged,
 )
 from tests.once_per_run import build_once
+from toolkit.errors import EXIT_HANDWRITTEN
 
 CHANGELOG = "packages/python-sdk/changelog.d"
 ENVD_FILES = ("spec/envd/process/process.proto", "spec/envd/filesystem/filesystem.proto", "spec/envd/envd.yaml")
@@ -264,11 +265,16 @@ def test_the_report_has_a_python_api_section(project: Path, chain: Chain, bump: 
 
 
 def test_a_renamed_model_class_is_breaking_for_importers(project: Path, upstream: Upstream, cache: Path) -> None:
-    """The HTTP API is unchanged, yet `e2b.api.client.models.NewSandbox` is gone: the fragment is `breaking`."""
+    """The HTTP API is unchanged, yet `e2b.api.client.models.NewSandbox` is gone: the fragment is `breaking`.
+
+    The SDK names the body by that class (e2b/sandbox_async/main.py): the bump writes the tree and exits 3,
+    naming the line to update.
+    """
     commit = upstream.commit_edit(rename_new_sandbox_schema)
     env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
     result = run_in_process(project, "bump", commit, env=env)
-    assert result.code == 0, result.text
+    assert result.code == EXIT_HANDWRITTEN, result.text
+    assert "- `packages/python-sdk/e2b/sandbox_async/main.py:" in result.out and '"NewSandbox"' in result.out
     assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in result.out
     assert "- added: `e2b.api.client.models.CreateSandboxBody (class)`" in result.out
     fragment = (project / CHANGELOG / f"+runtime-{PIN[:12]}-{commit[:12]}.breaking.md").read_text()
@@ -702,6 +708,134 @@ def test_a_bump_that_changes_an_envd_file_syncs_it_and_says_so(project: Path, up
     assert "- changed `spec/envd/process/process.proto`" not in result.out
 
 
+# --- the data plane's protos, graded at the wire (issue 41, point 5) -----------------------------
+
+PROCESS, FILESYSTEM = ENVD_FILES[:2]
+IS_SYMLINK = b"  bool is_symlink = 12;\n"
+
+
+def commit_envd_edits(upstream: Upstream, path: str, *edits: tuple[bytes, bytes]) -> str:
+    data = (upstream.repo.commit("main").tree / path).data_stream.read()
+    for old, new in edits:
+        assert data.count(old) == 1, old
+        data = data.replace(old, new)
+    return upstream.commit_bytes(data, f"edit {path}", path=path)
+
+
+def bump_envd(project: Path, upstream: Upstream, cache: Path, commit: str, *args: str) -> Result:
+    return run_in_process(
+        project, "bump", commit, *args, env={"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
+    )
+
+
+def the_fragment(project: Path) -> tuple[str, str]:
+    (path,) = (project / CHANGELOG).glob("+runtime-*.md")
+    return path.name, path.read_text()
+
+
+def test_a_bump_that_removes_a_proto_field_is_major_naming_it(project: Path, upstream: Upstream, cache: Path) -> None:
+    commit = commit_envd_edits(upstream, FILESYSTEM, (IS_SYMLINK, b""))
+    result = bump_envd(project, upstream, cache, commit)
+    # The local server's filesystem service sets the field: bump writes the move and names what to fix (exit 3).
+    assert result.code == EXIT_HANDWRITTEN, result.text
+    assert "e2b_local_api/dataplane/entries.py:" in result.out and "uses `EntryInfo.is_symlink`" in result.out
+    assert "Semver: **major** — forced by: field removed `filesystem.EntryInfo.is_symlink (12)`" in result.out
+    assert "#### What SDK users lose (major)\n- field removed: `filesystem.EntryInfo.is_symlink (12)`\n" in result.out
+    name, text = the_fragment(project)
+    assert name.endswith(".breaking.md"), name  # the control plane did not change: the data plane sets the type
+    assert "(semver: major)" in text
+    assert "- envd, field removed: `filesystem.EntryInfo.is_symlink (12)`" in text
+
+
+def test_a_bump_that_adds_a_proto_field_is_minor(project: Path, upstream: Upstream, cache: Path) -> None:
+    commit = commit_envd_edits(upstream, FILESYSTEM, (IS_SYMLINK, IS_SYMLINK + b"  string link_kind = 13;\n"))
+    result = bump_envd(project, upstream, cache, commit)
+    assert result.code == 0, result.text
+    assert "#### What SDK users gain (minor)\n- field added: `filesystem.EntryInfo.link_kind (13)`\n" in result.out
+    name, text = the_fragment(project)
+    assert name.endswith(".feature.md"), name
+    assert "- envd, field added: `filesystem.EntryInfo.link_kind (13)`" in text
+
+
+# A renumbered field keeps its Python name and type: the hand-written code still type-checks (exit 0); a new
+# type or cardinality breaks the local server's code that sets it (exit 3).
+@pytest.mark.parametrize(
+    ("edit", "line", "code"),
+    [
+        ((IS_SYMLINK, b"  bool is_symlink = 13;\n"),
+         "- field number changed: `filesystem.EntryInfo.is_symlink` (12 -> 13)", 0),
+        ((IS_SYMLINK, b"  string is_symlink = 12;\n"),
+         "- field type changed: `filesystem.EntryInfo.is_symlink (12)` (bool -> string)", EXIT_HANDWRITTEN),
+        ((IS_SYMLINK, b"  repeated bool is_symlink = 12;\n"),
+         "- cardinality changed: `filesystem.EntryInfo.is_symlink (12)` (singular -> repeated)", EXIT_HANDWRITTEN),
+    ],
+    ids=["number", "type", "cardinality"],
+)  # fmt: skip
+def test_a_bump_that_changes_a_field_s_wire_is_major(
+    project: Path, upstream: Upstream, cache: Path, edit: tuple[bytes, bytes], line: str, code: int
+) -> None:
+    commit = commit_envd_edits(upstream, FILESYSTEM, edit)
+    with unchanged(project):
+        result = bump_envd(project, upstream, cache, commit, "--dry-run")
+    assert result.code == code, result.text
+    assert f"#### What SDK users lose (major)\n{line}\n" in result.out
+
+
+def test_a_streaming_kind_the_contract_needs_changed_is_major_and_explains_the_refusal(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    commit = commit_envd_edits(upstream, PROCESS, (b"returns (stream StartResponse)", b"returns (StartResponse)"))
+    with unchanged(project):
+        result = bump_envd(project, upstream, cache, commit, "--dry-run")
+    assert result.code == 2, result.text
+    # The report comes first: the contract's refusal names the change that caused it.
+    assert "- streaming kind changed: `process.Process/Start` (server -> unary)" in result.out
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error")]
+    assert len(errors) == 1, result.err
+    assert "process.Process/Start is unary (needs server-streaming)" in errors[0]
+    assert "streaming kind changed by this commit (see the report: `process.Process/Start`)" in errors[0]
+
+
+def test_a_comment_only_proto_change_is_no_change(project: Path, upstream: Upstream, cache: Path) -> None:
+    commit = commit_envd_edits(upstream, FILESYSTEM, (IS_SYMLINK, b"  // Whether it is a link.\n" + IS_SYMLINK))
+    result = bump_envd(project, upstream, cache, commit)
+    assert result.code == 0, result.text
+    assert "## Data plane (envd)\n\nSemver: **none** — no API changes" in result.out
+    assert "No change on the wire: comments, layout or declaration order only." in result.out
+    assert (project / FILESYSTEM).read_bytes() == (upstream.repo.commit(commit).tree / FILESYSTEM).data_stream.read()
+    name, text = the_fragment(project)
+    assert name.endswith(".misc.md") and "no change the SDK's users can see" in text, (name, text)
+
+
+def test_a_message_renamed_with_the_same_fields_is_no_wire_change(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    renames = ((b"returns (MoveResponse)", b"returns (MoveReply)"), (b"message MoveResponse {", b"message MoveReply {"))
+    commit = commit_envd_edits(upstream, FILESYSTEM, *renames)
+    with unchanged(project):
+        result = bump_envd(project, upstream, cache, commit, "--dry-run")
+    # Not on the wire, but the local server's service names the generated class: bump says where (exit 3).
+    assert result.code == EXIT_HANDWRITTEN, result.text
+    assert 'Name "pb.MoveResponse" is not defined' in result.out
+    assert "## Data plane (envd)\n\nSemver: **none** — no API changes" in result.out
+    line = "- message renamed: `filesystem.MoveResponse` (now filesystem.MoveReply) [1]"
+    assert f"#### Upstream only (no SDK change)\n{line}" in result.out
+    assert "1. not a wire change" in result.out  # and the Python API section grades the generated classes
+
+
+def test_an_unparseable_proto_at_the_new_pin_is_one_line_and_nothing_written(
+    project: Path, upstream: Upstream, cache: Path
+) -> None:
+    commit = commit_envd_edits(upstream, FILESYSTEM, (b"message MoveRequest {", b"message MoveRequest {{"))
+    with unchanged(project):
+        result = bump_envd(project, upstream, cache, commit)
+    assert result.code == 2, result.text
+    errors = [line for line in result.err.splitlines() if line.startswith("codegen: error")]
+    assert len(errors) == 1, result.err
+    assert errors[0].startswith(f"codegen: error: {FILESYSTEM}:"), errors[0]
+    assert errors[0].split(":")[3].isdigit(), errors[0]  # protoc's line
+
+
 # --- the record: one fragment per pending change, from the pin it started at (issue 40, 14 and 15) -----
 
 
@@ -777,9 +911,9 @@ def test_a_replacing_bump_compares_the_python_api_with_the_record_s_start(
     noted = upstream.commit_edit(add_operation)
     env: dict[str, str | None] = {"E2B_RUNTIME_REPO": upstream.url, "E2B_CODEGEN_CACHE": str(cache)}
     first = run_in_process(project, "bump", renamed, env=env)
-    assert first.code == 0, first.text
+    assert first.code == EXIT_HANDWRITTEN, first.text  # the SDK names NewSandbox: still broken after both
     second = run_in_process(project, "bump", noted, env=env)
-    assert second.code == 0, second.text
+    assert second.code == EXIT_HANDWRITTEN, second.text
     assert bump_fragments(project) == [f"+runtime-{PIN[:12]}-{noted[:12]}.breaking.md"]
     assert "- breaking: `e2b.api.client.models.NewSandbox: class removed`" in second.out
     fragment = (project / CHANGELOG / bump_fragments(project)[0]).read_text()

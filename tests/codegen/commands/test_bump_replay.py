@@ -235,8 +235,8 @@ def test_a_rename_that_hand_written_code_imports_is_named_where_it_is_used(repla
     now = "now `SandboxLifecycleState` (model renamed at "
     for path, import_line in (
         ("packages/python-sdk/e2b/_sandbox_logic.py", "from e2b.api.client.models import SandboxState as WireState"),
-        ("packages/local-api/e2b_local_api/listing.py", "from e2b_local_api.wire.models import SandboxState"),
-        ("packages/local-api/e2b_local_api/store.py", "from e2b_local_api.wire.models import SandboxState"),
+        ("packages/local-api/e2b_local_api/state/listing.py", "from e2b_local_api.wire.models import SandboxState"),
+        ("packages/local-api/e2b_local_api/state/store.py", "from e2b_local_api.wire.models import SandboxState"),
     ):
         line = (root / path).read_text().splitlines().index(import_line) + 1
         entries = [entry for entry in section.splitlines() if entry.startswith(f"- `{path}:{line}` (**new**): ")]

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from codegen.config import load_source
-from codegen.generation.cache import FORMAT, generation_key, prepared_key, recall_prepared, record_prepared
+from codegen.generation.cache import generated_from, generation_records
 from codegen.generation.inputs import CLIENT_TEMPLATES, CODE_FOLDERS, CODE_ROOT, read_inputs
 from tests.codegen.conftest import OFFLINE, Result, add_optional_property, configure_unreachable_upstream, unchanged
 from toolkit.errors import ToolError
-from toolkit.paths import TEMPLATES, Project
+from toolkit.paths import SPEC, TEMPLATES, Project
 from toolkit.records import Records
 from toolkit.transaction import JOURNAL
 
@@ -158,14 +158,14 @@ def test_a_change_to_the_pin_offline_is_refused_even_when_its_generation_was_rec
 
 
 def _key(project: Path, code_root: Path | None = None) -> str:
+    """Where the generation of `project` as it stands would be remembered (its code read from `code_root`)."""
     p = Project(project)
     spec = p.spec.read_bytes()
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("E2B_RUNTIME_REF", raising=False)
         source = load_source(p)
-    if code_root is None:
-        return generation_key(read_inputs(p), source, spec)
-    return generation_key(read_inputs(p, code_root=code_root), source, spec)
+    inputs = read_inputs(p) if code_root is None else read_inputs(p, code_root=code_root)
+    return generation_records(p, inputs).key(generated_from(source, spec))
 
 
 CLIENT_TEMPLATE_FOLDER = f"{TEMPLATES}/{CLIENT_TEMPLATES}"
@@ -231,42 +231,6 @@ def test_the_client_templates_in_the_key_are_the_running_checkout_s(project: Pat
     assert _key(project, copy) != before
 
 
-def _prepared_key(project: Path) -> str:
-    p = Project(project)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("E2B_RUNTIME_REF", raising=False)
-        return prepared_key(read_inputs(p), load_source(p))
-
-
-# The spec prepared before stands for what the spec, contract and filter steps make of the pinned commit:
-# the templates and the tracked spec come after it (the fetch checks the spec's digest).
-PREPARED_BY = {"contract line", "operation map", "tool.codegen", "lock pin"}
-
-
-@pytest.mark.parametrize("what", list(EDITS))
-def test_the_prepared_spec_is_kept_by_what_decides_it(project: Path, what: str) -> None:
-    before = _prepared_key(project)
-    EDITS[what](project)
-    assert (_prepared_key(project) != before) == (what in PREPARED_BY)
-
-
-def test_another_pin_is_another_prepared_spec(project: Path) -> None:
-    before = _prepared_key(project)
-    (project / "spec/runtime-ref").write_text("0" * 40 + "\n")
-    assert _prepared_key(project) != before
-
-
-def test_a_recorded_prepared_spec_is_recalled_as_recorded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(project.parent / "cache"))
-    p = Project(project)
-    filtered = {"openapi": "3.0.0", "paths": {"/x": {}}, "x-number": 1.5, "x-text": "caf\u00e9"}
-    record_prepared(p, "k" * 64, b"the spec", filtered, ("a warning",))
-    recalled = recall_prepared(p, "k" * 64)
-    assert recalled is not None and recalled.filtered == filtered and recalled.warnings == ("a warning",)
-    assert recalled.is_for(b"the spec") and not recalled.is_for(b"another spec")
-    assert recall_prepared(p, "j" * 64) is None
-
-
 def test_a_changed_lock_pin_misses_the_cache_and_runs_in_full(warm: Path, run: Callable[..., Result]) -> None:
     EDITS["lock pin"](warm)
     result = run(warm, "check")
@@ -276,18 +240,17 @@ def test_a_changed_lock_pin_misses_the_cache_and_runs_in_full(warm: Path, run: C
 # --- entries it ignores ---------------------------------------------------------------
 
 
-def _bad_digests(entry: dict[str, object], raw: bytes) -> bytes:
-    files = entry["files"]
-    assert isinstance(files, dict)
-    return json.dumps({**entry, "files": dict.fromkeys(files, "not-a-sha256")}).encode()
+def _with(entry: dict[str, Any], **value: object) -> bytes:
+    return json.dumps({**entry, "value": {**entry["value"], **value}}).encode()
 
 
-CORRUPTIONS: dict[str, Callable[[dict[str, object], bytes], bytes]] = {
+CORRUPTIONS: dict[str, Callable[[dict[str, Any], bytes], bytes]] = {
     "garbage": lambda entry, raw: b"\x00\xffnot json",
     "truncated": lambda entry, raw: raw[: len(raw) // 2],
-    "foreign version": lambda entry, raw: json.dumps({**entry, "format": "e2b-codegen-generation/0"}).encode(),
     "another key": lambda entry, raw: json.dumps({**entry, "key": "0" * 64}).encode(),
-    "bad digest": _bad_digests,
+    "bad digest": lambda entry, raw: _with(entry, files=dict.fromkeys(entry["value"]["files"], "not-a-sha256")),
+    "no spec": lambda entry, raw: _with(entry, files={k: v for k, v in entry["value"]["files"].items() if k != SPEC}),
+    "warnings not text": lambda entry, raw: _with(entry, warnings=[1]),
     "not a mapping": lambda entry, raw: b"[]",
 }
 
@@ -299,7 +262,7 @@ def test_a_corrupt_entry_is_ignored_and_the_full_run_happens(
     (path,) = entries(cache)
     raw = path.read_bytes()
     entry = json.loads(raw)
-    assert entry["format"] == FORMAT
+    assert SPEC in entry["value"]["files"]
     path.write_bytes(CORRUPTIONS[corruption](entry, raw))
     result = run(warm, "check")
     assert result.code == 0, result.text
@@ -417,8 +380,6 @@ def test_a_cache_folder_whose_path_holds_a_path_separator_is_refused(
 # --- the validator's verdict ---------------------------------------------------------------------------
 
 VALIDATED = "alongside contract to format"
-VALIDATOR_CHANGED = "after the fetch: the spec was prepared before, the validator has changed since"
-VERDICT_NOT_KEPT = "after the fetch: the spec was prepared before, its verdict on it was not kept on this machine"
 PASSED_BEFORE = "this spec passed it before on this machine"
 
 
@@ -456,21 +417,26 @@ def test_a_verdict_is_never_trusted_across_a_validator_version(
         generation_cache, "_installed", lambda name: "0.0.1" if name == "openapi-spec-validator" else real(name)
     )
     other = run(project, "generate")
-    assert other.code == 0 and VALIDATOR_CHANGED in _validate_line(other), other.text
+    assert other.code == 0 and VALIDATED in _validate_line(other), other.text
 
 
-@pytest.mark.parametrize(
-    "forged", [b'{"format": "e2b-codegen-validation/1", "key": "0", "valid": true}', b"garbage", b"[]"]
-)
+FORGED_VERDICTS: dict[str, Callable[[dict[str, Any]], bytes]] = {
+    "another key": lambda entry: json.dumps({**entry, "key": "0" * 64}).encode(),
+    "not a pass": lambda entry: json.dumps({**entry, "value": "true"}).encode(),
+    "garbage": lambda entry: b"garbage",
+    "not a mapping": lambda entry: b"[]",
+}
+
+
+@pytest.mark.parametrize("forged", list(FORGED_VERDICTS))
 def test_a_foreign_or_corrupt_verdict_is_ignored(
-    project: Path, run: Callable[..., Result], cache: Path, forged: bytes
+    project: Path, run: Callable[..., Result], cache: Path, forged: str
 ) -> None:
     assert run(project, "generate").code == 0
     (entry,) = (cache / "validations").glob("*.json")
-    entry.write_bytes(forged)
+    entry.write_bytes(FORGED_VERDICTS[forged](json.loads(entry.read_bytes())))
     result = run(project, "generate")
-    # The validator did not change: the warm run says so, not that it did.
-    assert result.code == 0 and VERDICT_NOT_KEPT in _validate_line(result), result.text
+    assert result.code == 0 and VALIDATED in _validate_line(result), result.text
 
 
 def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
@@ -499,59 +465,16 @@ def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
     result = run(project, "generate")
     assert result.code == 0, result.text
     assert "not recorded for the check's cache: codegen/openapi/sdk_filter.py changed while this run ran" in result.err
-    assert entries(cache) == [] and not list((cache / "prepared").glob("*.json"))
+    assert entries(cache) == []
 
 
-# --- a prepared entry is data (issue 31, point 5) -----------------------------------------------------
-
-ANEW = "the spec prepared on this machine before is not runtime@"
-
-
-@pytest.mark.parametrize(
-    "poison",
-    [
-        pytest.param(lambda e: {**e["filtered"], "info": {**e["filtered"]["info"], "title": "forged"}}, id="a title"),
-        pytest.param(lambda e: {**e["filtered"], "paths": {}}, id="no paths"),
-    ],
-)
-def test_an_edited_filtered_spec_in_a_prepared_entry_never_reaches_the_tree(
-    project: Path, run: Callable[..., Result], cache: Path, poison: Callable[[dict[str, Any]], dict[str, Any]]
-) -> None:
-    """The entry's spec digest still matches the fetched spec: only deriving the filtered spec again tells."""
-    from tests.codegen.conftest import tree_digest
-
-    assert run(project, "generate").code == 0
-    clean = tree_digest(project)
-    (entry_path,) = (cache / "prepared").glob("*.json")
-    entry = json.loads(entry_path.read_bytes())
-    entry_path.write_text(json.dumps({**entry, "filtered": poison(entry)}))
-    result = run(project, "generate")
-    assert result.code == 0, result.text
-    assert ANEW in result.err and "nothing written" in result.out, result.text
-    assert tree_digest(project) == clean
-    # The entry is the run's own again, and the check's record says what was generated, not what was forged.
-    assert json.loads(entry_path.read_bytes())["filtered"] == entry["filtered"]
-    assert run(project, "check").code == 0
-
-
-def test_edited_warnings_in_a_prepared_entry_are_not_said(
-    project: Path, run: Callable[..., Result], cache: Path
-) -> None:
-    assert run(project, "generate").code == 0
-    (entry_path,) = (cache / "prepared").glob("*.json")
-    entry = json.loads(entry_path.read_bytes())
-    entry_path.write_text(json.dumps({**entry, "warnings": ["\x1b[2Jcodegen: clean"]}))
-    result = run(project, "generate")
-    assert result.code == 0 and ANEW in result.err, result.text
-    assert "codegen: clean" not in result.err
-
-
-def test_after_a_bump_the_warm_run_takes_the_validators_verdict_from_the_bump(
+def test_after_a_bump_generate_takes_the_validators_verdict_from_the_bump(
     project: Path, upstream: Any, run: Callable[..., Result]
 ) -> None:
     """bump validates the spec itself (load_spec) and hands it in: its pass is recorded as the pipeline's is."""
     commit = upstream.commit_edit(lambda text: text + "# a comment: no API change\n")
-    assert run(project, "bump", commit).code == 0
+    bumped = run(project, "bump", commit)
+    assert bumped.code == 0, bumped.text
     result = run(project, "generate")
     assert result.code == 0 and PASSED_BEFORE in _validate_line(result), result.text
 
@@ -595,3 +518,17 @@ def test_an_answer_others_may_write_is_refused(records_of: Callable[..., Records
     with pytest.raises(ToolError) as caught:
         records.recall(b"input")
     assert "is writable by others (mode 0666)" in caught.value.problems[0].render()
+
+
+def test_an_answer_is_kept_under_its_input_and_what_its_kind_depends_on(records_of: Callable[..., Records]) -> None:
+    """The generation records and the validator's verdicts are looked up by this key, as bump's answers are."""
+    key = records_of(code=b"v1").key(b"input")
+    assert records_of(code=b"v1").key(b"input") == key
+    assert len(key) == 64 and set(key) <= set("0123456789abcdef")
+    others = {
+        records_of(code=b"v1").key(b"other input"),
+        records_of(code=b"v2").key(b"input"),
+        records_of(code=b"v1", extra=b"").key(b"input"),
+        records_of("another kind", code=b"v1").key(b"input"),
+    }
+    assert key not in others and len(others) == 4

@@ -18,12 +18,14 @@ SPEC: dict[str, Any] = {
         "/sandboxes/{sandboxID}/pause": {
             "post": {
                 "operationId": "pauseSandbox",
+                "tags": ["sandboxes", "Other Tag"],
+                "responses": {"200": {}, "204": {}, "409": {}},
                 "requestBody": {
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PauseBody"}}}
                 },
             }
         },
-        "/sandboxes": {"get": {"operationId": "listSandboxes"}},
+        "/sandboxes": {"get": {"operationId": "listSandboxes", "tags": ["Sandbox Lists"], "responses": {"2XX": {}}}},
     },
     "components": {
         "schemas": {
@@ -37,14 +39,12 @@ SPEC: dict[str, Any] = {
 }
 
 
-def overlays(tmp_path: Path, template: str, *, flavour: str | None = None) -> Path:
-    """A templates/overlays folder with one template, rendered to e2b/api/out.py."""
+def overlays(tmp_path: Path, template: str, *, extra: str = "") -> Path:
+    """A templates/overlays folder with one template, rendered to e2b/api/out.py (`extra`: more of its entry)."""
     folder = tmp_path / "overlays"
     folder.mkdir()
     (folder / "t.py.jinja").write_text(template, encoding="utf-8")
-    entry = '[[overlay]]\ntemplate = "t.py.jinja"\noutput = "packages/python-sdk/e2b/api/out.py"\n'
-    if flavour is not None:
-        entry += f'flavour = "{flavour}"\n'
+    entry = '[[overlay]]\ntemplate = "t.py.jinja"\noutput = "packages/python-sdk/e2b/api/out.py"\n' + extra
     (folder / "overlays.toml").write_text(entry, encoding="utf-8")
     return folder
 
@@ -61,14 +61,39 @@ def test_a_template_names_operations_error_codes_and_request_models_from_the_spe
         '{% set op = require_operation("pauseSandbox") %}{% set _ = require_error_code("sandbox_pause_refused") %}'
         'MODEL = {{ request_model("pauseSandbox") }}\n'
         "PATH = {{ op.path | py }}\n"
-        "{{ async_ }}def f() -> None: ...\n"
     )
-    rendered = render_overlays(overlays(tmp_path, template, flavour="async"), SPEC)
+    rendered = render_overlays(overlays(tmp_path, template), SPEC)
     assert rendered == {
-        "packages/python-sdk/e2b/api/out.py": (
-            b'MODEL = PauseBody\nPATH = "/sandboxes/{sandboxID}/pause"\nasync def f() -> None: ...\n'
-        )
+        "packages/python-sdk/e2b/api/out.py": b'MODEL = PauseBody\nPATH = "/sandboxes/{sandboxID}/pause"\n'
     }
+
+
+def test_a_template_has_each_operations_module_and_success_statuses(tmp_path: Path) -> None:
+    template = (
+        '{% set place = operation_module("pauseSandbox") %}'
+        "from e2b.api.client.api.{{ place.tag }} import {{ place.module }}\n"
+        "PATH = {{ place.path | py }}\n"
+        'SUCCESS = {{ success_statuses("pauseSandbox") | py }}\n'
+    )
+    rendered = render_overlays(overlays(tmp_path, template), SPEC)
+    assert rendered["packages/python-sdk/e2b/api/out.py"].decode() == (
+        "from e2b.api.client.api.sandboxes import pause_sandbox\n"
+        'PATH = "e2b.api.client.api.sandboxes.pause_sandbox"\n'
+        "SUCCESS = [200, 204]\n"  # 409 is not a success, whatever the SDK makes of it
+    )
+
+
+def test_an_operation_whose_first_tag_the_client_generator_renames_has_no_module_to_name(tmp_path: Path) -> None:
+    message, where = failure(overlays(tmp_path, '{% set _ = operation_module("listSandboxes") %}\n'))
+    assert message.startswith("asks for the module of 'listSandboxes', whose first tag is not a plain lower-case word")
+    assert where == "templates/overlays/t.py.jinja"
+
+
+def test_an_operation_without_a_2xx_status_has_no_success_to_expect(tmp_path: Path) -> None:
+    message, _ = failure(overlays(tmp_path, '{% set _ = success_statuses("listSandboxes") %}\n'))
+    assert message == (
+        "asks for the success statuses of 'listSandboxes', whose responses list no 2xx status (a 2XX range names none)"
+    )
 
 
 def test_an_unknown_error_code_fails_naming_it_and_the_template(tmp_path: Path) -> None:
@@ -89,13 +114,16 @@ def test_a_request_model_of_an_operation_without_a_json_body_ref_fails(tmp_path:
     assert where == "templates/overlays/t.py.jinja"
 
 
-def test_a_bad_flavour_is_refused_before_anything_renders(tmp_path: Path) -> None:
-    folder = overlays(tmp_path, "X = 1\n", flavour="both")
+@pytest.mark.parametrize("flavour", ["async", "both"])
+def test_a_flavour_is_refused_before_anything_renders(tmp_path: Path, flavour: str) -> None:
+    """Twins are made one way: the async code by hand, its sync twin derived (codegen/generation/unasync.py)."""
+    folder = overlays(tmp_path, "X = 1\n", extra=f'flavour = "{flavour}"\n')
     with pytest.raises(ToolError) as raised:
         load_overlays(folder)
     (problem,) = raised.value.problems
-    assert problem.message == "[[overlay]] #1 (template 't.py.jinja'): flavour must be 'sync' or 'async', not 'both'"
+    assert problem.message == "[[overlay]] #1 (template 't.py.jinja'): templates have no flavours"
     assert problem.where == "templates/overlays/overlays.toml"
+    assert problem.remedy is not None and "codegen/generation/unasync.py" in problem.remedy
     assert failure(folder) == (problem.message, problem.where)
 
 
@@ -141,6 +169,7 @@ def test_an_unreadable_index_is_reported_with_its_path(tmp_path: Path) -> None:
         ("packages/python-sdk/e2b/api", "lies outside the generated folders"),
         ("packages/python-sdk/e2b/client.py", "lies outside the generated folders"),
         ("README.md", "lies outside the generated folders"),
+        ("packages/python-sdk/e2b/sandbox_sync/out.py", "lies in the sync twins' folder"),
         ("packages/python-sdk/e2b/apix/out.py", "lies outside the generated folders"),
         (7, "is not a path"),
         # Git's own folder, which `git status` never shows: a hook written there runs on the next commit.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -46,9 +46,18 @@ def _generate_tree(
     generators = Generators(scratch)
     handed = threading.Event()
 
-    def start(spec_path: Path, generators: Generators, templates: Path | None, config: Path) -> tuple[Path, Path]:
-        generators.start_jobs([(CLIENT, ["json.tool", str(gate)]), (WIRE, wire_job)])
-        handed.set()
+    def start(
+        spec_path: Path,
+        generators: Generators,
+        templates: Path | None,
+        config: Path,
+        protos: Mapping[str, bytes] | None = None,
+        envd_http: Path | None = None,
+    ) -> tuple[Path, Path]:
+        try:
+            generators.start_jobs([(CLIENT, ["json.tool", str(gate)]), (WIRE, wire_job)])
+        finally:
+            handed.set()  # a failure to start is the test's failure, not a wait without end
         return scratch / "client", scratch / "wire_models.py"
 
     def fail_the_client_once_the_wire_models_are_done() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codegen.openapi.operations import iter_operations
+from codegen.openapi.operations import iter_operations, success_statuses
 
 
 def test_every_operation_in_document_order_with_its_path_and_method() -> None:
@@ -21,3 +21,10 @@ def test_what_is_not_a_mapping_is_skipped() -> None:
     spec = {"paths": {"/a": None, "/b": ["get"], "/c": {"get": "not an operation", "put": {}}}}
     assert list(iter_operations(spec)) == [("/c", "put", {})]
     assert list(iter_operations({"paths": []})) == [] and list(iter_operations({})) == []
+
+
+def test_the_success_statuses_are_the_2xx_responses_in_order() -> None:
+    # YAML may read an unquoted status as a number; a range and `default` name no status.
+    responses: dict[object, object] = {"409": {}, 204: {}, "200": {}, "2XX": {}, "default": {}, "299": {}, "2000": {}}
+    assert success_statuses({"responses": responses}) == (200, 204, 299)
+    assert success_statuses({"responses": {"4XX": {}}}) == () == success_statuses({"responses": ["200"]})

@@ -1,16 +1,18 @@
-"""filter_spec: tags in, x-not-implemented out, unused components gone, input untouched."""
+"""filter_spec: tags in, x-not-implemented out, unused components gone, input untouched; filter_internal for envd."""
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from codegen.openapi.document import load_spec, validate_openapi
-from codegen.openapi.sdk_filter import filter_spec
+from codegen.openapi.sdk_filter import filter_internal, filter_spec
 from tests.fixtures import REAL_SPEC, needs_real_spec
 from toolkit.errors import ToolError
+from toolkit.paths import ENVD_DIR
 
 SDK_TAGS = ["sandboxes", "snapshots", "templates", "tags", "volumes", "secrets"]
 
@@ -258,3 +260,53 @@ def test_the_real_spec_filtered_for_the_python_sdk() -> None:
             assert target in all_values(elsewhere, "$ref") + all_values(list(others.values()), "$ref"), target
     assert len(result["paths"]) < len(full["paths"])
     assert validate_openapi(result) == []
+
+
+# --- envd's HTTP API: x-internal out --------------------------------------------
+
+ENVD_HTTP = f"{ENVD_DIR}/envd.yaml"
+ROOT = Path(__file__).resolve().parents[3]
+# What envd.yaml marks as the orchestrator's own (issue 41): the SDK never calls them.
+INTERNAL_PATHS = {"/init", "/freeze", "/unfreeze", "/collapse", "/fsfreeze", "/fsthaw"}
+
+
+def test_the_synced_envd_yaml_loses_the_orchestrators_operations_and_what_only_they_use() -> None:
+    full = load_spec((ROOT / ENVD_HTTP).read_bytes()).data
+    before = copy.deepcopy(full)
+
+    result = filter_internal(full, display_path=ENVD_HTTP)
+
+    assert full == before  # the input untouched
+    assert INTERNAL_PATHS <= set(full["paths"])
+    assert set(result["paths"]) == set(full["paths"]) - INTERNAL_PATHS
+    assert {"get", "post"} <= set(result["paths"]["/files"]) and "get" in result["paths"]["/health"]
+    assert True not in all_values(result, "x-internal")
+    # Schemas only the internal operations used are gone; the public ones' stay.
+    schemas = set(result["components"]["schemas"])
+    assert not schemas & {"FreezeResult", "CollapseResult", "VolumeMount"}
+    assert {"EntryInfo", "Error"} <= schemas
+    assert validate_openapi(result) == []
+
+
+def test_a_path_keeps_its_public_operations_and_goes_when_none_is_left() -> None:
+    spec = make_spec()
+    spec["paths"]["/sandboxes"]["get"]["x-internal"] = True
+    spec["paths"]["/teams"]["get"]["x-internal"] = True
+
+    paths = filter_internal(spec, display_path="envd.yaml")["paths"]
+
+    assert "/teams" not in paths
+    assert "get" not in paths["/sandboxes"] and "post" in paths["/sandboxes"]
+
+
+def test_a_public_operation_that_refers_to_an_internal_schema_is_an_error_naming_the_file() -> None:
+    spec = make_spec()
+    spec["components"]["schemas"]["Node"]["x-internal"] = True
+
+    with pytest.raises(ToolError) as caught:
+        filter_internal(spec, display_path="spec/envd/envd.yaml")
+
+    assert [problem.where for problem in caught.value.problems] == [
+        "spec/envd/envd.yaml#/components/schemas/Sandbox/properties/node"
+    ]
+    assert "marked x-internal" in caught.value.problems[0].message

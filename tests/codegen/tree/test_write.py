@@ -15,7 +15,7 @@ from codegen.generation.stage import Staged, manifest_for
 from codegen.tree.write import Drift, compare_tree, find_symlinks, write_tree
 from tests.codegen.conftest import commit_all, git_repo, tree_digest
 from toolkit.errors import ToolError
-from toolkit.paths import API_DIR, MANIFEST, WIRE_DIR
+from toolkit.paths import API_DIR, ENVD_CLIENT_DIR, MANIFEST, SYNC_TWIN_DIR, WIRE_DIR
 from toolkit.read import read_or_none
 
 OLD = {
@@ -183,7 +183,7 @@ def test_manifest_records_sha256_of_each_generated_file(root: Path) -> None:
     listed = subprocess.run(["sha256sum", *sorted(NEW)], cwd=root, capture_output=True, text=True, check=True).stdout
     independent = {path: digest for digest, path in (line.split("  ", 1) for line in listed.splitlines())}
     assert data["files"] == independent and list(data["files"]) == sorted(NEW)
-    assert data["runtime-commit"] == "c" * 40 and data["roots"] == [API_DIR, WIRE_DIR]
+    assert data["runtime-commit"] == "c" * 40 and data["roots"] == [API_DIR, ENVD_CLIENT_DIR, WIRE_DIR, SYNC_TWIN_DIR]
 
 
 # --- symlinks: never followed, never read, named as drift -----------------------------

@@ -14,6 +14,7 @@ from e2b._transport import (
     AsyncRetryableTransport,
     RetryableTransport,
     RetryPolicy,
+    _exit_guard,
     _factory,
     default_async_transport,
     default_transport,
@@ -135,13 +136,13 @@ def test_an_async_transport_lets_pyqwest_threads_finish_before_the_interpreter_e
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     registered: list[object] = []
-    monkeypatch.setattr(atexit, "register", registered.append)  # the module _factory registers with
-    monkeypatch.setattr(_factory, "_exit_grace_registered", False)
+    monkeypatch.setattr(atexit, "register", registered.append)  # the module _exit_guard registers with
+    monkeypatch.setattr(_exit_guard, "_installed", False)
     default_transport().close()  # the sync transport reports on the calling thread: nothing to wait for
     assert registered == []
     for _ in range(2):
         asyncio.run(default_async_transport().aclose())
-    assert registered == [_factory._let_pyqwest_threads_finish]  # once per process
+    assert registered == [_exit_guard.wait_for_reporting_threads]  # once per process
 
 
 @pytest.mark.anyio

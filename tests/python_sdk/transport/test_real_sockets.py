@@ -28,7 +28,7 @@ from e2b._transport import (
     default_transport,
 )
 from e2b_local_api import DEV_API_KEY, create_app
-from e2b_local_api.http_protocol import server_config
+from e2b_local_api.http.http_protocol import server_config
 
 from tests.local_api.conftest import control_client, free_socket, serving, url_of
 
@@ -223,7 +223,11 @@ async def test_a_stalled_peek_costs_its_budget_without_any_read_timeout(server: 
         transport = RetryableTransport(httpx.HTTPTransport(), policy)
     else:
         transport = AsyncRetryableTransport(httpx.AsyncHTTPTransport(), policy)
-    request = httpx.Request("GET", server.url + "/stall?stall=3", extensions={"timeout": httpx.Timeout(5.0).as_dict()})
+    # The server stalls 30 s inside a 60 s deadline: handing on after the budget and waiting for either differ by
+    # tens of seconds, so no load on the machine makes one look like the other.
+    request = httpx.Request(
+        "GET", server.url + "/stall?stall=30", extensions={"timeout": httpx.Timeout(60.0).as_dict()}
+    )
     started = time.monotonic()
     if isinstance(transport, AsyncRetryableTransport):
         response = await transport.handle_async_request(request)
@@ -235,9 +239,9 @@ async def test_a_stalled_peek_costs_its_budget_without_any_read_timeout(server: 
         elapsed = time.monotonic() - started
         response.close()
         transport.close()
-    # Handed on after the peek's budget (the body stays unread), not after the 5 s deadline.
+    # Handed on after the peek's budget (the body stays unread), not after the stall or the deadline.
     assert response.status_code == 503
-    assert budget * 0.9 <= elapsed < budget + SLACK
+    assert budget * 0.9 <= elapsed < 10.0
 
 
 @pytest.mark.parametrize("kind", ["sync-pyqwest", "async-pyqwest"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import random as _random
 import time
 from collections.abc import Awaitable, Callable
@@ -14,6 +13,7 @@ import httpx
 import pyqwest
 from pyqwest.httpx import AsyncPyqwestTransport, PyqwestTransport
 
+from e2b._transport import _exit_guard
 from e2b._transport._async import AsyncRetryableTransport
 from e2b._transport._deadline import operation_timeout
 from e2b._transport._plan import Clock, Random
@@ -73,29 +73,6 @@ class _OwnedAsyncPyqwestTransport(AsyncPyqwestTransport):
         await self._owned.aclose()
 
 
-# pyqwest hands each async result to the event loop from one of its own threads
-# (`call_soon_threadsafe`), which releases the GIL while it writes the loop's
-# wake-up byte. When that write is the last thing a script waits for, the main
-# thread can reach interpreter finalization first; the thread then cannot take
-# the GIL back and the process aborts (SIGABRT, seen here in 2 to 3 % of short
-# async scripts, pyqwest 0.12.0 on Python 3.11; an upstream race, PyO3 and
-# pyqwest track it). Letting those threads finish before finalization closes
-# the window: a short sleep at exit, only in processes that made an async transport.
-EXIT_GRACE = 0.05
-_exit_grace_registered = False
-
-
-def _let_pyqwest_threads_finish() -> None:
-    time.sleep(EXIT_GRACE)
-
-
-def _register_exit_grace() -> None:
-    global _exit_grace_registered
-    if not _exit_grace_registered:
-        _exit_grace_registered = True
-        atexit.register(_let_pyqwest_threads_finish)
-
-
 def _pyqwest_options(options: dict[str, Any]) -> dict[str, Any]:
     """The caller's pyqwest options over the SDK's defaults."""
     return {"follow_redirects": False, "pool_idle_timeout": POOL_IDLE_TIMEOUT, **options}
@@ -140,6 +117,6 @@ def default_async_transport(
     **pyqwest_options: Any,
 ) -> AsyncRetryableTransport:
     """A retrying transport over a fresh ``pyqwest.HTTPTransport``."""
-    _register_exit_grace()
+    _exit_guard.install()
     inner = _OwnedAsyncPyqwestTransport(pyqwest.HTTPTransport(**_pyqwest_options(pyqwest_options)))
     return AsyncRetryableTransport(inner, _policy(policy, retries), clock=clock, sleep=sleep, random=random)

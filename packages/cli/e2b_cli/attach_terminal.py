@@ -1,0 +1,93 @@
+"""A terminal on a sandbox, as `e2b sandbox create` and `connect` open it.
+
+Its options (-d, -u, -c, -e), the sandbox kept alive while it is open, and
+what `create` does with the sandbox once it is closed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
+
+import click
+
+from e2b_cli import output
+from e2b_cli.params import metadata_pairs, non_empty
+
+if TYPE_CHECKING:
+    from e2b import Sandbox
+
+__all__ = ["KEEP_ALIVE_EVERY", "TERMINAL_ONLY_TIMEOUT", "after_terminal", "attach", "keep_alive", "terminal_options"]
+
+F = TypeVar("F", bound=Callable[..., object])
+
+# While a terminal is open, the sandbox's deadline is pushed back this often (at most; shorter timeouts, sooner).
+KEEP_ALIVE_EVERY = 60.0
+# `create` without --timeout: the sandbox lives while its terminal is open, this long past each refresh.
+TERMINAL_ONLY_TIMEOUT = 30
+
+
+def terminal_options(f: F) -> F:
+    """-d, -u, -c and -e: whether to open a terminal on the sandbox, and as whom, where, with what environment."""
+    options = [
+        click.option(
+            "-d",
+            "--detach",
+            is_flag=True,
+            help="Do not open a terminal on the sandbox (implied when stdin or stdout is not a terminal).",
+        ),
+        click.option("-u", "--user", metavar="USER", callback=non_empty, help="Run the terminal's shell as USER."),
+        click.option("-c", "--cwd", metavar="DIR", callback=non_empty, help="Start the terminal's shell in DIR."),
+        click.option(
+            "-e",
+            "--env",
+            "envs",
+            metavar="KEY=VALUE",
+            multiple=True,
+            callback=metadata_pairs,
+            help="Set an environment variable for the terminal's shell; repeat for several.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def keep_alive(sbx: Sandbox, timeout: int, stop: threading.Event) -> None:
+    """Push the sandbox's deadline `timeout` seconds ahead until `stop`, so that an open terminal is not cut."""
+    every = max(1.0, min(KEEP_ALIVE_EVERY, timeout / 3))
+    while not stop.wait(every):
+        try:
+            sbx.connect(timeout)  # keeps a later deadline, unlike set_timeout
+        except Exception:  # a missed refresh is retried; the terminal itself reports a lost sandbox
+            pass
+
+
+def attach(sbx: Sandbox, *, timeout: int, user: str | None, cwd: str | None, envs: Mapping[str, str]) -> None:
+    """An interactive terminal on `sbx` until its shell exits; the sandbox is kept alive meanwhile."""
+    from e2b_cli.pty_session import open_terminal
+
+    output.say(f"Terminal connecting to sandbox {sbx.sandbox_id}; exit or Ctrl-D ends it.")
+    stop = threading.Event()
+    refresher = threading.Thread(target=keep_alive, args=(sbx, timeout, stop), name="e2b-keep-alive", daemon=True)
+    refresher.start()
+    try:
+        open_terminal(sbx, user=user, cwd=cwd, envs=envs)
+    finally:
+        stop.set()
+        click.echo()  # the remote prompt may have left the cursor mid-line
+    output.say(f"Closed the terminal on sandbox {sbx.sandbox_id}.")
+
+
+def after_terminal(sbx: Sandbox, timeout: int | None) -> None:
+    """What `create` does once its terminal is closed: keep the sandbox `timeout` seconds, or kill it."""
+    try:
+        if timeout is not None:
+            sbx.set_timeout(timeout)
+            output.say(f"Sandbox {sbx.sandbox_id} keeps running for {timeout} seconds.")
+        elif sbx.kill():
+            output.say(f"Killed sandbox {sbx.sandbox_id} (--timeout or -d keeps a sandbox).")
+    except Exception as error:  # the session's own failure, if any, is the one to report
+        what = "set its timeout" if timeout is not None else "kill it"
+        output.say(f"Could not {what} ({error}); run `e2b sandbox kill {sbx.sandbox_id}` when done.", "yellow")

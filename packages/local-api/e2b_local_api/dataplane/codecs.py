@@ -1,0 +1,40 @@
+"""Connect codecs that call a request they cannot decode `invalid_argument`, as connect-go does.
+
+connectrpc's own codecs let a decoding error through as `unknown` (HTTP 500),
+which would tell a client the server failed when the client sent bad JSON.
+Every envd service of the data plane is built with `envd_codecs()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connectrpc.code import Code
+from connectrpc.codec import Codec, proto_binary_codec, proto_json_codec
+from connectrpc.errors import ConnectError
+
+
+class _StrictDecoding:
+    def __init__(self, inner: Codec[Any, Any]) -> None:
+        self._inner = inner
+
+    def name(self) -> str:
+        return self._inner.name()
+
+    def encode(self, message: Any) -> bytes:
+        return self._inner.encode(message)
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        try:
+            return self._inner.decode(data, message_class)
+        except ConnectError:
+            raise
+        except Exception as error:
+            raise ConnectError(
+                Code.INVALID_ARGUMENT,
+                f"the request is not a valid {message_class.__name__} ({self.name()}): {error}",
+            ) from error
+
+
+def envd_codecs() -> list[Codec[Any, Any]]:
+    return [_StrictDecoding(proto_binary_codec()), _StrictDecoding(proto_json_codec())]

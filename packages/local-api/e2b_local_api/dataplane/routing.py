@@ -1,0 +1,158 @@
+"""One server, one port: requests naming a sandbox go to its envd, the rest to the control plane.
+
+The released SDK, given `E2B_SANDBOX_URL`, sends every envd call to that URL
+with `E2b-Sandbox-Id` (and `E2b-Sandbox-Port: 49983`, `X-Access-Token`). Such a
+request never meets the control plane's `X-API-Key` check; it is answered as
+E2B's proxy would: an unknown, killed or paused sandbox is a 502 whose message
+says it "was not found" (Connect `unavailable`), another port "is not open",
+and envd's own token check follows (401, `unauthenticated`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+
+from e2b_local_api.dataplane.codecs import envd_codecs
+from e2b_local_api.dataplane.current import current_sandbox
+from e2b_local_api.dataplane.files_http import files_http_app
+from e2b_local_api.dataplane.filesystem import filesystem_asgi_app
+from e2b_local_api.dataplane.process_service import ProcessService
+from e2b_local_api.dataplane.sandbox_view import SANDBOX_ID_HEADER, Lookup, SandboxGone, SandboxView
+from e2b_local_api.runtime.registry import Runtimes
+from e2b_local_api.wire.envd.process.process_connect import ProcessASGIApplication
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]  # the envd apps type scope and channels each their own way
+
+ENVD_PORT = 49983
+SANDBOX_HEADER = b"e2b-sandbox-id"
+PORT_HEADER = b"e2b-sandbox-port"
+TOKEN_HEADER = b"x-access-token"
+MAX_UNARY_BYTES = 16 << 20  # a Connect message larger than this is refused (resource_exhausted)
+
+
+def envd_apps(runtimes: Runtimes) -> list[tuple[str, ASGIApp]]:
+    """envd's applications by path prefix, first match wins: processes, files, then the plain HTTP endpoints."""
+    process = ProcessASGIApplication(ProcessService(), read_max_bytes=MAX_UNARY_BYTES, codecs=envd_codecs())
+    lookup = lookup_in(runtimes)
+    filesystem = filesystem_asgi_app(lookup)
+    runtimes.on_kill(filesystem.forget_sandbox)  # a killed sandbox's watchers close with it
+
+    def running() -> list[SandboxView]:
+        return [entry.runtime for entry in runtimes.entries() if entry.runtime.state == "running"]
+
+    return [
+        ("/process.Process/", process),
+        ("/filesystem.Filesystem/", filesystem),
+        ("/", files_http_app(lookup, signed_candidates=running)),  # /files, /health, /envs, /metrics
+    ]
+
+
+def lookup_in(runtimes: Runtimes) -> Lookup:
+    """The filesystem apps' lookup: the running or paused sandbox a request's `E2b-Sandbox-Id` names."""
+
+    def lookup(headers: Mapping[str, str]) -> SandboxView:
+        sandbox_id = headers.get(SANDBOX_ID_HEADER, "")
+        entry = runtimes.get(sandbox_id) if sandbox_id else None
+        if entry is None or entry.runtime.ended:
+            raise SandboxGone(sandbox_id)
+        return entry.runtime
+
+    return lookup
+
+
+class Router:
+    def __init__(
+        self, control_plane: ASGIApp, runtimes: Runtimes, apps: list[tuple[str, ASGIApp]] | None = None
+    ) -> None:
+        self.control_plane = control_plane
+        self.runtimes = runtimes
+        self.apps = apps if apps is not None else envd_apps(runtimes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.control_plane(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or ())
+        sandbox_id = headers.get(SANDBOX_HEADER)
+        if sandbox_id is None:
+            if scope.get("path") == "/files" and b"signature=" in scope.get("query_string", b""):
+                # download_url/upload_url: the bare server URL, the sandbox known by the signature alone
+                await self.apps[-1][1](scope, receive, send)
+                return
+            await self.control_plane(scope, receive, send)
+            return
+        await self._envd(scope, receive, send, sandbox_id.decode(errors="replace"), headers)
+
+    async def _envd(
+        self, scope: Scope, receive: Receive, send: Send, sandbox_id: str, headers: dict[bytes, bytes]
+    ) -> None:
+        port = headers.get(PORT_HEADER, str(ENVD_PORT).encode())
+        entry = self.runtimes.get(sandbox_id)
+        if not self.runtimes.isolation.available:
+            await _refuse(
+                send,
+                502,
+                "unavailable",
+                f"sandbox {sandbox_id} runs no processes on this server: {self.runtimes.isolation.describe()}",
+            )
+            return
+        if entry is None:
+            await _refuse(send, 502, "unavailable", f"The sandbox {sandbox_id} was not found")
+            return
+        if entry.runtime.frozen:
+            await _refuse(
+                send,
+                502,
+                "unavailable",
+                f"The sandbox {sandbox_id} was not found: it is paused, connect to it to resume it",
+            )
+            return
+        if port != str(ENVD_PORT).encode():
+            await _refuse(
+                send,
+                502,
+                "unavailable",
+                f"The sandbox {sandbox_id} is running but port "
+                f"{port.decode(errors='replace')} is not open: only envd's port {ENVD_PORT} is served here",
+            )
+            return
+        path = scope.get("path", "")
+        if not (
+            path == "/files" and b"signature=" in scope.get("query_string", b"")
+        ):  # signed URLs carry their own proof
+            if headers.get(TOKEN_HEADER, b"").decode(errors="replace") != entry.token:
+                await _refuse(
+                    send,
+                    401,
+                    "unauthenticated",
+                    "unauthorized access: a wrong or missing X-Access-Token "
+                    "(use the envdAccessToken of the sandbox's create or connect answer)",
+                )
+                return
+        for prefix, app in self.apps:
+            if path.startswith(prefix):
+                token = current_sandbox.set(entry.runtime)
+                try:
+                    await app(scope, receive, send)
+                finally:
+                    current_sandbox.reset(token)
+                return
+        await _refuse(send, 404, "unimplemented", f"envd has no route {scope.get('method', '')} {path}")
+
+
+async def _refuse(send: Send, status: int, code: str, message: str) -> None:
+    """An answer both a Connect client (code, message) and a plain HTTP one (message) read."""
+    body = json.dumps({"code": code, "message": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

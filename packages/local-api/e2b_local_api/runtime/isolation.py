@@ -1,0 +1,167 @@
+"""How a sandbox is isolated: bubblewrap's command line, and whether this host can run it.
+
+Two shapes, by who runs the server. As root, a sandbox gets a user namespace
+mapping ids 0-65535 inside onto host ids 100000-165535 (written by the server:
+bubblewrap maps one id only), so `root` inside is uid 100000 outside, no one in
+particular (not the identity map: the kernel treats uid 0 as root wherever it
+compares uids, e.g. for sysctls). Unprivileged, bubblewrap maps the server's
+own uid to 1000 and there is no root inside. Either way: its own mount, pid,
+ipc and uts namespaces, and no network unless it may reach the internet.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from e2b_local_api.runtime.layout import BOUND, HOSTNAME
+
+ID_RANGE = 65536
+ID_BASE = 100000  # host id of id 0 inside (MAPPED_ROOT)
+# Host /etc entries programs expect besides the sandbox's own files (alternatives: awk, vi...).
+_HOST_ETC = ("alternatives", "ssl", "ca-certificates", "ld.so.cache", "localtime", "mime.types")
+_TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+class Mode(Enum):
+    MAPPED_ROOT = "mapped-root"  # the server is root: ids 0-65535 mapped onto themselves
+    UNPRIVILEGED = "unprivileged"  # bubblewrap's own mapping: the server's uid is 1000 inside
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class Isolation:
+    mode: Mode
+    bwrap: str | None
+    python: str | None
+    reason: str = ""  # why UNAVAILABLE
+
+    @property
+    def available(self) -> bool:
+        return self.mode is not Mode.UNAVAILABLE
+
+    @property
+    def has_root(self) -> bool:
+        return self.mode is Mode.MAPPED_ROOT
+
+    def describe(self) -> str:
+        if self.mode is Mode.MAPPED_ROOT:
+            return (
+                f"sandboxes run in bubblewrap (own user namespace: uids 0-65535 inside are {ID_BASE}-"
+                f"{ID_BASE + ID_RANGE - 1} on the host; own pid, mount, ipc and uts namespaces)"
+            )
+        if self.mode is Mode.UNPRIVILEGED:
+            return (
+                "sandboxes run in bubblewrap as uid 1000 (the server is not root: commands as user 'root' are refused)"
+            )
+        return f"sandboxes cannot run processes here: {self.reason}; data-plane calls are refused"
+
+
+def probe() -> Isolation:
+    """Whether bubblewrap, a host python and user namespaces work here (one short run, some 10 ms)."""
+    bwrap = shutil.which("bwrap")
+    python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+    if bwrap is None:
+        return Isolation(
+            Mode.UNAVAILABLE, None, python, "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+        )
+    if python is None:
+        return Isolation(Mode.UNAVAILABLE, bwrap, None, "no /usr/bin/python3 to run the sandbox's agent")
+    mode = Mode.MAPPED_ROOT if os.geteuid() == 0 and shutil.which("unshare") else Mode.UNPRIVILEGED
+    argv = [*command_prefix(mode, bwrap), *_system_binds(), "--unshare-pid", "--unshare-net", "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False, env=environment(mode))
+    except (OSError, subprocess.SubprocessError) as failure:
+        return Isolation(Mode.UNAVAILABLE, bwrap, python, f"bubblewrap does not start: {failure}")
+    if done.returncode != 0:
+        detail = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
+        return Isolation(Mode.UNAVAILABLE, bwrap, python, f"bubblewrap cannot create namespaces here ({detail})")
+    return Isolation(mode, bwrap, python)
+
+
+def command_prefix(mode: Mode, bwrap: str) -> list[str]:
+    """What runs bubblewrap: in a user namespace the server maps (root), or bubblewrap's own."""
+    if mode is Mode.MAPPED_ROOT:
+        # unshare maps the namespace's ids through newuidmap/newgidmap (ours, see `environment`),
+        # becomes its root before exec (an exec as the unmapped host root would drop every
+        # capability), and execs bubblewrap, which holds every capability in that namespace only.
+        maps = [f"--map-users={ID_BASE},0,{ID_RANGE}", f"--map-groups={ID_BASE},0,{ID_RANGE}"]
+        return ["unshare", "--user", *maps, "--setuid", "0", "--setgid", "0", "--", bwrap]
+    return [bwrap, "--unshare-user", "--uid", "1000", "--gid", "1000"]
+
+
+def environment(mode: Mode) -> dict[str, str]:
+    """The environment bubblewrap starts with (the agent sets each command's own)."""
+    path = "/usr/sbin:/usr/bin:/sbin:/bin"
+    if mode is Mode.MAPPED_ROOT:
+        path = f"{_id_map_writers()}:{path}"
+    return {"PATH": path}
+
+
+@functools.cache
+def _id_map_writers() -> str:
+    """A folder with `newuidmap` and `newgidmap` for unshare: as root, writing the maps is all they need to do.
+
+    (The shadow package's setuid tools would check /etc/subuid; this server, root, maps a range it chose.)
+    """
+    folder = Path(tempfile.mkdtemp(prefix="e2b-local-idmap-"))
+    for tool, name in (("newuidmap", "uid_map"), ("newgidmap", "gid_map")):
+        script = folder / tool
+        script.write_text(f'#!/bin/sh\npid=$1; shift; echo "$@" > "/proc/$pid/{name}"\n')
+        script.chmod(0o700)
+    atexit.register(shutil.rmtree, folder, True)
+    return str(folder)
+
+
+def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_source: str, agent_fd: int) -> list[str]:
+    """The whole command line of a sandbox whose first process is the agent."""
+    assert isolation.bwrap is not None and isolation.python is not None
+    argv = [*command_prefix(isolation.mode, isolation.bwrap), *_system_binds()]
+    for name in BOUND:
+        argv += ["--bind", str(root / name), f"/{name}"]
+    for name in _HOST_ETC:
+        argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", HOSTNAME]
+    if not network:
+        argv.append("--unshare-net")
+    argv += ["--die-with-parent", "--new-session", "--as-pid-1", "--chdir", "/"]
+    argv += ["--", isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd)]
+    return argv
+
+
+def _system_binds() -> list[str]:
+    argv = ["--ro-bind", "/usr", "/usr"]
+    for name in _TOP_LEVEL:
+        path = Path("/") / name
+        if path.is_symlink():
+            argv += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.is_dir():
+            argv += ["--ro-bind", str(path), f"/{name}"]
+    return [*argv, "--proc", "/proc", "--dev", "/dev"]
+
+
+def check_traversable(folder: Path) -> str | None:
+    """Why bubblewrap, as the sandbox's root (not the host's), could not reach `folder`; None if it can.
+
+    Every folder above it must let others through (x); the state folder itself is made so.
+    """
+    for parent in folder.resolve().parents:
+        if not os.stat(parent).st_mode & 0o001:
+            return f"{parent} does not let other users through (chmod o+x it, or choose another --state folder)"
+    return None
+
+
+def host_id(mode: Mode, inside: int) -> int:
+    """The host uid (or gid) of id `inside` of a sandbox: who owns its files on the host.
+
+    For the filesystem service: a file written for user `user` belongs to `host_id(mode, 1000)`.
+    An unprivileged server's own uid is the only id inside, so its files are already right.
+    """
+    return ID_BASE + inside if mode is Mode.MAPPED_ROOT else os.geteuid()

@@ -1,0 +1,300 @@
+"""One running command: its output fanned out to subscribers, its input, its end.
+
+Output is read as it comes (32 KiB reads, 16 KiB for a terminal, as envd) and
+copied to each subscriber's queue; with nobody subscribed it is dropped, as envd
+drops it. Each queue is bounded: while one holds more than `HIGH_WATER` bytes
+the process's output is not read (the process waits on its pipe, as with any
+slow reader), and a subscriber that stays above it for `STALL_SECONDS` loses
+its stream with a `resource_exhausted` error instead of holding the process
+longer; the others go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import fcntl
+import os
+import struct
+import termios
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+
+from e2b_local_api.runtime.exits import Exit
+
+HIGH_WATER = 4 << 20
+LOW_WATER = 1 << 20
+STALL_SECONDS = 30.0
+STD_CHUNK = 32 << 10
+PTY_CHUNK = 16 << 10
+INPUT_SECONDS = 30.0  # a process that reads none of its input for this long fails the write
+
+Stream = Literal["stdout", "stderr", "pty"]
+
+
+@dataclass
+class Subscription:
+    """One stream's view of a process: the events since it subscribed, bounded in bytes."""
+
+    process: ManagedProcess
+    queue: deque[tuple[Stream, bytes] | Exit] = field(default_factory=deque)
+    size: int = 0
+    error: ConnectError | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def push(self, item: tuple[Stream, bytes] | Exit) -> None:
+        self.queue.append(item)
+        if not isinstance(item, Exit):
+            self.size += len(item[1])
+        self.wake.set()
+
+    def fail(self, error: ConnectError) -> None:
+        if self.error is None:
+            self.error = error
+        self.wake.set()
+
+    async def next(self, timeout: float | None) -> tuple[Stream, bytes] | Exit | None:
+        """The next event; None when `timeout` passed first. Raises the stream's error, once its events are out."""
+        while True:
+            if self.error is not None:
+                raise self.error  # a pause, a kill or a stall ends the stream at once
+            if self.queue:
+                break
+            self.wake.clear()
+            try:
+                await asyncio.wait_for(self.wake.wait(), timeout)
+            except TimeoutError:
+                return None
+        item = self.queue.popleft()
+        if not isinstance(item, Exit):
+            self.size -= len(item[1])
+            self.process.drained()
+        return item
+
+
+class ManagedProcess:
+    def __init__(
+        self,
+        pid: int,
+        *,
+        config: object,
+        tag: str | None,
+        outputs: dict[int, Stream],
+        stdin: int | None,
+        pty: int | None,
+        on_done: Callable[[ManagedProcess], None],
+    ) -> None:
+        self.pid = pid
+        self.config = config  # the StartRequest's ProcessConfig, as List returns it
+        self.tag = tag
+        self.exit: Exit | None = None
+        self._loop = asyncio.get_running_loop()
+        self._outputs = dict(outputs)
+        self._reading = False
+        self._stdin = stdin
+        self.pty = pty
+        self._on_done = on_done
+        self._subscribers: list[Subscription] = []
+        self._pending_exit: Exit | None = None
+        self._stall: asyncio.TimerHandle | None = None
+        self.done = asyncio.Event()
+        for fd in self._outputs:
+            os.set_blocking(fd, False)
+        if stdin is not None:
+            os.set_blocking(stdin, False)
+        self._resume_reading()
+
+    # --- subscribers -----------------------------------------------------------------------------------------------
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._subscribers)
+
+    def subscribe(self) -> Subscription:
+        subscription = Subscription(self)
+        if self.exit is not None:
+            subscription.push(self.exit)
+        else:
+            self._subscribers.append(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        if subscription in self._subscribers:
+            self._subscribers.remove(subscription)
+            self.drained()
+
+    def fail_streams(self, error: ConnectError) -> None:
+        """End every open stream of this process with `error` (a pause, a kill); the process is untouched."""
+        for subscription in self._subscribers:
+            subscription.fail(error)
+        self._subscribers.clear()
+        self.drained()
+
+    # --- output ----------------------------------------------------------------------------------------------------
+
+    def _publish(self, item: tuple[Stream, bytes] | Exit) -> None:
+        for subscription in self._subscribers:
+            subscription.push(item)
+        if not isinstance(item, Exit) and any(s.size > HIGH_WATER for s in self._subscribers):
+            self._pause_reading()
+
+    def _read(self, fd: int) -> None:
+        stream = self._outputs[fd]
+        try:
+            data = os.read(fd, PTY_CHUNK if stream == "pty" else STD_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError as error:
+            if error.errno != errno.EIO:  # EIO: a terminal whose last process left
+                raise
+            data = b""
+        if data:
+            if self._subscribers:
+                self._publish((stream, data))
+            return
+        self._close_output(fd)
+
+    def _close_output(self, fd: int) -> None:
+        if self._reading:
+            self._loop.remove_reader(fd)
+        del self._outputs[fd]
+        if fd != self.pty:
+            os.close(fd)
+        self._maybe_end()
+
+    def stop_output(self) -> None:
+        """Stop reading output (envd does on SIGKILL and SIGTERM): the end follows the exit alone."""
+        for fd in list(self._outputs):
+            self._close_output(fd)
+
+    def _pause_reading(self) -> None:
+        if not self._reading:
+            return
+        self._reading = False
+        for fd in self._outputs:
+            self._loop.remove_reader(fd)
+        self._stall = self._loop.call_later(STALL_SECONDS, self._drop_stalled)
+
+    def _resume_reading(self) -> None:
+        if self._reading:
+            return
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        self._reading = True
+        for fd in self._outputs:
+            self._loop.add_reader(fd, self._read, fd)
+
+    def drained(self) -> None:
+        if not self._reading and all(s.size <= LOW_WATER for s in self._subscribers):
+            self._resume_reading()
+
+    def _drop_stalled(self) -> None:
+        self._stall = None
+        for subscription in [s for s in self._subscribers if s.size > HIGH_WATER]:
+            self._subscribers.remove(subscription)
+            subscription.fail(
+                ConnectError(
+                    Code.RESOURCE_EXHAUSTED,
+                    f"the client read process {self.pid}'s output too slowly: more than {HIGH_WATER >> 20} MiB "
+                    f"waited for over {STALL_SECONDS:g} s; the process goes on, connect again to follow it",
+                )
+            )
+        self._resume_reading()
+
+    # --- end -------------------------------------------------------------------------------------------------------
+
+    def exited(self, exit: Exit) -> None:
+        """The agent reaped the process; the end goes out once its output is read to the end."""
+        self._pending_exit = exit
+        self._maybe_end()
+
+    def _maybe_end(self) -> None:
+        if self._pending_exit is None or self._outputs or self.exit is not None:
+            return
+        self.exit = self._pending_exit
+        self._publish(self.exit)
+        self._subscribers.clear()
+        self._release()
+        self.done.set()
+        self._on_done(self)
+
+    def abandon(self) -> None:
+        """The sandbox ended under the process: close everything, publish nothing."""
+        if self._stall is not None:
+            self._stall.cancel()
+        for fd in list(self._outputs):
+            if self._reading:
+                self._loop.remove_reader(fd)
+            if fd != self.pty:
+                os.close(fd)
+        self._outputs.clear()
+        self._release()
+        self.done.set()
+
+    def _release(self) -> None:
+        if self._stdin is not None:
+            os.close(self._stdin)
+            self._stdin = None
+        if self.pty is not None:
+            os.close(self.pty)
+            self.pty = None
+
+    # --- input -----------------------------------------------------------------------------------------------------
+
+    async def write_stdin(self, data: bytes) -> None:
+        if self.pty is not None:
+            raise ValueError("a terminal is assigned to the process: send its input as pty input, not stdin")
+        if self._stdin is None:
+            raise ValueError("stdin is not enabled or was closed (start the process with stdin=True)")
+        await self._write(self._stdin, data)
+
+    async def write_pty(self, data: bytes) -> None:
+        if self.pty is None:
+            raise ValueError("no terminal is assigned to the process: send its input as stdin, not pty input")
+        await self._write(self.pty, data)
+
+    def close_stdin(self) -> None:
+        if self.pty is not None:
+            raise ValueError("the process has a terminal, whose input cannot be closed: send Ctrl-D (0x04) instead")
+        if self._stdin is not None:
+            os.close(self._stdin)
+            self._stdin = None
+
+    def resize(self, cols: int, rows: int) -> None:
+        if self.pty is None:
+            raise ValueError("no terminal is assigned to the process")
+        fcntl.ioctl(self.pty, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    async def _write(self, fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        deadline = self._loop.time() + INPUT_SECONDS
+        while view:
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                written = 0
+            except BrokenPipeError as error:
+                raise ValueError(f"process {self.pid} does not read its input any more (it closed it)") from error
+            view = view[written:]
+            if view:
+                ready: asyncio.Future[None] = self._loop.create_future()
+                self._loop.add_writer(fd, _settle, ready)
+                try:
+                    await asyncio.wait_for(ready, max(0.0, deadline - self._loop.time()))
+                except TimeoutError as error:
+                    raise ValueError(
+                        f"process {self.pid} read none of its input for {INPUT_SECONDS:g} s; the rest was not written"
+                    ) from error
+                finally:
+                    self._loop.remove_writer(fd)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

@@ -1,0 +1,399 @@
+"""One sandbox's process tree: its agent in bubblewrap, the commands it started, pause and kill.
+
+The agent is pid 1 of the sandbox's pid namespace: killing it (SIGKILL from
+the host) ends every process of the namespace, `setsid`'d ones included.
+Pausing stops each process of the namespace with SIGSTOP, the agent too, until
+a pass over `/proc` finds none left running; resuming continues them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import posixpath
+import signal
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+
+from e2b_local_api.runtime import agent, exits, isolation
+from e2b_local_api.runtime.agent_client import AgentClient, AgentError, AgentGone
+from e2b_local_api.runtime.isolation import ID_BASE, Isolation, Mode
+from e2b_local_api.runtime.layout import USER_GID, USER_UID, Layout
+from e2b_local_api.runtime.processes import ManagedProcess
+
+MAX_PROCESSES = 256
+START_SECONDS = 10.0
+RETAIN_SECONDS = 30.0  # an ended process's `end` stays available to a late Connect, as envd keeps it
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_AGENT_SOURCE = Path(agent.__file__).read_text()
+
+
+class SandboxError(Exception):
+    """A request the sandbox cannot serve; `kind` says which Connect code it is."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # "invalid_argument", "not_found", "resource_exhausted", "unauthenticated", "unavailable"
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+
+USERS = {"user": User("user", USER_UID, USER_GID, "/home/user"), "root": User("root", 0, 0, "/root")}
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """What Start asks for, in the runtime's terms."""
+
+    cmd: str
+    args: tuple[str, ...]
+    envs: Mapping[str, str]
+    cwd: str | None
+    user: str
+    stdin: bool
+    pty_size: tuple[int, int] | None  # cols, rows
+    tag: str | None
+    config: object  # the request's ProcessConfig, for List
+
+
+class SandboxRuntime:
+    def __init__(
+        self,
+        sandbox_id: str,
+        *,
+        layout: Layout,
+        isolation: Isolation,
+        env_vars: Mapping[str, str],
+        network: bool,
+    ) -> None:
+        self.sandbox_id = sandbox_id
+        self.layout = layout
+        self.isolation = isolation
+        self.env_vars = dict(env_vars)
+        self.network = network
+        self.processes: dict[int, ManagedProcess] = {}
+        self._terminated: dict[int, tuple[ManagedProcess, float]] = {}
+        self._early_exits: dict[int, int] = {}
+        self.frozen = False
+        self.ended = False
+        # What the filesystem service and /files read of it (e2b_local_api/dataplane/sandbox_view.py SandboxView).
+        self.access_token: str | None = None
+        self.secure = False
+        self.id_offset = ID_BASE if isolation.mode is Mode.MAPPED_ROOT else 0
+        self._not_running = asyncio.Event()
+        self._bwrap: asyncio.subprocess.Process | None = None
+        self._agent: AgentClient | None = None
+        self.agent_pid: int | None = None  # host pid of the namespace's pid 1
+
+    # --- start and end ---------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = isolation.sandbox_argv(
+            self.isolation, self.layout.root, network=self.network, agent_source=_AGENT_SOURCE, agent_fd=theirs.fileno()
+        )
+        try:
+            # bubblewrap passes inherited fds on: the agent finds its socket under the same number.
+            self._bwrap = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                pass_fds=(theirs.fileno(),),
+                env=isolation.environment(self.isolation.mode),
+                start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        self._agent = AgentClient(ours, self._on_exit)
+        process = self._bwrap
+        try:
+            await asyncio.wait_for(asyncio.shield(self._agent.ready), START_SECONDS)
+        except (AgentGone, TimeoutError) as error:
+            detail = b""
+            if process.stderr is not None:
+                try:
+                    detail = await asyncio.wait_for(process.stderr.read(4000), 1)
+                except TimeoutError:
+                    pass
+            self.kill()
+            reason = detail.decode(errors="replace").strip() or str(error) or type(error).__name__
+            raise SandboxError("unavailable", f"sandbox {self.sandbox_id} could not start: {reason}") from error
+        self.agent_pid = _only_child(process.pid)
+
+    @property
+    def root(self) -> Path:
+        """The host folder that is the sandbox's `/`."""
+        return self.layout.root
+
+    @property
+    def state(self) -> Literal["running", "paused", "gone"]:
+        return "gone" if self.ended else "paused" if self.frozen else "running"
+
+    async def wait_not_running(self) -> None:
+        """Return once the sandbox is paused or gone: open watch streams end then."""
+        await self._not_running.wait()
+
+    def pids(self) -> list[int]:
+        return self.members()
+
+    def kill(self) -> None:
+        """End every process of the sandbox now (the namespace's pid 1 dies, taking the rest)."""
+        if self.ended:
+            return
+        self.ended = True
+        self._not_running.set()
+        target = self.agent_pid or (self._bwrap.pid if self._bwrap is not None else None)
+        if target is not None:
+            for pid in (target, self._bwrap.pid if self._bwrap is not None else None):
+                if pid is not None:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        if self._agent is not None:
+            self._agent.close()
+        gone = ConnectError(
+            Code.UNAVAILABLE, f"The sandbox {self.sandbox_id} was not found: it was killed or timed out"
+        )
+        for process in list(self.processes.values()):
+            process.fail_streams(gone)
+            process.abandon()
+        self.processes.clear()
+        self._terminated.clear()
+
+    def fail_streams(self, error: ConnectError) -> None:
+        for process in self.processes.values():
+            process.fail_streams(error)
+
+    async def wait_ended(self) -> None:
+        if self._bwrap is not None:
+            await self._bwrap.wait()
+
+    # --- the agent -------------------------------------------------------------------------------------------------
+
+    async def ping(self, timeout: float) -> bool:
+        """Whether the agent answers within `timeout` seconds (the pause's health check)."""
+        if self._agent is None or self.ended or self.frozen:
+            return False
+        try:
+            await asyncio.wait_for(self._agent.request({"op": "ping"}), timeout)
+        except (TimeoutError, AgentGone, AgentError):
+            return False
+        return True
+
+    def _on_exit(self, pid: int, status: int) -> None:
+        process = self.processes.get(pid)
+        if process is None:
+            self._early_exits[pid] = status  # the exit overtook the spawn's answer
+            return
+        process.exited(exits.from_wait_status(status))
+
+    def _done(self, process: ManagedProcess) -> None:
+        if self.processes.get(process.pid) is process:
+            del self.processes[process.pid]
+        now = time.monotonic()
+        self._terminated = {p: v for p, v in self._terminated.items() if v[1] > now}
+        self._terminated[process.pid] = (process, now + RETAIN_SECONDS)
+
+    # --- processes -------------------------------------------------------------------------------------------------
+
+    def find(self, pid: int | None = None, tag: str | None = None, *, ended: bool = False) -> ManagedProcess:
+        """A running process by pid or tag (with `ended`, one that ended in the last 30 s too)."""
+        for process in self.processes.values():
+            if (pid is not None and process.pid == pid) or (tag is not None and process.tag == tag):
+                return process
+        if ended:
+            now = time.monotonic()
+            for process, expiry in self._terminated.values():
+                if expiry > now and (
+                    (pid is not None and process.pid == pid) or (tag is not None and process.tag == tag)
+                ):
+                    return process
+        what = f"pid {pid}" if pid is not None else f"tag {tag}"
+        raise SandboxError("not_found", f"process with {what} not found")
+
+    async def spawn(self, spawn: Spawn) -> ManagedProcess:
+        if self._agent is None or self.ended:
+            raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended")
+        user = USERS.get(spawn.user)
+        if user is None:
+            raise SandboxError("unauthenticated", f"invalid username: '{spawn.user}'")
+        if user.uid == 0 and not self.isolation.has_root:
+            raise SandboxError(
+                "unauthenticated",
+                "user 'root' is not available: the local server runs unprivileged, so its sandboxes have only "
+                "'user' (uid 1000); run the server as root for a root user inside",
+            )
+        if len(self.processes) >= MAX_PROCESSES:
+            raise SandboxError(
+                "resource_exhausted",
+                f"sandbox {self.sandbox_id} already runs {MAX_PROCESSES} processes started through envd, "
+                "its limit: wait for some to end or kill them",
+            )
+        cwd = _resolve_cwd(spawn.cwd, user)
+        env = {"PATH": PATH, "HOME": user.home, "USER": user.name, "LOGNAME": user.name}
+        env.update(self.env_vars)
+        env.update(spawn.envs)
+        ids = (user.uid, user.gid, [user.gid]) if self.isolation.has_root else (USER_UID, USER_GID, [])
+        request: dict[str, Any] = {
+            "op": "spawn",
+            "argv": [spawn.cmd, *spawn.args],
+            "env": env,
+            "cwd": cwd,
+            "uid": ids[0],
+            "gid": ids[1],
+            "groups": ids[2],
+            "pty": list(spawn.pty_size) if spawn.pty_size is not None else None,
+        }
+        theirs: list[int] = []
+        outputs: dict[int, str] = {}
+        stdin_fd: int | None = None
+        master: int | None = None
+        try:
+            if spawn.pty_size is None:
+                if spawn.stdin:
+                    child_in, stdin_fd = os.pipe()
+                else:
+                    child_in = os.open(os.devnull, os.O_RDONLY)
+                out_r, out_w = os.pipe()
+                err_r, err_w = os.pipe()
+                theirs = [child_in, out_w, err_w]
+                outputs = {out_r: "stdout", err_r: "stderr"}
+            try:
+                answer = await self._agent.request(request, theirs)
+            except AgentError as error:
+                raise SandboxError(
+                    "invalid_argument", f"error starting process '{' '.join(request['argv'])}': {error}"
+                ) from error
+            except AgentGone as error:
+                raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended") from error
+        except BaseException:
+            for fd in [*outputs, *([stdin_fd] if stdin_fd is not None else [])]:
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        pid = int(answer["pid"])
+        if spawn.pty_size is not None:
+            (master,) = answer["fds"]  # the terminal's master side, opened inside the sandbox
+            outputs[master] = "pty"
+        process = ManagedProcess(
+            pid,
+            config=spawn.config,
+            tag=spawn.tag,
+            outputs=outputs,  # type: ignore[arg-type]
+            stdin=stdin_fd,
+            pty=master,
+            on_done=self._done,
+        )
+        self.processes[pid] = process
+        self._terminated.pop(pid, None)
+        early = self._early_exits.pop(pid, None)
+        if early is not None:
+            process.exited(exits.from_wait_status(early))
+        return process
+
+    async def signal(self, process: ManagedProcess, number: int) -> None:
+        if self._agent is None:
+            raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended")
+        try:
+            await self._agent.request({"op": "signal", "pid": process.pid, "signal": number})
+        except AgentError as error:
+            raise SandboxError("not_found", str(error)) from error
+        except AgentGone as error:
+            raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended") from error
+        if number in (signal.SIGKILL, signal.SIGTERM):
+            # Only now: closing its pipes first would kill it by SIGPIPE before the signal came.
+            process.stop_output()
+
+    # --- pause -----------------------------------------------------------------------------------------------------
+
+    def members(self) -> list[int]:
+        """Host pids of every process of the sandbox's pid namespace."""
+        if self.agent_pid is None:
+            return []
+        try:
+            namespace = os.readlink(f"/proc/{self.agent_pid}/ns/pid")
+        except OSError:
+            return []
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
+                        found.append(int(entry))
+                except OSError:
+                    continue
+        return found
+
+    def freeze(self) -> None:
+        """SIGSTOP every process of the namespace, again until a pass finds none running (forks race the first)."""
+        self.frozen = True
+        self._not_running.set()
+        stopped: set[int] = set()
+        for _ in range(50):
+            running = [pid for pid in self.members() if pid not in stopped or not _is_stopped(pid)]
+            if not running:
+                return
+            for pid in running:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    continue
+                stopped.add(pid)
+            time.sleep(0.001)
+
+    def thaw(self) -> None:
+        self.frozen = False
+        if not self.ended:
+            self._not_running.clear()
+        for pid in self.members():
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                continue
+
+
+def _resolve_cwd(cwd: str | None, user: User) -> str:
+    """envd's rules: unset is the user's home, `~` expands to it, a relative path is under it."""
+    if not cwd:
+        return user.home
+    if cwd.startswith("~"):
+        if len(cwd) > 1 and cwd[1] != "/":
+            raise SandboxError("invalid_argument", f"cannot expand user-specific home dir in cwd '{cwd}'")
+        cwd = user.home + cwd[1:]
+    if "\0" in cwd:
+        raise SandboxError("invalid_argument", "cwd contains a NUL byte")
+    return posixpath.normpath(posixpath.join(user.home, cwd))
+
+
+def _is_stopped(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return True  # gone: nothing to stop
+    return fields[0] in (b"T", b"t", b"Z", b"X")
+
+
+def _only_child(pid: int) -> int | None:
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None

@@ -1,0 +1,1 @@
+"""Commands' and terminals' types and the decoding of a process's event stream."""

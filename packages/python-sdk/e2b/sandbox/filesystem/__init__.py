@@ -1,0 +1,1 @@
+"""Filesystem types, entry and event decoding, and the shapes of uploads."""

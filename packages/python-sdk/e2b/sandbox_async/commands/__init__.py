@@ -1,0 +1,1 @@
+"""`sbx.commands` and `sbx.pty`."""

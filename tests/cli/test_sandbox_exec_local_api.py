@@ -1,0 +1,178 @@
+"""`e2b sandbox exec`, `connect` and `create` inside a sandbox of the local API server, as real processes.
+
+The terminal sessions run in tmux (tests/cli/tmux.py). The tests that reach
+into the sandbox skip, with the reason, while the SDK has no data plane
+(`Sandbox.commands`, `Sandbox.pty`); the bad input ones run regardless.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import e2b
+import pytest
+from e2b_cli.errors import ExitStatus
+
+from tests.cli.local_api_process import DEV_KEY, E2B, NEEDS_SCRIPTS, serving
+from tests.cli.tmux import NEEDS_TMUX, Tmux, terminal
+
+pytestmark = NEEDS_SCRIPTS
+NEEDS_DATA_PLANE = pytest.mark.skipif(
+    not (hasattr(e2b, "PtySize") and hasattr(e2b.Sandbox, "commands") and hasattr(e2b.Sandbox, "pty")),
+    reason="the SDK's data plane (Sandbox.commands, Sandbox.pty, e2b.PtySize) is not installed",
+)
+# A login shell's prompt ends with "$ " or "# ", whatever it shows before.
+PROMPT = re.compile(r"[$#] ?$", flags=re.M)
+
+
+class Server:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("E2B_", "TMUX"))}
+        return {**env, "E2B_API_URL": self.url, "E2B_API_KEY": DEV_KEY, "NO_COLOR": "1"}
+
+    def e2b(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        assert E2B is not None
+        return subprocess.run(
+            [E2B, *args],
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=120,
+        )
+
+    def sandbox(self) -> str:
+        created = self.e2b("sandbox", "create", "-d")
+        assert created.returncode == 0, created.stderr
+        return created.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    with serving() as (url, _control):
+        yield Server(url)
+
+
+@pytest.fixture(scope="module")
+def sandbox_id(server: Server) -> str:
+    return server.sandbox()
+
+
+# --- bad input: said before anything runs ----------------------------------------------
+
+
+def test_an_unknown_sandbox_is_not_found(server: Server) -> None:
+    done = server.e2b("sandbox", "exec", "nope", "--", "true")
+    assert done.returncode == ExitStatus.FAILED, done.stderr
+    assert done.stderr.splitlines() == [
+        "Error: sandbox 'nope' not found",
+        "Run `e2b sandbox list` to see your team's sandboxes.",
+    ]
+
+
+@pytest.mark.parametrize("args", [["--"], []])
+def test_no_command_is_a_usage_error(server: Server, sandbox_id: str, args: list[str]) -> None:
+    done = server.e2b("sandbox", "exec", sandbox_id, *args)
+    assert done.returncode == ExitStatus.USAGE
+    assert "Error: no command to run: e2b sandbox exec SANDBOX_ID -- COMMAND [ARG]..." in done.stderr
+
+
+def test_a_malformed_env_is_a_usage_error(server: Server, sandbox_id: str) -> None:
+    done = server.e2b("sandbox", "exec", "-e", "NOEQUALS", sandbox_id, "--", "true")
+    assert done.returncode == ExitStatus.USAGE
+    assert "Invalid value for '-e' / '--env': 'NOEQUALS' is not KEY=VALUE." in done.stderr
+
+
+# --- exec ---------------------------------------------------------------------------------
+
+
+@NEEDS_DATA_PLANE
+def test_exec_streams_stdout_and_stderr_apart_and_exits_with_the_command_s_status(
+    server: Server, sandbox_id: str
+) -> None:
+    done = server.e2b("sandbox", "exec", sandbox_id, "echo out; echo err >&2; exit 3")
+    assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")
+    assert server.e2b("sandbox", "exec", sandbox_id, "--", "echo", "a b", "$HOME").stdout == "a b $HOME\n"
+
+
+@NEEDS_DATA_PLANE
+def test_piped_stdin_reaches_the_command_and_is_closed(server: Server, sandbox_id: str) -> None:
+    text = "".join(f"line {n}\n" for n in range(20_000))  # above one 64 KiB chunk
+    done = server.e2b("sandbox", "exec", sandbox_id, "--", "cat", stdin=text)
+    assert (done.returncode, done.stdout == text) == (0, True), done.stderr
+
+
+@NEEDS_DATA_PLANE
+def test_a_command_that_stops_reading_its_input_is_not_a_failure(server: Server, sandbox_id: str) -> None:
+    done = server.e2b("sandbox", "exec", sandbox_id, "--", "head", "-c", "10", stdin="y\n" * 1_000_000)
+    assert (done.returncode, done.stdout) == (0, "y\n" * 5), done.stderr
+    assert done.stderr in ("", "e2b: the command exited before it read all of its input.\n")
+
+
+@NEEDS_DATA_PLANE
+def test_env_cwd_and_user(server: Server, sandbox_id: str) -> None:
+    done = server.e2b(
+        "sandbox", "exec", "-e", "A=1", "-e", "B=x=y", "-c", "/tmp", sandbox_id, "--", "sh", "-c", 'echo "$A $B $PWD"'
+    )
+    assert (done.returncode, done.stdout) == (0, "1 x=y /tmp\n"), done.stderr
+    root = server.e2b("sandbox", "exec", "-u", "root", sandbox_id, "--", "id", "-u")
+    assert (root.returncode, root.stdout) == (0, "0\n"), root.stderr
+
+
+@NEEDS_DATA_PLANE
+def test_background_prints_the_pid_as_json(server: Server, sandbox_id: str) -> None:
+    done = server.e2b("sandbox", "exec", "-b", "--json", sandbox_id, "--", "sleep", "30")
+    assert done.returncode == 0, done.stderr
+    started = json.loads(done.stdout)
+    assert started["sandbox_id"] == sandbox_id and isinstance(started["pid"], int) and started["pid"] > 0
+    listed = server.e2b("sandbox", "exec", sandbox_id, "--", "kill", str(started["pid"]))
+    assert listed.returncode == 0, listed.stderr  # it was still running: the CLI left it so
+
+
+# --- terminals ------------------------------------------------------------------------------
+
+
+def _prompt(session: Tmux) -> None:
+    session.wait_for("the remote shell's prompt", lambda screen: bool(PROMPT.search(screen.rstrip("\n "))))
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+def test_connect_opens_a_terminal_that_ctrl_d_ends(server: Server, sandbox_id: str, tmp_path: Path) -> None:
+    assert E2B is not None
+    with terminal([E2B, "sandbox", "connect", sandbox_id], tmp_path, server.env()) as session:
+        _prompt(session)
+        session.type("echo hi")
+        session.wait_for_line("hi")
+        session.wait_for_size(24, 80)
+        session.resize(100, 30)
+        session.wait_for_size(30, 100)
+        session.keys("C-d")
+        assert session.wait_for_file("status") == "0\n"
+        session.wait_for_line(f"Closed the terminal on sandbox {sandbox_id}.")
+        after, before = ((tmp_path / name).read_text() for name in ("after", "before"))
+        size = re.compile(r"(rows|columns) \d+;")  # a resize changes it, and the lines' wrapping
+        assert size.sub("", after).split() == size.sub("", before).split()
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+def test_create_opens_a_terminal_and_kills_the_sandbox_after_it(server: Server, tmp_path: Path) -> None:
+    assert E2B is not None
+    with terminal([E2B, "sandbox", "create"], tmp_path, server.env()) as session:
+        _prompt(session)
+        session.type("exit")
+        assert session.wait_for_file("status") == "0\n"
+        killed = session.wait_for("the kill", lambda screen: "Killed sandbox " in screen)
+    found = re.search(r"Killed sandbox (\S+) ", killed)
+    assert found is not None
+    assert server.e2b("sandbox", "info", found.group(1)).returncode == ExitStatus.FAILED

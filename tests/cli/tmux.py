@@ -1,0 +1,132 @@
+"""A real terminal for the CLI's tests: a tmux server of the test's own, 80x24, read from its screen.
+
+Each wait polls the screen (or a file) until a condition holds, with a
+generous deadline: never a fixed sleep. Skips when tmux is not installed
+(`.ci/run` installs Debian's).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+TMUX = shutil.which("tmux")
+NEEDS_TMUX = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install tmux)")
+DEADLINE = 60.0  # seconds: the machine is shared and loaded; a pass takes a fraction of it
+
+
+class Tmux:
+    """One session, `main`, running a shell line; `stty -a` is saved before and after it in `folder`."""
+
+    def __init__(self, socket: str, folder: Path) -> None:
+        self.socket = socket
+        self.folder = folder
+
+    def tmux(self, *args: str) -> str:
+        assert TMUX is not None
+        done = subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, (args, done.stderr)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "main")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "main", *keys)
+
+    def type(self, text: str) -> None:
+        """`text` typed as it is (-l: no key names), then Enter."""
+        self.tmux("send-keys", "-t", "main", "-l", text)
+        self.keys("Enter")
+
+    def resize(self, cols: int, rows: int) -> None:
+        self.tmux("resize-window", "-t", "main", "-x", str(cols), "-y", str(rows))
+
+    def wait_for(self, what: str, check: Callable[[str], bool]) -> str:
+        """The screen once `check` accepts it; fails, showing the screen, after `DEADLINE`."""
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            if time.monotonic() > deadline:
+                pytest.fail(f"waited {DEADLINE:.0f} s for {what}; the screen:\n{screen}")
+            time.sleep(0.05)
+
+    def wait_for_line(self, line: str) -> str:
+        return self.wait_for(repr(line), lambda screen: line in (row.rstrip() for row in screen.splitlines()))
+
+    def wait_for_size(self, rows: int, cols: int) -> None:
+        """Ask the shell in the terminal for its size until it says `rows` `cols`.
+
+        A resize travels as a signal, then a request, while typed keys travel
+        on their own: a question typed right after a resize may be answered
+        before the resize lands. Each question is numbered, and its own answer is waited for.
+        """
+        deadline = time.monotonic() + DEADLINE
+        for attempt in range(1, 1000):
+            self.type(f'echo "size{attempt}: $(stty size)"')
+            label = f"size{attempt}: "
+            screen = self.wait_for(f"answer {attempt}", _contains(label))
+            if f"{label}{rows} {cols}" in screen:
+                return
+            if time.monotonic() > deadline:
+                break
+        pytest.fail(f"the terminal never said {rows} {cols}; the screen:\n{self.screen()}")
+
+    def wait_for_file(self, name: str) -> str:
+        path = self.folder / name
+        deadline = time.monotonic() + DEADLINE
+        while not (path.exists() and path.read_text().endswith("\n")):
+            if time.monotonic() > deadline:
+                pytest.fail(f"waited {DEADLINE:.0f} s for {name}; the screen:\n{self.screen()}")
+            time.sleep(0.05)
+        return path.read_text()
+
+    def command_pid(self) -> int:
+        """The pid of the command the pane's shell runs (its one child)."""
+        shell = int(self.tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip())
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+            if children:
+                return int(children[0])
+            if time.monotonic() > deadline:
+                pytest.fail("the pane's shell started no command")
+            time.sleep(0.05)
+
+
+def _contains(text: str) -> Callable[[str], bool]:
+    return lambda screen: text in screen
+
+
+@contextmanager
+def terminal(argv: list[str], folder: Path, env: Mapping[str, str]) -> Iterator[Tmux]:
+    """`argv` in a new 80x24 terminal; `before`/`after` get `stty -a`, `status` its exit status."""
+    socket = f"e2b-test-{uuid.uuid4().hex[:12]}"
+    session = Tmux(socket, folder)
+    line = (
+        f"stty -a > {folder}/before; {shlex.join(argv)}; echo $? > {folder}/status.tmp; "
+        f"stty -a > {folder}/after; mv {folder}/status.tmp {folder}/status; exec sleep 3600"
+    )
+    assert TMUX is not None
+    # The tmux server is started by this call, with `env`: the session's commands inherit it.
+    subprocess.run(
+        [TMUX, "-L", socket, "-f", os.devnull, "new-session", "-d", "-x", "80", "-y", "24", "-s", "main", line],
+        env=dict(env),
+        check=True,
+        timeout=30,
+    )
+    try:
+        yield session
+    finally:
+        subprocess.run([TMUX, "-L", socket, "kill-server"], capture_output=True, timeout=30)

@@ -1,0 +1,137 @@
+"""Routing by `E2b-Sandbox-Id`: envd's answers for unknown sandboxes, tokens and ports; the control plane untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.local_api.sandboxes import RealServer, real_server
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RealServer]:
+    with real_server() as running:
+        yield running
+
+
+def test_create_reports_the_envd_version_served(server: RealServer) -> None:
+    sandbox = server.create()
+    assert sandbox["envdVersion"] == "0.6.4"
+    assert sandbox["envdAccessToken"]
+
+
+def test_unknown_sandbox_is_a_502_that_was_not_found(server: RealServer) -> None:
+    response = httpx.post(
+        f"{server.url}/process.Process/List",
+        json={},
+        headers={"E2b-Sandbox-Id": "inosuchsandbox", "E2b-Sandbox-Port": "49983", "X-Access-Token": "x"},
+    )
+    assert response.status_code == 502
+    assert response.json()["code"] == "unavailable"
+    assert "was not found" in response.json()["message"]
+
+
+def test_killed_sandbox_was_not_found(server: RealServer) -> None:
+    sandbox = server.create()
+    envd = server.envd(sandbox)
+    assert envd.unary("List", {}).status_code == 200
+    assert server.api.delete(f"/sandboxes/{sandbox['sandboxID']}").status_code == 204
+    response = envd.unary("List", {})
+    assert response.status_code == 502 and "was not found" in response.json()["message"]
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong"])
+def test_a_wrong_or_missing_access_token_is_unauthenticated(server: RealServer, token: str | None) -> None:
+    sandbox = server.create()
+    headers = {"E2b-Sandbox-Id": sandbox["sandboxID"], "E2b-Sandbox-Port": "49983"}
+    if token is not None:
+        headers["X-Access-Token"] = token
+    response = httpx.post(f"{server.url}/process.Process/List", json={}, headers=headers)
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthenticated"
+
+
+def test_the_api_key_is_not_asked_of_envd_and_the_token_opens_nothing_of_the_control_plane(
+    server: RealServer,
+) -> None:
+    sandbox = server.create()
+    envd = server.envd(sandbox)
+    assert envd.unary("List", {}).status_code == 200  # no X-API-Key sent
+    # Without E2b-Sandbox-Id the request is the control plane's, which wants its key.
+    response = httpx.get(f"{server.url}/v2/sandboxes", headers={"X-Access-Token": sandbox["envdAccessToken"]})
+    assert response.status_code == 401
+
+
+def test_another_port_is_not_open(server: RealServer) -> None:
+    sandbox = server.create()
+    response = server.envd(sandbox).unary("List", {}, **{"E2b-Sandbox-Port": "8080"})
+    assert response.status_code == 502
+    assert "port 8080 is not open" in response.json()["message"]
+
+
+def test_unknown_rpc_and_route(server: RealServer) -> None:
+    envd = server.envd(server.create())
+    response = httpx.post(f"{server.url}/process.Process/Nope", json={}, headers=envd.headers())
+    assert response.status_code == 404
+    response = httpx.get(f"{server.url}/nowhere", headers=envd.headers())
+    assert response.status_code == 404
+    assert "no envd endpoint" in response.json()["message"]
+
+
+def test_malformed_json_is_invalid_argument(server: RealServer) -> None:
+    envd = server.envd(server.create())
+    response = httpx.post(
+        f"{server.url}/process.Process/List",
+        content=b"{not json",
+        headers={**envd.headers(), "Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == "invalid_argument"
+
+
+def test_an_oversized_unary_request_is_refused_without_being_kept(server: RealServer) -> None:
+    envd = server.envd(server.create())
+
+    def body() -> Iterator[bytes]:
+        yield b'{"input":{"stdin":"'
+        chunk = b"A" * (1 << 20)
+        for _ in range(64):  # 64 MiB, above the 16 MiB cap; a real 1 GiB would only take longer
+            yield chunk
+        yield b'"}}'
+
+    response = httpx.post(
+        f"{server.url}/process.Process/SendInput",
+        content=body(),
+        headers={**envd.headers(), "Content-Type": "application/json"},
+        timeout=60,
+    )
+    assert response.status_code == 429, response.text  # resource_exhausted
+    assert response.json()["code"] == "resource_exhausted"
+
+
+def test_control_plane_still_served(server: RealServer, tmp_path: Path) -> None:
+    assert server.api.get("/v2/sandboxes").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"\x00\x00\x00\x00\x10{}", b"\x00\x00\x00\x00\x02{x", b"\x07\x00"],
+    ids=["truncated", "bad-json", "short-prefix"],
+)
+def test_a_malformed_stream_envelope_is_an_error_not_a_hang(server: RealServer, body: bytes) -> None:
+    envd = server.envd(server.create())
+    response = httpx.post(
+        f"{server.url}/process.Process/Start",
+        content=body,
+        headers={**envd.headers(), "Content-Type": "application/connect+json"},
+        timeout=30,
+    )
+    assert response.status_code == 200  # Connect streams carry their error in the end message
+    # connectrpc calls an incomplete envelope "zero messages" (unimplemented); connect-go would say
+    # invalid_argument. Either way an error, at once, and no process started.
+    assert b'"error"' in response.content, response.content
+    assert b"invalid_argument" in response.content or b"unimplemented" in response.content, response.content
+    assert envd.call("List", {}) == {}

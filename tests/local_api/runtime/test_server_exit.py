@@ -1,0 +1,107 @@
+"""The server's end is its sandboxes' end: after SIGKILL or SIGTERM no sandbox process is left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from e2b_local_api import DEV_API_KEY
+from e2b_local_api.runtime import isolation
+
+from tests.local_api.conftest import free_socket
+from tests.local_api.sandboxes import Envd, wait_for
+
+MARKER = "e2b-exit-test-sleep"  # the sleeps' argv[0]: easy to find in /proc, impossible to confuse
+
+
+def survivors(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def server_process() -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    if not isolation.probe().available:
+        pytest.skip("sandboxes cannot run processes on this machine")
+    state = Path(tempfile.mkdtemp(prefix="e2b-exit-test-"))
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()  # the server binds it again at once; a port taken meanwhile fails the start, not the test's claim
+    command = [
+        sys.executable,
+        "-m",
+        "e2b_local_api",
+        "--port",
+        str(port),
+        "--state",
+        str(state),
+        "--log-level",
+        "warning",
+    ]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: _up(url) or server.poll() is not None, "the server to answer")
+        assert server.poll() is None, server.stderr.read() if server.stderr else b""
+        yield server, url, state
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        subprocess.run(["rm", "-rf", str(state)], check=False)
+
+
+def _up(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health-of-control-plane", timeout=1).status_code > 0
+    except httpx.HTTPError:
+        return False
+
+
+def start_sleepers(url: str, tag: str) -> None:
+    api = httpx.Client(base_url=url, headers={"X-API-Key": DEV_API_KEY}, timeout=30)
+    for n in range(2):
+        sandbox = api.post("/sandboxes", json={"templateID": "base", "timeout": 300}).json()
+        envd = Envd(url, sandbox["sandboxID"], sandbox["envdAccessToken"])
+        # One in the command's group, one that left for its own session.
+        name = f"{MARKER}.{tag}{n}"
+        envd.run(
+            f"(exec -a {name} sleep 300) >/dev/null 2>&1 & setsid bash -c 'exec -a {name} sleep 300' >/dev/null 2>&1 &"
+        )
+    wait_for(lambda: len(survivors(f"{MARKER}.{tag}")) == 4, "the sleeps to run")
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM])
+def test_no_process_survives_the_server(
+    server_process: tuple[subprocess.Popen[bytes], str, Path], signal_number: int
+) -> None:
+    server, url, _ = server_process
+    tag = signal.Signals(signal_number).name.lower()
+    start_sleepers(url, tag)
+    server.send_signal(signal_number)
+    server.wait(timeout=30)
+    wait_for(lambda: not survivors(f"{MARKER}.{tag}"), "every sandbox process to end with the server")
+    # Nor the sandboxes' bubblewrap and agents.
+    assert not [pid for pid in survivors("bwrap") if pid != os.getpid() and _child_of(pid, server.pid)]
+
+
+def _child_of(pid: int, parent: int) -> bool:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == parent
+    except OSError:
+        return False

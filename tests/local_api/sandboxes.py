@@ -1,0 +1,172 @@
+"""A local server whose sandboxes run processes (bubblewrap), and a plain Connect client for envd.
+
+The server runs in a thread of the test process on a free 127.0.0.1 port, as
+`conftest.py`'s does, with a runtime whose state folder is the test's. The
+client speaks Connect's JSON codec over httpx with nothing generated in the
+way, so that tests see exactly what goes over the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from e2b_local_api import DEV_API_KEY, create_app
+from e2b_local_api.dataplane.routing import Router
+from e2b_local_api.http.http_protocol import server_config
+from e2b_local_api.runtime import isolation
+from e2b_local_api.runtime.registry import Runtimes
+
+from tests.local_api.conftest import free_socket, serving, url_of
+
+ENVD_PORT = "49983"
+
+
+@dataclass
+class RealServer:
+    url: str
+    runtimes: Runtimes
+    api: httpx.Client
+
+    def create(self, **body: Any) -> dict[str, Any]:
+        response = self.api.post("/sandboxes", json={"templateID": "base", **body})
+        assert response.status_code == 201, response.text
+        sandbox: dict[str, Any] = response.json()
+        return sandbox
+
+    def envd(self, sandbox: dict[str, Any]) -> Envd:
+        return Envd(self.url, sandbox["sandboxID"], sandbox["envdAccessToken"])
+
+
+@contextmanager
+def real_server() -> Iterator[RealServer]:
+    """The server's state is its own temporary folder (under the system's, which the sandboxes' root can
+    traverse, unlike pytest's), removed when the server stops."""
+    found = isolation.probe()
+    if not found.available:
+        pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
+    runtimes = Runtimes(found)
+    app = create_app(runtimes=runtimes)
+    sock = free_socket()
+    with serving(server_config(Router(app, runtimes), log_level="critical"), sock):
+        url = url_of(sock)
+        try:
+            with httpx.Client(base_url=url, headers={"X-API-Key": DEV_API_KEY}, timeout=30, verify=False) as api:
+                yield RealServer(url, runtimes, api)
+        finally:
+            runtimes.close_soon()  # as the CLI's server does on its exit signal: open streams end
+
+
+def envelope(message: dict[str, Any], flags: int = 0) -> bytes:
+    data = json.dumps(message).encode()
+    return struct.pack(">BI", flags, len(data)) + data
+
+
+def read_envelopes(chunks: Iterator[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk
+        while len(buffer) >= 5:
+            flags, size = struct.unpack(">BI", buffer[:5])
+            if len(buffer) < 5 + size:
+                break
+            yield flags, json.loads(buffer[5 : 5 + size])
+            buffer = buffer[5 + size :]
+
+
+class StreamEnded(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(f"{error.get('code')}: {error.get('message')}")
+        self.code = error.get("code")
+        self.message = error.get("message", "")
+
+
+@dataclass
+class Envd:
+    url: str
+    sandbox_id: str
+    token: str
+
+    def headers(self, **extra: str) -> dict[str, str]:
+        return {
+            "E2b-Sandbox-Id": self.sandbox_id,
+            "E2b-Sandbox-Port": ENVD_PORT,
+            "X-Access-Token": self.token,
+            "Connect-Protocol-Version": "1",
+            **extra,
+        }
+
+    def unary(self, method: str, body: dict[str, Any], **headers: str) -> httpx.Response:
+        return httpx.post(
+            f"{self.url}/process.Process/{method}",
+            json=body,
+            headers=self.headers(**headers),
+            timeout=30,
+        )
+
+    def call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.unary(method, body)
+        assert response.status_code == 200, response.text
+        answer: dict[str, Any] = response.json()
+        return answer
+
+    @contextmanager
+    def stream(self, method: str, body: dict[str, Any], **headers: str) -> Iterator[Iterator[dict[str, Any]]]:
+        """The events of a server stream; raises StreamEnded with the stream's error, if it has one."""
+        with httpx.stream(
+            "POST",
+            f"{self.url}/process.Process/{method}",
+            content=envelope(body),
+            headers=self.headers(**{"Content-Type": "application/connect+json", **headers}),
+            timeout=60,
+        ) as response:
+            assert response.status_code == 200, response.read()
+
+            def events() -> Iterator[dict[str, Any]]:
+                for flags, message in read_envelopes(response.iter_raw()):
+                    if flags & 2:
+                        if "error" in message:
+                            raise StreamEnded(message["error"])
+                        return
+                    yield message["event"]
+
+            yield events()
+
+    def run(self, command: str, **request: Any) -> tuple[int, bytes, bytes, dict[str, Any]]:
+        """`bash -l -c command` to its end: pid, stdout, stderr, the end event."""
+        body = {"process": {"cmd": "/bin/bash", "args": ["-l", "-c", command]}, "stdin": False, **request}
+        out, err = b"", b""
+        with self.stream("Start", body) as events:
+            pid = int(next(events)["start"]["pid"])
+            for event in events:
+                data = event.get("data", {})
+                out += decode(data.get("stdout", ""))
+                err += decode(data.get("stderr", ""))
+                if "end" in event:
+                    return pid, out, err, event["end"]
+        raise AssertionError("the stream ended without an end event")
+
+
+def decode(text: str) -> bytes:
+    import base64
+
+    return base64.b64decode(text)
+
+
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    """`condition()`'s first truthy value, polled until `timeout` (generous: the machine is shared)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
