@@ -228,8 +228,11 @@ def test_pip_and_nox_run_isolated_from_the_checkout() -> None:
         (ROOT / ".ci" / "required-check").read_text(),
         *(p.read_text() for p in (ROOT / ".github" / "workflows").glob("*.yml")),
     ]
-    calls = [m.group(0) for text in texts for m in re.finditer(r"\bpython3?\"? (?:-\w+ )*-m (?:pip|nox)\b", text)]
-    assert calls and all(" -I " in call for call in calls), calls
+    # `"$PYTHON"` too: .ci/run calls the interpreter pyenv's shim stands for.
+    pattern = re.compile(r"\bpython3?\"? (?:-\w+ )*-m (?:pip|nox)\b", re.IGNORECASE)
+    calls = [m.group(0) for text in texts for m in pattern.finditer(text)]
+    assert sum(call.startswith("PYTHON") for call in calls) == 3, calls
+    assert all(" -I " in call for call in calls), calls
 
 
 def test_the_runtime_token_is_only_in_the_step_that_mirrors_the_runtime_repository() -> None:
