@@ -176,7 +176,7 @@ def test_a_comment_in_a_lock_input_does_not_make_drift_a_pass(
     [
         (".github/workflows/generated-files.yml", "bash base/.ci/required-check tree", "true"),
         ("noxfile.py", '["python", "-m", "codegen", "check", *session.posargs]', '["true"]'),
-        (".ci/run", 'python3 -I -m nox -s generated-files -- --base "${CODEGEN_BASE:-origin/main}"', "true"),
+        (".ci/run", '"$PYTHON" -I -m nox -s generated-files -- --base "${CODEGEN_BASE:-origin/main}"', "true"),
     ],
     ids=["workflow", "noxfile", "ci-run"],
 )

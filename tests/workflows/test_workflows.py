@@ -174,7 +174,7 @@ def test_the_revisions_step_names_the_base_and_the_tree(
 def test_ci_runs_the_required_check_against_a_base_without_the_cache() -> None:
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
     checks = [line for line in lines if "generated-files" in line and not line.startswith("#")]
-    assert checks == ['python3 -I -m nox -s generated-files -- --base "${CODEGEN_BASE:-origin/main}" --no-cache']
+    assert checks == ['"$PYTHON" -I -m nox -s generated-files -- --base "${CODEGEN_BASE:-origin/main}" --no-cache']
     job = load(WORKFLOWS / "ci.yml")["jobs"]["ci-run"]
     assert job["steps"][0]["with"]["fetch-depth"] == 0
     assert job["steps"][-1]["env"]["CODEGEN_BASE"] == (

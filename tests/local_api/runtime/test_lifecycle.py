@@ -55,7 +55,9 @@ def test_pause_freezes_every_process_and_resume_continues(server: RealServer) ->
     frozen, frozen_other = read_count(path), read_count(other)
     runtime = server.runtimes.get(sandbox_id)
     assert runtime is not None
-    assert all(_state(pid) == "T" for pid in runtime.runtime.members())
+    # Stopped, or a zombie: a counter's `sleep` or `mv` that exited just as the freeze came is
+    # never reaped while its parent is stopped, and a zombie runs nothing (7 runs in 35 saw one).
+    assert {_state(pid) for pid in runtime.runtime.members()} <= {"T", "Z"}
     # Stopped means stopped: half a second later (25 ticks of a running counter), the same counts.
     # A fixed wait is right here: it checks that nothing happens, and cannot fail by being slow.
     time.sleep(0.5)
