@@ -27,7 +27,7 @@ from toolkit.paths import RUNTIME_REF
 from toolkit.printable import Say
 from toolkit.read import read_or_none
 from toolkit.runtime_record import chain_to, read_records, stray_remedy
-from toolkit.signals import Terminated
+from toolkit.signals import Terminated, signals_recorded
 from toolkit.transaction import recover_tree
 
 # The checkout whose codegen/ checks the generated files: this one's, run as its own process, so
@@ -102,26 +102,34 @@ def _run_checker(command: list[str]) -> tuple[str, int]:
     release is handed on (SIGTERM for SIGTERM, SIGINT otherwise), and the release waits while the
     check stops its generators and removes its scratch folder, as it does when stopped alone.
     """
-    with subprocess.Popen(
-        command,
-        cwd=CHECKER_HOME,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        encoding="utf-8",
-        errors="backslashreplace",
-        start_new_session=True,
-    ) as checker:
-        try:
-            output, _ = checker.communicate()
-        except BaseException as stopped:
-            checker.send_signal(signal.SIGTERM if isinstance(stopped, Terminated) else signal.SIGINT)
-            try:
-                checker.communicate(timeout=CHECKER_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                checker.kill()
-                checker.communicate()
+    checker: subprocess.Popen[str] | None = None
+    try:
+        # A stop that lands inside Popen, after the fork, would leave the check running unowned (and
+        # holding the tree's run lock): while it starts, a signal is noted, and acted on just after.
+        with signals_recorded() as received:
+            checker = subprocess.Popen(
+                command,
+                cwd=CHECKER_HOME,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                encoding="utf-8",
+                errors="backslashreplace",
+                start_new_session=True,
+            )
+        if received:
+            raise Terminated() if received[0] == signal.SIGTERM else KeyboardInterrupt()
+        output, _ = checker.communicate()
+    except BaseException as stopped:
+        if checker is None:
             raise
+        checker.send_signal(signal.SIGTERM if isinstance(stopped, Terminated) else signal.SIGINT)
+        try:
+            checker.communicate(timeout=CHECKER_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            checker.kill()
+            checker.communicate()
+        raise
     return output, checker.returncode
 
 

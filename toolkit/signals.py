@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 
 
 def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
@@ -69,3 +72,26 @@ def raise_lost_signal() -> None:
     """
     if _LOST_SIGNALS and threading.current_thread() is threading.main_thread():
         raise LostSignal(_LOST_SIGNALS.pop(0))
+
+
+@contextmanager
+def signals_recorded() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM are recorded, not acted on, for the block (main thread only).
+
+    For a step that must not be cut in two: a write and its journal, or a child process and the
+    name it is known by (a signal inside `subprocess.Popen` would leave the child running, unowned).
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def record(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+
+    previous = {sig: signal.signal(sig, record) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

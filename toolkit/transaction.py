@@ -12,16 +12,14 @@ import re
 import shutil
 import signal
 import subprocess
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from toolkit.errors import Problem, ToolError
 from toolkit.paths import is_write_target, leftover_folders
 from toolkit.printable import printable
+from toolkit.signals import signals_recorded
 
 JOURNAL = ".codegen-journal.json"
 JOURNAL_TEMPORARY = f"{JOURNAL}.tmp"
@@ -84,7 +82,7 @@ def swap_into_place(root: Path, contents: Mapping[str, Content | None]) -> None:
         for swap in swaps:
             _remove(root / swap.fresh)
         raise
-    with _signals_wait() as received:
+    with signals_recorded() as received:
         try:
             _write_journal(root, swaps, "swapping")
             for swap in swaps:
@@ -177,7 +175,7 @@ def recover(root: Path, is_write_target: IsWriteTarget) -> str | None:
         temporary.unlink(missing_ok=True)  # a journal whose writing was interrupted: no swap had started
         return None
     state, written, swaps = _read_journal(root, is_write_target)
-    with _signals_wait() as received:
+    with signals_recorded() as received:
         temporary.unlink(missing_ok=True)
         if state == "done":
             _finish(root, swaps)
@@ -317,25 +315,6 @@ def leftovers(root: Path, folders: Iterable[str], is_write_target: IsWriteTarget
 def remove_leftovers(root: Path, paths: list[str]) -> None:
     for path in paths:
         _remove(root / path)
-
-
-@contextmanager
-def _signals_wait() -> Iterator[list[int]]:
-    """SIGINT and SIGTERM are recorded, not acted on, for the block (main thread only)."""
-    received: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-
-    def record(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-
-    previous = {sig: signal.signal(sig, record) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield received
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _remove(path: Path) -> None:

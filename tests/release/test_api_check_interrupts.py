@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 
 import release.runtime_api as runtime_api
+from release import cli as release_cli
 from release import make_release
 from tests.child_output import stderr_until
 from tests.codegen.conftest import ROOT, commit_all, git_repo, tree_digest, unchanged
 from tests.release.conftest import LOCAL_API, SDK, Result, add_fragment
 from tests.signal_dispositions import default_dispositions
+from toolkit.signals import Terminated
 
 EXIT_BOUND = 60.0  # seconds from the signal to the exit: generous, for a busy machine
 
@@ -99,6 +101,35 @@ def test_sigterm_during_the_run_time_api_check_stops_its_probes(
     for pid in started:  # the probes and their process groups are gone
         with pytest.raises(ProcessLookupError):
             os.killpg(pid, 0)
+
+
+def test_a_stop_as_the_check_starts_still_stops_the_check(signals: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM inside Popen, after the fork: the check's process is stopped and waited for, never left running.
+
+    The signal is sent from inside Popen's constructor, where CI once caught it: the check then ran
+    on unowned, holding the tree's run lock after the release had said it was interrupted.
+    """
+    started: list[subprocess.Popen[str]] = []
+
+    class SignalledAsItStarts(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self)
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs before os.kill returns
+
+    monkeypatch.setattr(subprocess, "Popen", SignalledAsItStarts)  # make_release calls subprocess.Popen
+    previous = signal.signal(signal.SIGTERM, release_cli._terminate)
+    try:
+        with pytest.raises(Terminated):
+            make_release._run_checker([sys.executable, "-c", "import time; time.sleep(60)"])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for child in started:
+            if child.poll() is None:  # the bug: still running; stopped here so that it outlives no test
+                child.kill()
+                child.wait()
+    assert len(started) == 1
+    assert started[0].returncode == -signal.SIGTERM
 
 
 @pytest.mark.parametrize("at", ["release: check the generated files", "release: build "])
