@@ -26,6 +26,7 @@ import signal
 import socket
 import stat
 import struct
+import tempfile
 import termios
 import threading
 import time
@@ -50,6 +51,8 @@ from protobuf.wkt import Timestamp
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+USER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass
@@ -106,6 +109,7 @@ class ProcessService(Process):
         self.faults = faults
         self.procs: dict[int, _Proc] = {}
         self.inputs: list[str] = []  # the kinds of StreamInput events received, in order
+        self.home = tempfile.TemporaryDirectory(prefix="envd-home-")  # an empty HOME: no profile in it
 
     def _proc(self, selector: process_pb.ProcessSelector | None) -> _Proc:
         pid = selector.selector.value if selector is not None and selector.selector is not None else None
@@ -119,7 +123,9 @@ class ProcessService(Process):
         cwd = config.cwd if config.has_field("cwd") else None
         if cwd is not None and not os.path.isdir(cwd):
             raise ConnectError(Code.INVALID_ARGUMENT, f"cwd '{cwd}' does not exist")
-        env = {**os.environ, **dict(config.envs)}
+        # A sandbox user's environment, not this test process's: `bash -l` reads HOME's profile, and
+        # the host's (on CI machines, pyenv's rehash behind a machine-wide lock) is no part of a test.
+        env = {"PATH": USER_PATH, "HOME": self.home.name, "LANG": "C.UTF-8", **dict(config.envs)}
         if request.pty is not None:
             master, slave = pty.openpty()
             size = request.pty.size
@@ -636,3 +642,4 @@ class EnvdServer:
         self._server.should_exit = True
         self._thread.join(10)
         self._socket.close()
+        self.app.process.home.cleanup()
