@@ -11,17 +11,16 @@ ipc and uts namespaces, and no network unless it may reach the internet.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from e2b_local_api.runtime.layout import BOUND, HOSTNAME
+from e2b_local_api.runtime.leftovers import id_map_writers
 
 ID_RANGE = 65536
 ID_BASE = 100000  # host id of id 0 inside (MAPPED_ROOT)
@@ -111,13 +110,7 @@ def _id_map_writers() -> str:
 
     (The shadow package's setuid tools would check /etc/subuid; this server, root, maps a range it chose.)
     """
-    folder = Path(tempfile.mkdtemp(prefix="e2b-local-idmap-"))
-    for tool, name in (("newuidmap", "uid_map"), ("newgidmap", "gid_map")):
-        script = folder / tool
-        script.write_text(f'#!/bin/sh\npid=$1; shift; echo "$@" > "/proc/$pid/{name}"\n')
-        script.chmod(0o700)
-    atexit.register(shutil.rmtree, folder, True)
-    return str(folder)
+    return id_map_writers('#!/bin/sh\npid=$1; shift; echo "$@" > "/proc/$pid/{map_file}"\n')
 
 
 def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_source: str, agent_fd: int) -> list[str]:

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from connectrpc.errors import ConnectError
 from e2b_local_api.http.errors import SANDBOX_PAUSE_REFUSED, ApiError
 from e2b_local_api.runtime.isolation import Isolation, Mode, check_traversable, host_id
 from e2b_local_api.runtime.layout import Layout, host_resolv_conf
+from e2b_local_api.runtime.leftovers import own_state_folder, sweep_dead_state
 from e2b_local_api.runtime.sandbox import SandboxError, SandboxRuntime
 
 PAUSE_CHECK_SECONDS = 2.0
@@ -66,7 +66,11 @@ class Runtimes:
     def __init__(self, isolation: Isolation, state: Path | None = None, *, keep_state: bool = False) -> None:
         self.isolation = isolation
         self._own_state = state is None
-        self.state = state or Path(tempfile.mkdtemp(prefix="e2b-local-state-"))
+        self._state_lock: int | None = None
+        if state is None:
+            state, self._state_lock = own_state_folder(keep=keep_state)
+            sweep_dead_state(state.parent)  # what servers killed before their clean-up left here
+        self.state = state
         self.keep_state = keep_state
         self.state.mkdir(parents=True, exist_ok=True)
         for folder in (self.state, self.state / "sandboxes", self.state / "snapshots"):
@@ -268,3 +272,6 @@ class Runtimes:
             await runtime.wait_ended()
         if self._own_state and not self.keep_state:
             await asyncio.to_thread(shutil.rmtree, self.state, True)
+        if self._state_lock is not None:
+            os.close(self._state_lock)
+            self._state_lock = None
