@@ -170,3 +170,11 @@ def wait_for(condition: Callable[[], Any], what: str, timeout: float = 30.0) -> 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.02)
+
+
+def answers(url: str) -> bool:
+    """Whether a local server at `url` answers HTTP at all (any status): it is up."""
+    try:
+        return httpx.get(f"{url}/health-of-control-plane", timeout=1).status_code > 0
+    except httpx.HTTPError:
+        return False

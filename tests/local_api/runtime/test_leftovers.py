@@ -17,7 +17,7 @@ from e2b_local_api.runtime import isolation, leftovers
 from e2b_local_api.runtime.leftovers import LOCK, STATE_PREFIX, id_map_writers, own_state_folder, sweep_dead_state
 
 from tests.local_api.conftest import free_socket
-from tests.local_api.sandboxes import Envd, wait_for
+from tests.local_api.sandboxes import Envd, answers, wait_for
 
 # A process that makes its state folder, says where, and waits to be killed.
 HOLDER = """
@@ -166,13 +166,6 @@ def _server(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = {**os.environ, "TMPDIR": str(tmp)}
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    wait_for(lambda: _up(url) or server.poll() is not None, "the server to answer")
+    wait_for(lambda: answers(url) or server.poll() is not None, "the server to answer")
     assert server.poll() is None
     return server, url
-
-
-def _up(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health-of-control-plane", timeout=1).status_code > 0
-    except httpx.HTTPError:
-        return False

@@ -16,7 +16,7 @@ from e2b_local_api import DEV_API_KEY
 from e2b_local_api.runtime import isolation
 
 from tests.local_api.conftest import free_socket
-from tests.local_api.sandboxes import Envd, wait_for
+from tests.local_api.sandboxes import Envd, answers, wait_for
 
 MARKER = "e2b-exit-test-sleep"  # the sleeps' argv[0]: easy to find in /proc, impossible to confuse
 
@@ -56,7 +56,7 @@ def server_process() -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: _up(url) or server.poll() is not None, "the server to answer")
+        wait_for(lambda: answers(url) or server.poll() is not None, "the server to answer")
         assert server.poll() is None, server.stderr.read() if server.stderr else b""
         yield server, url, state
     finally:
@@ -64,13 +64,6 @@ def server_process() -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
             server.kill()
         server.wait()
         subprocess.run(["rm", "-rf", str(state)], check=False)
-
-
-def _up(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health-of-control-plane", timeout=1).status_code > 0
-    except httpx.HTTPError:
-        return False
 
 
 def start_sleepers(url: str, tag: str) -> None:
