@@ -209,4 +209,9 @@ elif GROUP == "gone":
     gone()
 else:
     raise SystemExit(f"unknown group {GROUP}")
-print(json.dumps({"group": GROUP, "calls": dict(calls)}))
+print(json.dumps({"group": GROUP, "calls": dict(calls)}), flush=True)
+# No interpreter finalization, as in tests/conformance/released_calls.py: the released AsyncWatchHandle.stop()
+# cancels its reader without closing the stream under it, so pyqwest's read stays in flight; an event that
+# lands as the interpreter shuts down makes pyqwest's worker thread call into it, and Python 3.11 aborts
+# (SIGABRT, about one run in 40 here). Every check has passed by now. This repository's SDK closes the stream.
+os._exit(0)

@@ -152,6 +152,10 @@ def test_watch_dir_keepalive(envd: Envd, sandbox: StandInSandbox) -> None:
     )
     stream = Stream(responses)
     stream.until(lambda: any(i.event and i.event.field == "keepalive" for i in stream.items))
+    # A keepalive does not end the watch: a change after it still arrives.
+    sandbox.host(f"{HOME}/after-keepalive").write_text("x")
+    stream.until(lambda: ("after-keepalive", pb.EventType.CREATE) in stream.events())
+    assert stream.error is None and not stream.ended.is_set()
     sandbox.set_state("gone")
     assert stream.ended.wait(DEADLINE)
 

@@ -334,6 +334,8 @@ class FilesystemService(Filesystem):
         watch, fd = await self._start_watch(call, path, request.recursive, request.allow_network_mounts)
         interval = _keepalive_seconds(ctx.request_headers)
         stopped = asyncio.ensure_future(call.sandbox.wait_not_running())
+        # The wait for the next change outlives a keepalive: cancelling it would end the changes' generator.
+        next_change: asyncio.Future[Any] | None = None
         try:
             watch.start()
             yield pb.WatchDirResponse(
@@ -341,29 +343,32 @@ class FilesystemService(Filesystem):
             )
             changes = watch.changes().__aiter__()
             while True:
-                next_change = asyncio.ensure_future(changes.__anext__())
+                if next_change is None:
+                    next_change = asyncio.ensure_future(changes.__anext__())
                 done, _ = await asyncio.wait(
                     {next_change, stopped}, timeout=interval, return_when=asyncio.FIRST_COMPLETED
                 )
                 if stopped in done:
-                    next_change.cancel()
                     raise _stopped_error(call.sandbox)
                 if not done:
-                    next_change.cancel()
                     yield pb.WatchDirResponse(
                         event=Oneof[Literal["keepalive"], pb.WatchDirResponse.KeepAlive](
                             "keepalive", pb.WatchDirResponse.KeepAlive()
                         )
                     )
                     continue
+                arrived, next_change = next_change, None
                 try:
-                    change = next_change.result()
+                    change = arrived.result()
                 except WatchError as error:
                     raise ConnectError(Code.INTERNAL, str(error)) from None
                 event = await asyncio.to_thread(self._event, call, path, change, request.include_entry)
                 yield pb.WatchDirResponse(event=Oneof[Literal["filesystem"], pb.FilesystemEvent]("filesystem", event))
         finally:
+            # A client gone mid-wait leaves these pending; cancelled here, they are not destroyed pending.
             stopped.cancel()
+            if next_change is not None:
+                next_change.cancel()
             watch.close()
             os.close(fd)
             self._release(call.sandbox.sandbox_id)
