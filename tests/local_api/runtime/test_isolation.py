@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from e2b_local_api.runtime.isolation import Isolation, Mode, probe, resolv_conf, sandbox_argv
 
 from tests.local_api.sandboxes import RealServer, real_server
+
+DEADLINE = 20.0
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +92,50 @@ def test_one_sandbox_cannot_see_or_signal_another(server: RealServer) -> None:
         # The pid names a process of a's own namespace, if any: b's sleep is out of reach.
         assert pid_in_b in [int(p["pid"]) for p in b.call("List", {})["processes"]]
         b.call("SendSignal", {"process": {"pid": pid_in_b}, "signal": "SIGNAL_SIGKILL"})
+
+
+def _host_address() -> str | None:
+    """An address of this host that is not loopback (the way out a networked sandbox has), if it has one."""
+    try:
+        words = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=10).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return next((w for w in words if "." in w and not w.startswith("127.")), None)
+
+
+def test_a_networked_sandbox_reaches_out_but_not_the_host_loopback(server: RealServer) -> None:
+    if probe().slirp is None:
+        pytest.skip(f"networked sandboxes share the host's network here: {probe().shared_network_reason}")
+    address = _host_address()
+    if address is None:
+        pytest.skip("this host has no address but loopback: nothing outside for a sandbox to reach")
+    port = server.url.rsplit(":", 1)[1]
+    with socket.create_server((address, 0)) as outside:
+        outside_port = outside.getsockname()[1]
+        answered = threading.Thread(target=lambda: outside.accept()[0].close(), daemon=True)
+        answered.start()
+        envd = server.envd(server.create())
+        _, out, _, _ = envd.run(
+            f"for to in 127.0.0.1/{port} 10.0.2.2/{port} {address}/{outside_port}; do"
+            f" (exec 3<>/dev/tcp/$to) 2>/dev/null && echo reached || echo unreachable; done; cat /etc/resolv.conf"
+        )
+        answered.join(DEADLINE)
+    lines = out.decode().splitlines()
+    # The server's port, on the sandbox's own loopback and on slirp4netns's host gateway: out of reach;
+    # the host on its outside address: reached through the user-mode NAT.
+    assert lines[:3] == ["unreachable", "unreachable", "reached"], lines
+    assert not answered.is_alive()
+    assert lines[3:] == ["nameserver 10.0.2.3"]
+
+
+def test_the_server_says_how_networked_sandboxes_reach_out() -> None:
+    shared = Isolation(Mode.MAPPED_ROOT, "/usr/bin/bwrap", "/usr/bin/python3", shared_network_reason="install it")
+    own = Isolation(Mode.MAPPED_ROOT, "/usr/bin/bwrap", "/usr/bin/python3", slirp="/usr/bin/slirp4netns")
+    assert "share the host's network, its loopback (this server) included: install it" in shared.describe()
+    assert "their own network through slirp4netns" in own.describe()
+    # Their own network namespace from the start (slirp4netns connects it); the host's when shared.
+    for box, unshared in ((own, True), (shared, False)):
+        argv = sandbox_argv(box, Path("/state/x"), network=True, agent_source="", agent_fd=3)
+        assert ("--unshare-net" in argv) is unshared
+    assert resolv_conf(own, networked=True) == "nameserver 10.0.2.3\n"
+    assert resolv_conf(own, networked=False) == resolv_conf(shared, networked=False) == "nameserver 127.0.0.1\n"

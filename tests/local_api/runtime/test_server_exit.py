@@ -86,11 +86,15 @@ def test_no_process_survives_the_server(
     server, url, _ = server_process
     tag = signal.Signals(signal_number).name.lower()
     start_sleepers(url, tag)
+    # The networked sandboxes' slirp4netns, where they have their own network: the server's children.
+    links = [pid for pid in survivors("slirp4netns") if _child_of(pid, server.pid)]
+    assert len(links) == (2 if isolation.probe().slirp is not None else 0)
     server.send_signal(signal_number)
     server.wait(timeout=30)
     wait_for(lambda: not survivors(f"{MARKER}.{tag}"), "every sandbox process to end with the server")
-    # Nor the sandboxes' bubblewrap and agents.
+    # Nor the sandboxes' bubblewrap and agents, nor their slirp4netns (their exit pipe closed with the server).
     assert not [pid for pid in survivors("bwrap") if pid != os.getpid() and _child_of(pid, server.pid)]
+    wait_for(lambda: not set(links) & set(survivors("slirp4netns")), "the sandboxes' slirp4netns to end")
 
 
 def _child_of(pid: int, parent: int) -> bool:

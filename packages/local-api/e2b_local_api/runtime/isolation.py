@@ -6,7 +6,8 @@ bubblewrap maps one id only), so `root` inside is uid 100000 outside, no one in
 particular (not the identity map: the kernel treats uid 0 as root wherever it
 compares uids, e.g. for sysctls). Unprivileged, bubblewrap maps the server's
 own uid to 1000 and there is no root inside. Either way: its own mount, pid,
-ipc and uts namespaces, and no network unless it may reach the internet.
+ipc and uts namespaces, and a network namespace unless it shares the host's
+(`network.py`: slirp4netns connects a networked one where it works here).
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from e2b_local_api.runtime.layout import BOUND, HOSTNAME
+from e2b_local_api.runtime.layout import BOUND, HOSTNAME, host_resolv_conf
 from e2b_local_api.runtime.leftovers import id_map_writers
+from e2b_local_api.runtime.network import RESOLV_CONF as SLIRP_RESOLV_CONF
+from e2b_local_api.runtime.network import attach_blocking, read_info
 
+NO_RESOLVER = "nameserver 127.0.0.1\n"  # a sandbox without a network: its own loopback, where nothing answers
 ID_RANGE = 65536
 ID_BASE = 100000  # host id of id 0 inside (MAPPED_ROOT)
 # Host /etc entries programs expect besides the sandbox's own files (alternatives: awk, vi...).
@@ -41,6 +45,8 @@ class Isolation:
     bwrap: str | None
     python: str | None
     reason: str = ""  # why UNAVAILABLE
+    slirp: str | None = None  # slirp4netns, when networked sandboxes get a network namespace of their own
+    shared_network_reason: str = ""  # why they share the host's, when they do
 
     @property
     def available(self) -> bool:
@@ -54,13 +60,23 @@ class Isolation:
         if self.mode is Mode.MAPPED_ROOT:
             return (
                 f"sandboxes run in bubblewrap (own user namespace: uids 0-65535 inside are {ID_BASE}-"
-                f"{ID_BASE + ID_RANGE - 1} on the host; own pid, mount, ipc and uts namespaces)"
+                f"{ID_BASE + ID_RANGE - 1} on the host; own pid, mount, ipc and uts namespaces); "
+                + self.describe_network()
             )
         if self.mode is Mode.UNPRIVILEGED:
             return (
-                "sandboxes run in bubblewrap as uid 1000 (the server is not root: commands as user 'root' are refused)"
+                "sandboxes run in bubblewrap as uid 1000 (the server is not root: commands as user 'root' are "
+                "refused); " + self.describe_network()
             )
         return f"sandboxes cannot run processes here: {self.reason}; data-plane calls are refused"
+
+    def describe_network(self) -> str:
+        if self.slirp is not None:
+            return "networked sandboxes get their own network through slirp4netns, without the host's loopback"
+        return (
+            "networked sandboxes share the host's network, its loopback (this server) included: "
+            f"{self.shared_network_reason}"
+        )
 
 
 def probe() -> Isolation:
@@ -82,7 +98,41 @@ def probe() -> Isolation:
     if done.returncode != 0:
         detail = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
         return Isolation(Mode.UNAVAILABLE, bwrap, python, f"bubblewrap cannot create namespaces here ({detail})")
-    return Isolation(mode, bwrap, python)
+    slirp, why_not = _probe_slirp(mode, bwrap)
+    return Isolation(mode, bwrap, python, slirp=slirp, shared_network_reason=why_not)
+
+
+def _probe_slirp(mode: Mode, bwrap: str) -> tuple[str | None, str]:
+    """slirp4netns if it connects a sandbox-shaped namespace here (a short run, some 10 ms), else why not."""
+    slirp = shutil.which("slirp4netns")
+    if slirp is None:
+        return None, "install slirp4netns (apt-get install slirp4netns) to give each its own"
+    if mode is not Mode.MAPPED_ROOT:
+        # bubblewrap's own user namespace lets no one else join its network namespace.
+        return None, "an unprivileged server's sandboxes cannot be given their own (run the server as root)"
+    info_r, info_w = os.pipe()
+    box_argv = [*command_prefix(mode, bwrap), *_system_binds(), "--unshare-pid", "--unshare-net", "--die-with-parent"]
+    box_argv += ["--info-fd", str(info_w), "--", "/bin/sleep", "30"]
+    try:
+        box = subprocess.Popen(
+            box_argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(info_w,), env=environment(mode), start_new_session=True,
+        )  # fmt: skip
+    except OSError as error:
+        os.close(info_r)
+        os.close(info_w)
+        return None, f"slirp4netns could not be tried ({error})"
+    os.close(info_w)
+    try:
+        pid = read_info(info_r, 10)
+        failure = "bubblewrap did not say its child's pid" if pid is None else attach_blocking(slirp, pid, 10)
+    finally:
+        os.close(info_r)
+        box.kill()
+        box.wait()
+    if failure is not None:
+        return None, f"slirp4netns does not work here ({failure})"
+    return slirp, ""
 
 
 def command_prefix(mode: Mode, bwrap: str) -> list[str]:
@@ -122,8 +172,8 @@ def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_sourc
     for name in _HOST_ETC:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", HOSTNAME]
-    if not network:
-        argv.append("--unshare-net")
+    if not network or isolation.slirp is not None:
+        argv.append("--unshare-net")  # a networked sandbox's namespace is connected once it runs (network.py)
     argv += ["--die-with-parent", "--new-session", "--as-pid-1", "--chdir", "/"]
     argv += ["--", isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd)]
     return argv
@@ -149,6 +199,13 @@ def check_traversable(folder: Path) -> str | None:
         if not os.stat(parent).st_mode & 0o001:
             return f"{parent} does not let other users through (chmod o+x it, or choose another --state folder)"
     return None
+
+
+def resolv_conf(isolation: Isolation, networked: bool) -> str:
+    """What a new sandbox's /etc/resolv.conf says: slirp4netns's resolver, the host's, or none reachable."""
+    if not networked:
+        return NO_RESOLVER
+    return SLIRP_RESOLV_CONF if isolation.slirp is not None else host_resolv_conf()
 
 
 def host_id(mode: Mode, inside: int) -> int:

@@ -21,14 +21,13 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
 from e2b_local_api.http.errors import SANDBOX_PAUSE_REFUSED, ApiError
-from e2b_local_api.runtime.isolation import Isolation, Mode, check_traversable, host_id
-from e2b_local_api.runtime.layout import Layout, host_resolv_conf
+from e2b_local_api.runtime.isolation import Isolation, Mode, check_traversable, host_id, resolv_conf
+from e2b_local_api.runtime.layout import Layout
 from e2b_local_api.runtime.leftovers import own_state_folder, sweep_dead_state
 from e2b_local_api.runtime.sandbox import SandboxError, SandboxRuntime
 
 PAUSE_CHECK_SECONDS = 2.0
 RECONCILE_SECONDS = 0.5
-NO_RESOLVER = "nameserver 127.0.0.1\n"
 
 
 class Record(Protocol):
@@ -120,7 +119,7 @@ class Runtimes:
             await asyncio.to_thread(layout.copy_from, source)
         else:
             layout.create(
-                resolv_conf=host_resolv_conf() if network else NO_RESOLVER,
+                resolv_conf=resolv_conf(self.isolation, network),
                 host_id=lambda inside: host_id(self.isolation.mode, inside),
             )
         runtime = SandboxRuntime(

@@ -26,6 +26,7 @@ from e2b_local_api.runtime import agent, exits, isolation
 from e2b_local_api.runtime.agent_client import AgentClient, AgentError, AgentGone
 from e2b_local_api.runtime.isolation import ID_BASE, Isolation, Mode
 from e2b_local_api.runtime.layout import USER_GID, USER_UID, Layout
+from e2b_local_api.runtime.network import Link, LinkError, attach
 from e2b_local_api.runtime.processes import ManagedProcess
 
 MAX_PROCESSES = 256
@@ -96,6 +97,7 @@ class SandboxRuntime:
         self._not_running = asyncio.Event()
         self._bwrap: asyncio.subprocess.Process | None = None
         self._agent: AgentClient | None = None
+        self._link: Link | None = None  # slirp4netns, for a networked sandbox of its own network
         self.agent_pid: int | None = None  # host pid of the namespace's pid 1
 
     # --- start and end ---------------------------------------------------------------------------------------------
@@ -133,6 +135,20 @@ class SandboxRuntime:
             reason = detail.decode(errors="replace").strip() or str(error) or type(error).__name__
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} could not start: {reason}") from error
         self.agent_pid = _only_child(process.pid)
+        if self.network and self.isolation.slirp is not None:
+            await self._connect_network(self.isolation.slirp)
+
+    async def _connect_network(self, slirp: str) -> None:
+        """Connect the sandbox's own network namespace before any command runs in it (network.py)."""
+        try:
+            if self.agent_pid is None:
+                raise LinkError("its first process is gone")
+            self._link = await attach(slirp, self.agent_pid, START_SECONDS)
+        except LinkError as error:
+            self.kill()
+            raise SandboxError(
+                "unavailable", f"sandbox {self.sandbox_id} could not be given its network: {error}"
+            ) from None
 
     @property
     def root(self) -> Path:
@@ -166,6 +182,8 @@ class SandboxRuntime:
                         pass
         if self._agent is not None:
             self._agent.close()
+        if self._link is not None:
+            self._link.close()  # slirp4netns exits as its exit pipe closes
         gone = ConnectError(
             Code.UNAVAILABLE, f"The sandbox {self.sandbox_id} was not found: it was killed or timed out"
         )
@@ -182,6 +200,8 @@ class SandboxRuntime:
     async def wait_ended(self) -> None:
         if self._bwrap is not None:
             await self._bwrap.wait()
+        if self._link is not None:
+            await self._link.wait()
 
     # --- the agent -------------------------------------------------------------------------------------------------
 
