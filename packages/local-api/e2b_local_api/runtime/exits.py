@@ -8,6 +8,7 @@ the process exited 0. The names are Go's, not the C library's (`killed`, not
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from dataclasses import dataclass
@@ -68,3 +69,14 @@ def from_wait_status(status: int) -> Exit:
             text += " (core dumped)"
         return Exit(-1, False, text, text)
     return Exit(-1, False, f"unknown wait status {status:#x}", f"unknown wait status {status:#x}")
+
+
+async def helper_words(process: asyncio.subprocess.Process) -> str:
+    """What a helper the server started (bubblewrap, slirp4netns) wrote on stderr as it failed; a second at most."""
+    if process.stderr is None:
+        return ""
+    try:
+        said = await asyncio.wait_for(process.stderr.read(4000), 1)
+    except TimeoutError:
+        return ""
+    return said.decode(errors="replace").strip()

@@ -11,11 +11,14 @@ or when the server itself ends, however it ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import select
 import subprocess
 import time
+
+from e2b_local_api.runtime.exits import helper_words
 
 __all__ = ["RESOLV_CONF", "Link", "LinkError", "argv", "attach", "attach_blocking", "read_info"]
 
@@ -89,15 +92,11 @@ async def attach(slirp: str, pid: int, timeout: float) -> Link:
     if said == b"1":
         return link
     link.close()
-    process.kill()
-    detail = b""
-    if process.stderr is not None:
-        try:
-            detail = await asyncio.wait_for(process.stderr.read(4000), 1)
-        except TimeoutError:
-            pass
+    with contextlib.suppress(ProcessLookupError):  # it may have failed and been reaped already
+        process.kill()
+    detail = await helper_words(process)
     await process.wait()
-    raise LinkError(detail.decode(errors="replace").strip() or f"slirp4netns exited {process.returncode}")
+    raise LinkError(detail or f"slirp4netns exited {process.returncode}")
 
 
 def attach_blocking(slirp: str, pid: int, timeout: float) -> str | None:

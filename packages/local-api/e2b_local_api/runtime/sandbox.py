@@ -125,14 +125,9 @@ class SandboxRuntime:
         try:
             await asyncio.wait_for(asyncio.shield(self._agent.ready), START_SECONDS)
         except (AgentGone, TimeoutError) as error:
-            detail = b""
-            if process.stderr is not None:
-                try:
-                    detail = await asyncio.wait_for(process.stderr.read(4000), 1)
-                except TimeoutError:
-                    pass
+            detail = await exits.helper_words(process)
             self.kill()
-            reason = detail.decode(errors="replace").strip() or str(error) or type(error).__name__
+            reason = detail or str(error) or type(error).__name__
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} could not start: {reason}") from error
         self.agent_pid = _only_child(process.pid)
         if self.network and self.isolation.slirp is not None:
