@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import socket
 import subprocess
 import threading
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from e2b_local_api.runtime.isolation import Isolation, Mode, probe, resolv_conf, sandbox_argv
 
-from tests.local_api.sandboxes import RealServer, real_server
+from tests.local_api.sandboxes import Envd, RealServer, decode, real_server
 
 DEADLINE = 20.0
 
@@ -43,31 +44,25 @@ def test_paths_are_the_sandbox_paths_and_host_files_are_out_of_sight(server: Rea
     assert lines[2] == "e2b.local" and int(lines[3]) == 3 and lines[-1] == "usr-read-only"
 
 
-def test_root_inside_is_not_root_outside(server: RealServer) -> None:
-    if not server.runtimes.isolation.has_root:
-        pytest.skip("an unprivileged server has no root inside its sandboxes")
-    envd = server.envd(server.create())
-    body = {
-        "process": {
-            "cmd": "/bin/bash",
-            "args": [
-                "-c",
-                "id -u; mount -o remount,rw /usr 2>&1 || echo refused; "
-                "f=/proc/sys/kernel/printk_ratelimit; v=$(cat $f); (echo $v > $f) 2>/dev/null || echo sysctl-refused",
-            ],
-        },
-        "stdin": False,
-    }
-    import base64
-
-    from tests.local_api.sandboxes import decode
-
+def as_root(envd: Envd, script: str) -> str:
+    """`bash -c script` as root inside (envd's Basic user), its stdout and stderr together."""
+    body = {"process": {"cmd": "/bin/bash", "args": ["-c", script]}, "stdin": False}
     root = base64.b64encode(b"root:").decode()
     with envd.stream("Start", body, Authorization=f"Basic {root}") as events:
         out = b"".join(
             decode(e["data"].get("stdout", "")) + decode(e["data"].get("stderr", "")) for e in events if "data" in e
         )
-    text = out.decode()
+    return out.decode()
+
+
+def test_root_inside_is_not_root_outside(server: RealServer) -> None:
+    if not server.runtimes.isolation.has_root:
+        pytest.skip("an unprivileged server has no root inside its sandboxes")
+    text = as_root(
+        server.envd(server.create()),
+        "id -u; mount -o remount,rw /usr 2>&1 || echo refused; "
+        "f=/proc/sys/kernel/printk_ratelimit; v=$(cat $f); (echo $v > $f) 2>/dev/null || echo sysctl-refused",
+    )
     assert text.startswith("0\n")
     assert "refused" in text and "sysctl-refused" in text
 
@@ -139,3 +134,24 @@ def test_the_server_says_how_networked_sandboxes_reach_out() -> None:
         assert ("--unshare-net" in argv) is unshared
     assert resolv_conf(own, networked=True) == "nameserver 10.0.2.3\n"
     assert resolv_conf(own, networked=False) == resolv_conf(shared, networked=False) == "nameserver 127.0.0.1\n"
+
+
+def test_root_inside_cannot_send_loopback_traffic_out_through_slirp4netns(server: RealServer) -> None:
+    """slirp4netns opens a host socket for whatever reaches tap0: root inside must not be able to route 127.0.0.1 there.
+
+    The attack (a red-team finding): let loopback addresses leave (route_localnet), take 127.0.0.1 out of the
+    local table, route it to slirp4netns's gateway; or write frames to tap0 directly. Both need capabilities
+    over the sandbox's network namespace that its root no longer has.
+    """
+    if probe().slirp is None or not server.runtimes.isolation.has_root:
+        pytest.skip("no root inside, or networked sandboxes do not go through slirp4netns here")
+    port = server.url.rsplit(":", 1)[1]
+    text = as_root(
+        server.envd(server.create()),
+        "(echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet) 2>/dev/null || echo sysctl-refused; "
+        "ip route del local 127.0.0.1 dev lo table local 2>/dev/null || echo route-refused; "
+        "ip route add 127.0.0.1/32 via 10.0.2.2 dev tap0 2>/dev/null || echo route-refused; "
+        "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>/dev/null || echo raw-refused; "
+        f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached || echo unreachable",
+    )
+    assert text.split() == ["sysctl-refused", "route-refused", "route-refused", "raw-refused", "unreachable"], text

@@ -174,6 +174,10 @@ def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_sourc
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", HOSTNAME]
     if not network or isolation.slirp is not None:
         argv.append("--unshare-net")  # a networked sandbox's namespace is connected once it runs (network.py)
+    if network and isolation.slirp is not None:
+        # slirp4netns opens a host socket for whatever reaches tap0, 127.0.0.1 included: root inside must not
+        # route loopback there (CAP_NET_ADMIN: routes, route_localnet) nor write frames to it (CAP_NET_RAW).
+        argv += ["--cap-drop", "CAP_NET_ADMIN", "--cap-drop", "CAP_NET_RAW"]
     argv += ["--die-with-parent", "--new-session", "--as-pid-1", "--chdir", "/"]
     argv += ["--", isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd)]
     return argv

@@ -82,10 +82,11 @@ async def attach(slirp: str, pid: int, timeout: float) -> Link:
             ready.set_result(os.read(ready_r, 1))
 
     loop.add_reader(ready_r, on_ready)
+    late = ""
     try:
         said = await asyncio.wait_for(ready, timeout)
     except TimeoutError:
-        said = b""
+        said, late = b"", f"slirp4netns did not say it was ready within {timeout:g} s"
     finally:
         loop.remove_reader(ready_r)
         os.close(ready_r)
@@ -96,7 +97,7 @@ async def attach(slirp: str, pid: int, timeout: float) -> Link:
         process.kill()
     detail = await helper_words(process)
     await process.wait()
-    raise LinkError(detail or f"slirp4netns exited {process.returncode}")
+    raise LinkError(late or detail or f"slirp4netns exited {process.returncode}")
 
 
 def attach_blocking(slirp: str, pid: int, timeout: float) -> str | None:
