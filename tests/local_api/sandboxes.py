@@ -46,10 +46,10 @@ class RealServer:
 
 
 @contextmanager
-def real_server() -> Iterator[RealServer]:
+def real_server(found: isolation.Isolation | None = None) -> Iterator[RealServer]:
     """The server's state is its own temporary folder (under the system's, which the sandboxes' root can
-    traverse, unlike pytest's), removed when the server stops."""
-    found = isolation.probe()
+    traverse, unlike pytest's), removed when the server stops. `found`: the probe's answer, unless given."""
+    found = found or isolation.probe()
     if not found.available:
         pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
     runtimes = Runtimes(found)

@@ -1,12 +1,18 @@
-"""slirp4netns connecting a sandbox's own network namespace: what a failure says, and that the probe cleans up."""
+"""slirp4netns connecting a sandbox's own network: what a failure says, and that it leaves nothing half made."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from e2b_local_api.runtime import network
+from e2b_local_api.runtime.isolation import probe
+
+from tests.local_api.sandboxes import RealServer, real_server, wait_for
 
 SLIRP = shutil.which("slirp4netns")
 needs_slirp = pytest.mark.skipif(SLIRP is None, reason="slirp4netns is not installed (apt-get install slirp4netns)")
@@ -39,3 +45,61 @@ def test_bubblewrap_s_info_is_read_whole_or_not_at_all() -> None:
     os.close(write)
     assert network.read_info(read, 5) is None  # the writer gone before a whole object: no pid
     os.close(read)
+
+
+# --- a server whose slirp4netns fails: nothing stays half made --------------------------------------
+
+
+@pytest.fixture
+def failing_server(tmp_path: Path) -> Iterator[tuple[RealServer, Path]]:
+    """A server whose slirp4netns works once (the first sandbox), then fails; `marker` exists once it failed."""
+    found = probe()
+    if found.slirp is None:
+        pytest.skip(f"networked sandboxes do not go through slirp4netns here: {found.shared_network_reason}")
+    script = tmp_path / "slirp4netns"
+    script.write_text(
+        '#!/bin/sh\nif [ -e "$0.used" ]; then echo "no network here" >&2; exit 1; fi\n'
+        f': > "$0.used"\nexec {found.slirp} "$@"\n'
+    )
+    script.chmod(0o755)
+    with real_server(dataclasses.replace(found, slirp=str(script))) as server:
+        yield server, tmp_path / "slirp4netns.used"
+
+
+def _folders(server: RealServer) -> set[str]:
+    folder = server.runtimes.state / "sandboxes"
+    return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+def _listed(server: RealServer) -> set[str]:
+    return {s["sandboxID"] for s in server.api.get("/v2/sandboxes").json()}
+
+
+def test_a_create_that_cannot_get_its_network_leaves_nothing(failing_server: tuple[RealServer, Path]) -> None:
+    server, used = failing_server
+    used.touch()  # the first call fails too
+    answer = server.api.post("/sandboxes", json={"templateID": "base"})
+    assert answer.status_code == 500, answer.text
+    assert "could not be given its network: no network here" in answer.json()["message"]
+    assert _listed(server) == set() and _folders(server) == set()
+
+
+def test_a_fork_that_cannot_get_its_network_keeps_no_fork(failing_server: tuple[RealServer, Path]) -> None:
+    server, _ = failing_server
+    source = server.create()
+    answer = server.api.post(f"/sandboxes/{source['sandboxID']}/fork", json={"count": 2})
+    assert answer.status_code == 500, answer.text
+    assert _listed(server) == {source["sandboxID"]}
+    wait_for(lambda: _folders(server) == {source["sandboxID"]}, "the forks' folders to go")
+    assert server.envd(source).run("echo still")[1] == b"still\n"
+
+
+def test_a_cold_resume_that_cannot_get_its_network_is_a_kill(failing_server: tuple[RealServer, Path]) -> None:
+    server, _ = failing_server
+    sandbox_id = server.create()["sandboxID"]
+    assert server.api.post(f"/sandboxes/{sandbox_id}/pause", json={"memory": False}).status_code == 200
+    answer = server.api.post(f"/sandboxes/{sandbox_id}/connect", json={"timeout": 60})
+    assert answer.status_code == 500, answer.text
+    assert answer.json()["message"].endswith("; it was killed")
+    assert server.api.get(f"/sandboxes/{sandbox_id}").status_code == 404
+    wait_for(lambda: _folders(server) == set(), "its folder to go")

@@ -34,10 +34,15 @@ async def forked(request: Request, records: Iterable[Record], source_id: str) ->
     runtimes = _runtimes(request)
     if runtimes is None:
         return
-    for record in records:
+    forks = list(records)
+    for record in forks:
         try:
             await runtimes.start(record, copy_of=source_id)
         except SandboxError as error:
+            # One fork that cannot run fails the request: none of its forks stays, running or listed.
+            for fork in forks:
+                runtimes.kill(fork.sandbox_id)
+                await request.app.state.store.kill(fork.sandbox_id)
             raise ApiError(500, str(error)) from error
 
 
@@ -63,8 +68,15 @@ async def paused(request: Request, sandbox_id: str) -> None:
 
 async def resumed(request: Request, record: Record) -> None:
     runtimes = _runtimes(request)
-    if runtimes is not None:
+    if runtimes is None:
+        return
+    try:
         await runtimes.resume(record)
+    except SandboxError as error:
+        # The record says running: a sandbox that cannot run is killed, as a create that cannot start is.
+        runtimes.kill(record.sandbox_id)
+        await request.app.state.store.kill(record.sandbox_id)
+        raise ApiError(500, f"{error}; it was killed") from error
 
 
 async def snapshotted(request: Request, sandbox_id: str, template_id: str) -> None:

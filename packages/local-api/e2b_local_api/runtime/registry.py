@@ -135,6 +135,9 @@ class Runtimes:
             await runtime.start()
         except SandboxError:
             del self._entries[record.sandbox_id]
+            await runtime.wait_ended()
+            if not self.keep_state:
+                await asyncio.to_thread(layout.remove)  # made for this start: nothing else has it
             raise
         if self._reconciler is None:
             self._loop = asyncio.get_running_loop()
@@ -142,20 +145,24 @@ class Runtimes:
 
     def kill(self, sandbox_id: str) -> None:
         entry = self._entries.pop(sandbox_id, None)
-        if entry is None:
+        if entry is not None:
+            entry.runtime.kill()
+            for forget in self._forgetters:
+                forget(sandbox_id)
+        elif not self._layout(sandbox_id).root.is_dir():
             return
-        entry.runtime.kill()
-        for forget in self._forgetters:
-            forget(sandbox_id)
-        task = asyncio.get_running_loop().create_task(self._remove(entry.runtime))
+        # No process tree (one that could not be restarted): its files go all the same.
+        runtime = entry.runtime if entry is not None else None
+        task = asyncio.get_running_loop().create_task(self._remove(runtime, self._layout(sandbox_id)))
         # The loop keeps only weak references to tasks: keep this one until it is done.
         self._removals.add(task)
         task.add_done_callback(self._removals.discard)
 
-    async def _remove(self, runtime: SandboxRuntime) -> None:
-        await runtime.wait_ended()
+    async def _remove(self, runtime: SandboxRuntime | None, layout: Layout) -> None:
+        if runtime is not None:
+            await runtime.wait_ended()
         if not self.keep_state:
-            await asyncio.to_thread(runtime.layout.remove)
+            await asyncio.to_thread(layout.remove)
 
     async def check_pausable(self, sandbox_id: str, *, force: bool) -> None:
         """The pause's health check: the sandbox's agent must answer, unless the pause is forced."""
@@ -211,7 +218,11 @@ class Runtimes:
         )
         runtime.access_token, runtime.secure = record.envd_access_token, bool(record.config.secure)
         self._entries[record.sandbox_id] = Entry(runtime, record.envd_access_token)
-        await runtime.start()
+        try:
+            await runtime.start()
+        except SandboxError:
+            del self._entries[record.sandbox_id]  # its files stay, as a kill's would not
+            raise
 
     async def snapshot(self, sandbox_id: str, template_id: str) -> None:
         """Keep a copy of the sandbox's folder as the snapshot's (processes are not kept)."""
