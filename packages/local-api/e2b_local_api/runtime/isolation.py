@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import select
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -112,10 +113,12 @@ def _probe_slirp(mode: Mode, bwrap: str) -> tuple[str | None, str]:
         return None, "an unprivileged server's sandboxes cannot be given their own (run the server as root)"
     info_r, info_w = os.pipe()
     box_argv = [*command_prefix(mode, bwrap), *_system_binds(), "--unshare-pid", "--unshare-net", "--die-with-parent"]
-    box_argv += ["--info-fd", str(info_w), "--", "/bin/sleep", "30"]
+    # The command's first line says bubblewrap has set the namespace up (its loopback too): only then may
+    # slirp4netns join it, as a sandbox's is joined once its agent runs.
+    box_argv += ["--info-fd", str(info_w), "--", "/bin/sh", "-c", "echo up; exec sleep 30"]
     try:
         box = subprocess.Popen(
-            box_argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            box_argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             pass_fds=(info_w,), env=environment(mode), start_new_session=True,
         )  # fmt: skip
     except OSError as error:
@@ -125,11 +128,15 @@ def _probe_slirp(mode: Mode, bwrap: str) -> tuple[str | None, str]:
     os.close(info_w)
     try:
         pid = read_info(info_r, 10)
-        failure = "bubblewrap did not say its child's pid" if pid is None else attach_blocking(slirp, pid, 10)
+        up = box.stdout is not None and select.select([box.stdout], [], [], 10)[0] and box.stdout.readline() == b"up\n"
+        if pid is None or not up:
+            failure: str | None = "bubblewrap did not start its probe"
+        else:
+            failure = attach_blocking(slirp, pid, 10)
     finally:
         os.close(info_r)
         box.kill()
-        box.wait()
+        box.communicate()
     if failure is not None:
         return None, f"slirp4netns does not work here ({failure})"
     return slirp, ""
