@@ -104,7 +104,7 @@ def probe() -> Isolation:
 
 
 def _probe_slirp(mode: Mode, bwrap: str) -> tuple[str | None, str]:
-    """slirp4netns if it connects a sandbox-shaped namespace here (a short run, some 10 ms), else why not."""
+    """slirp4netns if it connects a sandbox-shaped namespace here (a short run, some 50 ms), else why not."""
     slirp = shutil.which("slirp4netns")
     if slirp is None:
         return None, "install slirp4netns (apt-get install slirp4netns) to give each its own"
