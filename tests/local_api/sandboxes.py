@@ -8,6 +8,7 @@ way, so that tests see exactly what goes over the wire.
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 import time
@@ -139,11 +140,13 @@ class Envd:
 
             yield events()
 
-    def run(self, command: str, **request: Any) -> tuple[int, bytes, bytes, dict[str, Any]]:
-        """`bash -l -c command` to its end: pid, stdout, stderr, the end event."""
+    def run(self, command: str, *, user: str | None = None, **request: Any) -> tuple[int, bytes, bytes, dict[str, Any]]:
+        """`bash -l -c command` to its end, as `user` (envd's Basic user; its default if None): pid, stdout,
+        stderr, the end event."""
         body = {"process": {"cmd": "/bin/bash", "args": ["-l", "-c", command]}, "stdin": False, **request}
+        headers = {} if user is None else {"Authorization": "Basic " + base64.b64encode(f"{user}:".encode()).decode()}
         out, err = b"", b""
-        with self.stream("Start", body) as events:
+        with self.stream("Start", body, **headers) as events:
             pid = int(next(events)["start"]["pid"])
             for event in events:
                 data = event.get("data", {})
@@ -155,8 +158,6 @@ class Envd:
 
 
 def decode(text: str) -> bytes:
-    import base64
-
     return base64.b64decode(text)
 
 

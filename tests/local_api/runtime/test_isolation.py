@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import socket
 import subprocess
 import threading
@@ -10,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2b_local_api.runtime.isolation import Isolation, Mode, probe, resolv_conf, sandbox_argv
+from e2b_local_api.runtime.isolation import Isolation, Mode, resolv_conf, sandbox_argv
 
-from tests.local_api.sandboxes import Envd, RealServer, decode, real_server
+from tests.local_api.sandboxes import Envd, RealServer, real_server
 
 DEADLINE = 20.0
 
@@ -45,14 +44,9 @@ def test_paths_are_the_sandbox_paths_and_host_files_are_out_of_sight(server: Rea
 
 
 def as_root(envd: Envd, script: str) -> str:
-    """`bash -c script` as root inside (envd's Basic user), its stdout and stderr together."""
-    body = {"process": {"cmd": "/bin/bash", "args": ["-c", script]}, "stdin": False}
-    root = base64.b64encode(b"root:").decode()
-    with envd.stream("Start", body, Authorization=f"Basic {root}") as events:
-        out = b"".join(
-            decode(e["data"].get("stdout", "")) + decode(e["data"].get("stderr", "")) for e in events if "data" in e
-        )
-    return out.decode()
+    """`script` run as root inside, its stdout and stderr together."""
+    _, out, err, _ = envd.run(script, user="root")
+    return (out + err).decode()
 
 
 def test_root_inside_is_not_root_outside(server: RealServer) -> None:
@@ -99,8 +93,9 @@ def _host_address() -> str | None:
 
 
 def test_a_networked_sandbox_reaches_out_but_not_the_host_loopback(server: RealServer) -> None:
-    if probe().slirp is None:
-        pytest.skip(f"networked sandboxes share the host's network here: {probe().shared_network_reason}")
+    found = server.runtimes.isolation
+    if found.slirp is None:
+        pytest.skip(f"networked sandboxes share the host's network here: {found.shared_network_reason}")
     address = _host_address()
     if address is None:
         pytest.skip("this host has no address but loopback: nothing outside for a sandbox to reach")
@@ -143,7 +138,7 @@ def test_root_inside_cannot_send_loopback_traffic_out_through_slirp4netns(server
     local table, route it to slirp4netns's gateway; or write frames to tap0 directly. Both need capabilities
     over the sandbox's network namespace that its root no longer has.
     """
-    if probe().slirp is None or not server.runtimes.isolation.has_root:
+    if server.runtimes.isolation.slirp is None or not server.runtimes.isolation.has_root:
         pytest.skip("no root inside, or networked sandboxes do not go through slirp4netns here")
     port = server.url.rsplit(":", 1)[1]
     text = as_root(
@@ -162,7 +157,7 @@ def test_a_socket_bound_to_tap0_holds_no_tcp_conversation_with_the_host_loopback
     slirp4netns opens the host's side; the answer comes back from a loopback address on `tap0`, which the
     sandbox's kernel drops (its root cannot allow it: no CAP_NET_ADMIN), so no TCP connection completes.
     (UDP datagrams do arrive: docs/users/local-server.md says so.)"""
-    if probe().slirp is None:
+    if server.runtimes.isolation.slirp is None:
         pytest.skip("networked sandboxes do not go through slirp4netns here")
     with socket.create_server(("127.0.0.1", 0)) as host:
         script = (

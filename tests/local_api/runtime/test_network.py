@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ def test_a_namespace_that_is_not_there_is_a_link_error_in_slirp4netns_s_words() 
     assert network.attach_blocking(SLIRP, NO_SUCH_PID, 10)
 
 
-def test_a_missing_slirp4netns_is_a_link_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_slirp4netns_is_a_link_error(tmp_path: Path) -> None:
     missing = str(tmp_path / "slirp4netns")
     with pytest.raises(network.LinkError, match="does not start"):
         asyncio.run(network.attach(missing, 1, 10))
@@ -36,8 +37,6 @@ def test_a_missing_slirp4netns_is_a_link_error(tmp_path) -> None:  # type: ignor
 
 
 def test_bubblewrap_s_info_is_read_whole_or_not_at_all() -> None:
-    import os
-
     read, write = os.pipe()
     os.write(write, b'{\n    "child-pid": 4')
     os.write(write, b"2\n}\n")

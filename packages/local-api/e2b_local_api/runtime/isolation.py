@@ -81,7 +81,7 @@ class Isolation:
 
 
 def probe() -> Isolation:
-    """Whether bubblewrap, a host python and user namespaces work here (one short run, some 10 ms)."""
+    """Whether bubblewrap, a host python, user namespaces and slirp4netns work here (short runs, some 60 ms)."""
     bwrap = shutil.which("bwrap")
     python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
     if bwrap is None:

@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import select
-import subprocess
 import time
 
 from e2b_local_api.runtime.exits import helper_words
@@ -101,38 +100,18 @@ async def attach(slirp: str, pid: int, timeout: float) -> Link:
 
 
 def attach_blocking(slirp: str, pid: int, timeout: float) -> str | None:
-    """`attach` for a probe, without an event loop: None once connected (and ended again), else why not."""
-    ready_r, ready_w = os.pipe()
-    exit_r, exit_w = os.pipe()
+    """`attach`, then its end, for the start-up probe (no event loop runs yet): None if it worked, else why not."""
+
+    async def attach_and_end() -> None:
+        link = await attach(slirp, pid, timeout)
+        link.close()
+        await link.wait()
+
     try:
-        process = subprocess.Popen(
-            argv(slirp, pid, ready_w, exit_r),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            pass_fds=(ready_w, exit_r),
-            start_new_session=True,
-        )
-    except OSError as error:
-        for fd in (ready_r, ready_w, exit_r, exit_w):
-            os.close(fd)
-        return f"slirp4netns does not start: {error}"
-    os.close(ready_w)
-    os.close(exit_r)
-    try:
-        readable, _, _ = select.select([ready_r], [], [], timeout)
-        said = os.read(ready_r, 1) if readable else b""
-    finally:
-        os.close(ready_r)
-        os.close(exit_w)  # the end of it: slirp4netns exits
-    try:
-        _, err = process.communicate(timeout=max(1.0, timeout))
-    except subprocess.TimeoutExpired:
-        process.kill()
-        _, err = process.communicate()
-    if said == b"1":
-        return None
-    return err.decode(errors="replace").strip() or f"slirp4netns exited {process.returncode}"
+        asyncio.run(attach_and_end())
+    except LinkError as error:
+        return str(error)
+    return None
 
 
 def read_info(fd: int, timeout: float) -> int | None:

@@ -145,15 +145,16 @@ class Runtimes:
 
     def kill(self, sandbox_id: str) -> None:
         entry = self._entries.pop(sandbox_id, None)
-        if entry is not None:
-            entry.runtime.kill()
+        runtime = entry.runtime if entry is not None else None
+        layout = self._layout(sandbox_id)
+        if runtime is not None:
+            runtime.kill()
             for forget in self._forgetters:
                 forget(sandbox_id)
-        elif not self._layout(sandbox_id).root.is_dir():
-            return
-        # No process tree (one that could not be restarted): its files go all the same.
-        runtime = entry.runtime if entry is not None else None
-        task = asyncio.get_running_loop().create_task(self._remove(runtime, self._layout(sandbox_id)))
+        elif not layout.root.is_dir():
+            return  # nothing runs and nothing is on disk
+        # Without a process tree (one that could not be restarted) its files go all the same.
+        task = asyncio.get_running_loop().create_task(self._remove(runtime, layout))
         # The loop keeps only weak references to tasks: keep this one until it is done.
         self._removals.add(task)
         task.add_done_callback(self._removals.discard)
