@@ -364,7 +364,9 @@ async def test_no_leaks_over_1000_requests(server: TestServer, kind: str) -> Non
     policy = RetryPolicy(retries=2, backoff_base=0.0002, backoff_cap=0.0005, min_peek_budget=0.05)
     paths = ["/refusal", "/busy", "/flaky?key={i}&n=1", "/big?size=20000", "/drop", "/plain503",
              "/refusal-gzip", "/ok"]  # fmt: skip
-    c = make_client(kind, policy)
+    # Leaks are the subject, not timeouts: the module's 0.3 s read timeout failed a `/busy` here once
+    # in a loaded CI run (a read timeout is a TransportError too), so no timeout comes near a healthy run.
+    c = make_client(kind, policy, timeout=httpx.Timeout(30.0))
     try:
         for path in paths:  # warm up: the pool now holds its idle connection
             with contextlib.suppress(httpx.TransportError):
