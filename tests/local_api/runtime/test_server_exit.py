@@ -82,9 +82,11 @@ def start_sleepers(url: str, tag: str) -> None:
             f"(bash -c '(exec -a {name} sleep 300) &' >/dev/null 2>&1 &)"
         )
     wait_for(lambda: len(survivors(f"{MARKER}.{tag}")) == 6, "the sleeps to run")
+    # The second paused: its processes stopped must end all the same.
+    assert api.post(f"/sandboxes/{sandbox['sandboxID']}/pause", json={}).status_code == 200
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_no_process_survives_the_server(
     server_process: tuple[subprocess.Popen[bytes], str, Path], signal_number: int
 ) -> None:

@@ -114,7 +114,7 @@ def without_isolation() -> Isolation:
     python = _host_python()
     if python is None:
         return Isolation(Mode.UNAVAILABLE, None, None, "no /usr/bin/python3 to run the sandbox's agent")
-    return Isolation(Mode.NONE, None, python, shared_network_reason="--no-isolation")
+    return Isolation(Mode.NONE, None, python)
 
 
 def _host_python() -> str | None:
@@ -213,9 +213,11 @@ def _id_map_writers() -> str:
 
 def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_source: str, agent_fd: int) -> list[str]:
     """The whole command line of a sandbox whose first process is the agent."""
-    if isolation.mode is Mode.NONE and isolation.python is not None:
+    assert isolation.python is not None
+    if isolation.mode is Mode.NONE:
+        # No bubblewrap: the agent alone, the server's child, told to keep its commands in reach itself.
         return [isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd), HOST_AGENT]
-    assert isolation.bwrap is not None and isolation.python is not None
+    assert isolation.bwrap is not None
     argv = [*command_prefix(isolation.mode, isolation.bwrap), *_system_binds()]
     for name in BOUND:
         argv += ["--bind", str(root / name), f"/{name}"]

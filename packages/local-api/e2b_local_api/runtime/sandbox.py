@@ -139,11 +139,6 @@ class SandboxRuntime:
         if warning is not None:
             print(f"e2b-local-api: {warning}", file=sys.stderr, flush=True)
 
-    @property
-    def unisolated(self) -> bool:
-        """--no-isolation: the agent and the commands are plain processes of the server, with host paths."""
-        return self.isolation.mode is Mode.NONE
-
     async def _connect_network(self, slirp: str) -> None:
         """Connect the sandbox's own network namespace before any command runs in it (network.py)."""
         try:
@@ -160,6 +155,11 @@ class SandboxRuntime:
     def root(self) -> Path:
         """The host folder that is the sandbox's `/`."""
         return self.layout.root
+
+    @property
+    def unisolated(self) -> bool:
+        """--no-isolation: the agent and the commands are plain processes of the server, with host paths."""
+        return self.isolation.mode is Mode.NONE
 
     @property
     def state(self) -> Literal["running", "paused", "gone"]:
