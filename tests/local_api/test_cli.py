@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
 from e2b_local_api.cli import auth_config, parse_args
 from e2b_local_api.control.auth import DEV_API_KEY
 
+from tests.local_api.sandboxes import ENVD_PORT, answers, wait_for
+
 
 def test_defaults() -> None:
     args = parse_args([])
     assert (args.host, args.port) == ("127.0.0.1", 3000)
+    assert not args.no_isolation and parse_args(["--no-isolation"]).no_isolation
     assert auth_config(args).keys == frozenset({DEV_API_KEY})
 
 
@@ -60,3 +66,45 @@ def test_timeouts_must_be_positive(option: str, value: str, capsys: pytest.Captu
         parse_args([option, value])
     assert exited.value.code == 2
     assert "must be a positive number of seconds" in capsys.readouterr().err
+
+
+@contextmanager
+def serving_cli(*flags: str, path: str) -> Iterator[tuple[str, str]]:
+    """`e2b-local-api FLAGS` with PATH `path`, answering: its URL and its start line."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "e2b_local_api", "--port", str(port), "--log-level", "warning", *flags]
+    env = {**os.environ, "PATH": path}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stderr is not None
+        start_line = process.stderr.readline()  # said before it serves
+        url = f"http://127.0.0.1:{port}"
+        wait_for(lambda: answers(url) or process.poll() is not None, "the server to answer")
+        assert process.poll() is None, start_line + process.stderr.read()
+        yield url, start_line
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_without_bubblewrap_the_start_line_and_the_refusal_name_no_isolation() -> None:
+    # No bwrap on PATH: what a host without bubblewrap looks like to the probe.
+    with serving_cli(path="/nonexistent") as (url, start_line):
+        assert "bubblewrap (bwrap) is not installed" in start_line and "--no-isolation" in start_line
+        headers = {"X-API-Key": DEV_API_KEY}
+        sandbox = httpx.post(f"{url}/sandboxes", json={"templateID": "base"}, headers=headers).json()
+        refused = httpx.post(
+            f"{url}/process.Process/List",
+            json={},
+            headers={"E2b-Sandbox-Id": sandbox["sandboxID"], "E2b-Sandbox-Port": ENVD_PORT},
+        )
+        assert refused.status_code == 502
+        assert "data-plane calls are refused" in refused.json()["message"]
+        assert "--no-isolation" in refused.json()["message"]
+
+
+def test_no_isolation_is_said_at_start() -> None:
+    with serving_cli("--no-isolation", path="/nonexistent") as (_, start_line):
+        assert start_line.startswith("e2b-local-api: WARNING: sandboxes are NOT isolated (--no-isolation)")

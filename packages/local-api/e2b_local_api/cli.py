@@ -21,7 +21,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="e2b-local-api",
         description="Serve the E2B sandbox API (the sandboxes, snapshots and templates operations) and, on the "
-        "same port, each sandbox's envd: its commands run in bubblewrap, its files in a folder under --state.",
+        "same port, each sandbox's envd: its commands run in bubblewrap (or, with --no-isolation, as plain "
+        "processes), its files in a folder under --state.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=3000, help="port to bind (default 3000)")
@@ -78,6 +79,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="leave the folders of killed sandboxes, and the temporary state folder, in place at exit",
     )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="never use bubblewrap, even where it works: run each sandbox's commands as plain processes of this "
+        "server's user (the host's root, if the server is root), whatever user they ask for, in the sandbox's "
+        "folder with host paths, seeing the host's files and processes, on the host's network; only the kill of "
+        "a sandbox's process tree is enforced. For local testing where bubblewrap cannot create namespaces "
+        "(a container's default seccomp profile, Ubuntu's apparmor_restrict_unprivileged_userns). Default: off, "
+        "and without bubblewrap data-plane calls are refused, since unisolated sandboxes are not faithful",
+    )
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     return parser.parse_args(argv)
 
@@ -97,7 +108,7 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     # runtime: say at start whether sandboxes can run processes here, and how isolated they are.
-    found = isolation.probe()
+    found = isolation.without_isolation() if args.no_isolation else isolation.probe()
     print(f"e2b-local-api: {found.describe()}", file=sys.stderr)
     runtimes = Runtimes(found, args.state, keep_state=args.keep_state)
     app = create_app(

@@ -1,17 +1,21 @@
-"""What a sandbox's processes see and reach: their own pids, files, users and (no) network."""
+"""What a sandbox's processes see and reach: their own pids, files, users and (no) network; and without isolation
+(`--no-isolation`), the host's, with only the kill of their tree enforced."""
 
 from __future__ import annotations
 
+import base64
+import os
 import socket
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from e2b_local_api.runtime.isolation import Isolation, Mode, resolv_conf, sandbox_argv
+from e2b_local_api.runtime.isolation import Isolation, Mode, resolv_conf, sandbox_argv, without_isolation
 
-from tests.local_api.sandboxes import Envd, RealServer, real_server
+from tests.local_api.sandboxes import Envd, RealServer, StreamEnded, real_server, wait_for
 
 DEADLINE = 20.0
 
@@ -168,3 +172,168 @@ def test_a_socket_bound_to_tap0_holds_no_tcp_conversation_with_the_host_loopback
         )
         _, out, _, _ = server.envd(server.create()).run(f'python3 -c "{script}"')
     assert out.decode().split() == ["TimeoutError"], out
+
+
+# --- --no-isolation: plain processes of the server, every create says so -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def unisolated() -> Iterator[RealServer]:
+    with real_server(without_isolation()) as running:
+        yield running
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _tree_of(server: RealServer, sandbox: dict[str, object]) -> list[int]:
+    entry = server.runtimes.get(str(sandbox["sandboxID"]))
+    assert entry is not None
+    return entry.runtime.members()
+
+
+def test_without_isolation_the_start_line_and_each_create_say_so(
+    unisolated: RealServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "NOT isolated (--no-isolation)" in unisolated.runtimes.isolation.describe()
+    response = unisolated.api.post("/sandboxes", json={"templateID": "base", "allow_internet_access": False})
+    assert response.status_code == 201, response.text
+    assert response.headers["X-E2B-Local-Isolation"] == "none"
+    warning = capsys.readouterr().err
+    assert f"sandbox {response.json()['sandboxID']} is NOT isolated" in warning
+    assert "allow_internet_access=False (or a deny of 0.0.0.0/0) is NOT enforced" in warning
+    assert ("the host's ROOT" in warning) is (os.geteuid() == 0)
+    fork = unisolated.api.post(f"/sandboxes/{response.json()['sandboxID']}/fork", json={})
+    assert fork.status_code == 201 and fork.headers["X-E2B-Local-Isolation"] == "none"
+
+
+def test_an_isolated_create_adds_no_isolation_header(server: RealServer) -> None:
+    response = server.api.post("/sandboxes", json={"templateID": "base"})
+    assert response.status_code == 201 and "X-E2B-Local-Isolation" not in response.headers
+
+
+def test_without_isolation_commands_run_in_the_sandbox_folder_as_the_server(unisolated: RealServer) -> None:
+    sandbox = unisolated.create()
+    envd = unisolated.envd(sandbox)
+    home = unisolated.runtimes.state / "sandboxes" / sandbox["sandboxID"] / "home" / "user"
+    _, out, err, end = envd.run("echo out; echo err >&2; pwd; echo $HOME; id -u")
+    assert end["status"] == "exit status 0"
+    assert err == b"err\n"
+    assert out.decode().splitlines() == ["out", str(home), str(home), str(os.geteuid())]
+    # No user switching: root is asked for, the server's uid runs it, in root's folder of the sandbox.
+    _, out, _, _ = envd.run("id -u; pwd", user="root")
+    assert out.decode().splitlines() == [str(os.geteuid()), str(home.parent.parent / "root")]
+    # A cwd under a folder of the sandbox is that folder; any other path is the host's.
+    for cwd, host in (("/tmp", home.parent.parent / "tmp"), ("/usr", Path("/usr"))):
+        with envd.stream("Start", {"process": {"cmd": "/bin/pwd", "cwd": cwd}, "stdin": False}) as events:
+            out = b"".join(base64.b64decode(e["data"]["stdout"]) for e in events if "stdout" in e.get("data", {}))
+        assert out.decode().strip() == str(host)
+
+
+def test_without_isolation_files_written_through_envd_are_seen_by_commands(unisolated: RealServer) -> None:
+    envd = unisolated.envd(unisolated.create())
+    uploaded = httpx.post(
+        f"{envd.url}/files",
+        params={"path": "notes/a.txt"},
+        content=b"from the files API",
+        headers={**envd.headers(), "Content-Type": "application/octet-stream"},
+    )
+    assert uploaded.status_code == 200, uploaded.text
+    _, out, _, _ = envd.run("cat notes/a.txt && echo from a command > notes/b.txt")
+    assert out == b"from the files API"
+    read = httpx.get(f"{envd.url}/files", params={"path": "/home/user/notes/b.txt"}, headers=envd.headers())
+    assert read.status_code == 200 and read.content == b"from a command\n"
+
+
+def test_without_isolation_output_streams_as_it_comes(unisolated: RealServer) -> None:
+    envd = unisolated.envd(unisolated.create())
+    body = {"process": {"cmd": "/bin/bash", "args": ["-c", "echo one; read -r line; echo $line"]}, "stdin": True}
+    with envd.stream("Start", body) as events:
+        pid = int(next(events)["start"]["pid"])
+        first = next(e for e in events if "data" in e)
+        assert first["data"]["stdout"] == "b25lCg=="  # "one\n", before the command ends: it waits for its input
+        envd.call("SendInput", {"process": {"pid": pid}, "input": {"stdin": "dHdvCg=="}})  # "two\n"
+        second = next(e for e in events if "data" in e)
+        assert second["data"]["stdout"] == "dHdvCg=="
+        assert next(e for e in events if "end" in e)["end"]["status"] == "exit status 0"
+
+
+def test_without_isolation_a_terminal_works(unisolated: RealServer) -> None:
+    envd = unisolated.envd(unisolated.create())
+    body = {
+        "process": {"cmd": "/bin/bash", "args": ["-c", "stty size; tty"], "envs": {"TERM": "xterm"}},
+        "pty": {"size": {"cols": 80, "rows": 24}},
+    }
+    output = b""
+    with envd.stream("Start", body) as events:
+        for event in events:
+            output += base64.b64decode(event.get("data", {}).get("pty", ""))
+            if "end" in event:
+                break
+    size, tty = output.split(b"\r\n")[:2]
+    assert size == b"24 80" and tty.startswith(b"/dev/pts/")
+
+
+SPREAD = (
+    # One command's group, one that left for its own session, one double-forked: the last two are orphans
+    # the agent (their subreaper) adopts, found by walking its descendants.
+    "(exec -a {name} sleep 1000) >/dev/null 2>&1 & "
+    "setsid bash -c 'exec -a {name} sleep 1000' >/dev/null 2>&1 & "
+    "(bash -c '(exec -a {name} sleep 1000) &' >/dev/null 2>&1 &)"
+)
+
+
+def _named(name: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0] == name.encode():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return [pid for pid in found if _alive(pid)]
+
+
+def test_without_isolation_pause_freezes_the_tree_and_resume_continues_it(unisolated: RealServer) -> None:
+    sandbox = unisolated.create()
+    name = f"e2b-noiso-pause-{sandbox['sandboxID']}"
+    unisolated.envd(sandbox).run(SPREAD.format(name=name))
+    sleeps = wait_for(lambda: len(_named(name)) == 3 and _named(name), "the three sleeps")
+    agent_pid = _tree_of(unisolated, sandbox)[0]
+    assert set(sleeps) <= set(_tree_of(unisolated, sandbox))  # the orphans too: adopted by the agent
+    assert unisolated.api.post(f"/sandboxes/{sandbox['sandboxID']}/pause", json={}).status_code == 200
+    assert {_state(pid) for pid in sleeps} == {"T"}
+    assert _state(agent_pid) != "T"  # it stays awake to end the frozen tree should the server die
+    assert unisolated.api.post(f"/sandboxes/{sandbox['sandboxID']}/connect", json={"timeout": 60}).status_code == 201
+    wait_for(lambda: {_state(pid) for pid in sleeps} == {"S"}, "the sleeps to continue")
+    assert unisolated.api.delete(f"/sandboxes/{sandbox['sandboxID']}").status_code == 204
+
+
+def test_without_isolation_kill_leaves_no_process(unisolated: RealServer) -> None:
+    sandbox = unisolated.create()
+    name = f"e2b-noiso-kill-{sandbox['sandboxID']}"
+    envd = unisolated.envd(sandbox)
+    envd.run(SPREAD.format(name=name))
+    wait_for(lambda: len(_named(name)) == 3, "the three sleeps")
+    tree = _tree_of(unisolated, sandbox)
+    body = {"process": {"cmd": "/bin/bash", "args": ["-c", f"exec -a {name} sleep 1000"]}, "stdin": False}
+    with pytest.raises(StreamEnded) as ended, envd.stream("Start", body) as events:
+        next(events)
+        wait_for(lambda: len(_named(name)) == 4, "the fourth sleep, followed by a stream")
+        assert unisolated.api.delete(f"/sandboxes/{sandbox['sandboxID']}").status_code == 204
+        list(events)
+    assert ended.value.code == "unavailable"
+    wait_for(lambda: not _named(name) and not any(_alive(pid) for pid in tree), "every process of the sandbox to end")
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

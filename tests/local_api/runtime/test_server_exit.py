@@ -1,4 +1,5 @@
-"""The server's end is its sandboxes' end: after SIGKILL or SIGTERM no sandbox process is left."""
+"""The server's end is its sandboxes' end: after SIGKILL or SIGTERM no sandbox process is left, with or without
+isolation (bubblewrap's namespace ends them; without it, the agent, their subreaper, does)."""
 
 from __future__ import annotations
 
@@ -34,10 +35,12 @@ def survivors(marker: str) -> list[int]:
     return found
 
 
-@pytest.fixture
-def server_process() -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
-    if not isolation.probe().available:
-        pytest.skip("sandboxes cannot run processes on this machine")
+@pytest.fixture(params=["bubblewrap", "--no-isolation"])
+def server_process(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    unisolated = request.param == "--no-isolation"
+    found = isolation.without_isolation() if unisolated else isolation.probe()
+    if not found.available:
+        pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
     state = Path(tempfile.mkdtemp(prefix="e2b-exit-test-"))
     sock = free_socket()
     port = sock.getsockname()[1]
@@ -52,6 +55,7 @@ def server_process() -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
         str(state),
         "--log-level",
         "warning",
+        *(["--no-isolation"] if unisolated else []),
     ]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
@@ -71,15 +75,18 @@ def start_sleepers(url: str, tag: str) -> None:
     for n in range(2):
         sandbox = api.post("/sandboxes", json={"templateID": "base", "timeout": 300}).json()
         envd = Envd(url, sandbox["sandboxID"], sandbox["envdAccessToken"])
-        # One in the command's group, one that left for its own session.
+        # One in the command's group, one that left for its own session, one double-forked (an orphan).
         name = f"{MARKER}.{tag}{n}"
         envd.run(
-            f"(exec -a {name} sleep 300) >/dev/null 2>&1 & setsid bash -c 'exec -a {name} sleep 300' >/dev/null 2>&1 &"
+            f"(exec -a {name} sleep 300) >/dev/null 2>&1 & setsid bash -c 'exec -a {name} sleep 300' >/dev/null 2>&1 & "
+            f"(bash -c '(exec -a {name} sleep 300) &' >/dev/null 2>&1 &)"
         )
-    wait_for(lambda: len(survivors(f"{MARKER}.{tag}")) == 4, "the sleeps to run")
+    wait_for(lambda: len(survivors(f"{MARKER}.{tag}")) == 6, "the sleeps to run")
+    # The second paused: its processes stopped must end all the same.
+    assert api.post(f"/sandboxes/{sandbox['sandboxID']}/pause", json={}).status_code == 200
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_no_process_survives_the_server(
     server_process: tuple[subprocess.Popen[bytes], str, Path], signal_number: int
 ) -> None:
@@ -88,13 +95,29 @@ def test_no_process_survives_the_server(
     start_sleepers(url, tag)
     # The networked sandboxes' slirp4netns, where they have their own network: the server's children.
     links = [pid for pid in survivors("slirp4netns") if _child_of(pid, server.pid)]
-    assert len(links) == (2 if isolation.probe().slirp is not None else 0)
+    unisolated = isinstance(server.args, list) and "--no-isolation" in server.args
+    assert len(links) == (2 if not unisolated and isolation.probe().slirp is not None else 0)
+    # bubblewrap, or without it the agents: the server's other children.
+    helpers = [pid for pid in _children(server.pid) if pid not in links]
+    assert len(helpers) == 2
     server.send_signal(signal_number)
     server.wait(timeout=30)
     wait_for(lambda: not survivors(f"{MARKER}.{tag}"), "every sandbox process to end with the server")
     # Nor the sandboxes' bubblewrap and agents, nor their slirp4netns (their exit pipe closed with the server).
-    assert not [pid for pid in survivors("bwrap") if pid != os.getpid() and _child_of(pid, server.pid)]
+    wait_for(lambda: not [pid for pid in helpers if _alive(pid)], "the sandboxes' bubblewrap or agents to end")
     wait_for(lambda: not set(links) & set(survivors("slirp4netns")), "the sandboxes' slirp4netns to end")
+
+
+def _children(parent: int) -> list[int]:
+    return [int(pid) for pid in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    """Running, or stopped: not gone and not a zombie (which runs nothing, and waits for its parent)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
 
 
 def _child_of(pid: int, parent: int) -> bool:

@@ -103,7 +103,7 @@ async def create_sandbox(request: Request) -> Response:
     team = team_of(request.headers[API_KEY_HEADER])
     record = await _store(request).create(create, team=team, idempotency_key=key)
     await lifecycle.created(request, record)  # runtime: start its process tree
-    return views.json_response(views.sandbox(record), 201)
+    return views.json_response(views.sandbox(record), 201, headers=lifecycle.isolation_headers(request))
 
 
 @router.get(
@@ -245,7 +245,7 @@ async def fork_sandbox(request: Request, sandboxID: str) -> Response:
     timeout, count = bodies.fork(*await _body(request))
     forks = await _store(request).fork(sandboxID, timeout=timeout, count=count)
     await lifecycle.forked(request, forks, sandboxID)  # runtime: each starts with a copy of the files
-    return views.json_response([views.fork_result(r) for r in forks], 201)
+    return views.json_response([views.fork_result(r) for r in forks], 201, headers=lifecycle.isolation_headers(request))
 
 
 @router.put(

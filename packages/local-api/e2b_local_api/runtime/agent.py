@@ -1,11 +1,12 @@
 """The agent: the first process of a sandbox (pid 1 of its namespaces), which starts its commands.
 
-Runs inside bubblewrap as `python3 -I -S -c <this file's source> FD`, standard
-library only. It reads requests on the SOCK_SEQPACKET socket FD (one JSON
-message each, a spawn's stdio passed as SCM_RIGHTS), forks and execs commands
-as the asked user, reaps every process of the namespace and reports its own
-children's exits. Output never passes through it: the server holds the other
-ends of the pipes or the terminal.
+Runs inside bubblewrap as `python3 -I -S -c <this file's source> FD`, standard library only, or
+with `--no-isolation` as the server's child (`... FD host`): then it is its commands' subreaper
+and, when the server goes, ends every descendant itself (no namespace ends them with it). It
+reads requests on the SOCK_SEQPACKET socket FD (one JSON message each, a spawn's stdio passed
+as SCM_RIGHTS), forks and execs commands as the asked user, reaps every process of its tree and
+reports its own children's exits. Output never passes through it: the server holds the other
+ends of the pipes or the terminal. The server also uses its process-tree functions.
 """
 
 from __future__ import annotations
@@ -21,11 +22,17 @@ import socket
 import struct
 import sys
 import termios
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 MAX_MESSAGE = 1 << 20
 MAX_FDS = 3
+HOST = "host"  # the mode word: no namespace of its own
+# prctl(2) options (linux/prctl.h)
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+END_SECONDS = 10.0  # a process that takes longer to die (stuck in the kernel: D state) is left to it
 
 
 def _send(sock: socket.socket, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
@@ -71,9 +78,10 @@ def _exec_child(request: dict[str, Any], fds: list[int]) -> None:
     for target, fd in enumerate(stdio):
         os.dup2(fd, target, inheritable=True)
     os.closerange(3, 65536)
-    os.setgroups(request["groups"])
-    os.setgid(request["gid"])
-    os.setuid(request["uid"])
+    if request["uid"] is not None:  # None: no user switching (--no-isolation), the server's own uid
+        os.setgroups(request["groups"])
+        os.setgid(request["gid"])
+        os.setuid(request["uid"])
     os.chdir(request["cwd"])
     argv = request["argv"]
     os.execvpe(argv[0], argv, request["env"])
@@ -136,11 +144,129 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
             _send(sock, {"exit": pid, "status": status})
 
 
+# --- the process tree, found by parent pid in /proc (the server uses these too) ------------------------------------
+
+
+def _stat(pid: int) -> tuple[bytes, int] | None:
+    """A process's state letter and parent pid; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[1])
+
+
+def descendants(root: int) -> list[int]:
+    """Every process whose chain of parents leads to `root` (zombies included), parents before children."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            found = _stat(int(entry))
+            if found is not None:
+                children.setdefault(found[1], []).append(int(entry))
+    tree: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            tree.append(child)
+            todo.append(child)
+    return tree
+
+
+def is_stopped(pid: int) -> bool:
+    """Stopped, or dead already: either way it runs (and forks) no more."""
+    found = _stat(pid)
+    return found is None or found[0] in (b"T", b"t", b"Z", b"X")
+
+
+def _alive(pid: int) -> bool:
+    found = _stat(pid)
+    return found is not None and found[0] not in (b"Z", b"X")
+
+
+def stop_all(members: Callable[[], list[int]], passes: int = 50) -> None:
+    """SIGSTOP every member, again until a pass finds none running: a process forked before its parent stopped
+    appears in a later pass, and a pass that finds every member stopped means none can fork any more."""
+    stopped: set[int] = set()
+    for _ in range(passes):
+        running = [pid for pid in members() if pid not in stopped or not is_stopped(pid)]
+        if not running:
+            return
+        for pid in running:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                continue
+            stopped.add(pid)
+        time.sleep(0.001)
+
+
+def end_descendants(root: int, reap: Callable[[], None] = lambda: None) -> list[int]:
+    """Freeze every descendant of `root`, then SIGKILL them, pass after pass until none is alive (or
+    END_SECONDS passed: those are returned). Killing a running tree would let a fork slip between the read
+    of /proc and the kill; a frozen one forks no more. `root` must be their subreaper (or their namespace's
+    pid 1) for orphans to stay findable; `reap`: root's own way to collect its dead children, if it is us."""
+    deadline = time.monotonic() + END_SECONDS
+    while True:
+        reap()
+        alive = [pid for pid in descendants(root) if _alive(pid)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        stop_all(lambda: descendants(root))
+        for pid in descendants(root):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        time.sleep(0.001)
+
+
+def _watch_host(libc_prctl: Callable[..., int]) -> int:
+    """As the server's child (no namespace): become the subreaper of every process started here, so that
+    `setsid`'d and double-forked ones stay in reach, and be told when the server dies. Returns the server's
+    pid, or -1 if it is already gone."""
+    parent = os.getppid()
+    for option, value in ((PR_SET_CHILD_SUBREAPER, 1), (PR_SET_PDEATHSIG, int(signal.SIGHUP))):
+        if libc_prctl(option, value, 0, 0, 0) != 0:
+            raise OSError(f"prctl({option}) failed: the agent could not keep its commands in reach")
+    # The server may have died before the death signal was asked for: then its pid is no longer our parent.
+    return parent if os.getppid() == parent else -1
+
+
+def _reap_quietly() -> None:
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
+    host = sys.argv[2:] == [HOST]
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    server = -1
+    if host:
+        import ctypes  # only here: inside bubblewrap the namespace does this work
+
+        signal.signal(signal.SIGHUP, lambda *_: None)  # the server's death signal: the loop checks who died
+        server = _watch_host(ctypes.CDLL(None, use_errno=True).prctl)
+        if server == -1:
+            return
+    try:
+        _serve(sock, wake_r, server)
+    finally:
+        if host:
+            # Whatever ended the loop (the socket's end, the server's death, an error), nothing started
+            # here may outlive it: no namespace takes the commands along with the agent.
+            end_descendants(os.getpid(), _reap_quietly)
+
+
+def _serve(sock: socket.socket, wake_r: int, server: int) -> None:
     children: set[int] = set()
     _send(sock, {"ready": os.getpid()})
     while True:
@@ -150,11 +276,13 @@ def main() -> None:
                 os.read(wake_r, 512)
             except BlockingIOError:
                 pass
+            if server != -1 and os.getppid() != server:
+                return  # the server died (the death signal woke us): its socket may not have closed yet
             _reap(sock, children)
         if sock.fileno() in readable:
             message, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(MAX_FDS * 4))
             if not message:
-                return  # the server went away: the namespace ends with its first process
+                return  # the server went away: the namespace ends with its first process (without one: `main`)
             fds: list[int] = []
             for level, kind, data in ancillary:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:

@@ -1,13 +1,12 @@
 """How a sandbox is isolated: bubblewrap's command line, and whether this host can run it.
 
-Two shapes, by who runs the server. As root, a sandbox gets a user namespace
-mapping ids 0-65535 inside onto host ids 100000-165535 (written by the server:
-bubblewrap maps one id only), so `root` inside is uid 100000 outside, no one in
-particular (not the identity map: the kernel treats uid 0 as root wherever it
-compares uids, e.g. for sysctls). Unprivileged, bubblewrap maps the server's
-own uid to 1000 and there is no root inside. Either way: its own mount, pid,
-ipc and uts namespaces, and a network namespace unless it shares the host's
-(`network.py`: slirp4netns connects a networked one where it works here).
+As root, a sandbox gets a user namespace mapping ids 0-65535 inside onto host ids 100000-165535 (written
+by the server: bubblewrap maps one id only), so `root` inside is no one in particular outside (not the
+identity map: the kernel treats uid 0 as root wherever it compares uids, e.g. for sysctls). Unprivileged,
+bubblewrap maps the server's own uid to 1000 and there is no root inside. Either way: its own mount, pid,
+ipc and uts namespaces, and a network namespace unless it shares the host's (`network.py`: slirp4netns).
+`--no-isolation` (Mode.NONE, asked for, never the probe's answer): no bubblewrap, the agent is the
+server's plain child, and the server says so at start and on every create.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from e2b_local_api.runtime.agent import HOST as HOST_AGENT
 from e2b_local_api.runtime.layout import BOUND, HOSTNAME, host_resolv_conf
 from e2b_local_api.runtime.leftovers import id_map_writers
 from e2b_local_api.runtime.network import RESOLV_CONF as SLIRP_RESOLV_CONF
@@ -38,6 +38,7 @@ class Mode(Enum):
     MAPPED_ROOT = "mapped-root"  # the server is root: ids 0-65535 mapped onto themselves
     UNPRIVILEGED = "unprivileged"  # bubblewrap's own mapping: the server's uid is 1000 inside
     UNAVAILABLE = "unavailable"
+    NONE = "none"  # --no-isolation: the agent and its commands are plain processes of the server's user
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,22 @@ class Isolation:
                 "sandboxes run in bubblewrap as uid 1000 (the server is not root: commands as user 'root' are "
                 "refused); " + self.describe_network()
             )
-        return f"sandboxes cannot run processes here: {self.reason}; data-plane calls are refused"
+        if self.mode is Mode.NONE:
+            return "WARNING: sandboxes are NOT isolated (--no-isolation): " + _NOT_ISOLATED.format(user=_server_user())
+        return (
+            f"sandboxes cannot run processes here: {self.reason}; data-plane calls are refused "
+            "(start the server with --no-isolation to run their commands anyway, as plain processes, unisolated)"
+        )
+
+    def create_warning(self, sandbox_id: str, *, networked: bool) -> str | None:
+        """What the server says of each sandbox it starts without isolation (None: it is isolated)."""
+        if self.mode is not Mode.NONE:
+            return None
+        words = f"WARNING: sandbox {sandbox_id} is NOT isolated (--no-isolation): its commands run as {_server_user()}"
+        words += " whatever user they ask for, see the host's files and processes and share its network"
+        if not networked:
+            words += "; allow_internet_access=False (or a deny of 0.0.0.0/0) is NOT enforced"
+        return words
 
     def describe_network(self) -> str:
         if self.slirp is not None:
@@ -80,10 +96,35 @@ class Isolation:
         )
 
 
+_NOT_ISOLATED = (
+    "commands run as {user} whatever user they ask for, as plain processes of this server in the sandbox's "
+    "folder; they see the host's files, paths and /etc, can signal every process of that user, and share the "
+    "host's network (allow_internet_access=False is not enforced); nothing is enforced but the kill of a "
+    "sandbox's process tree"
+)
+
+
+def _server_user() -> str:
+    uid = os.geteuid()
+    return "the host's ROOT (uid 0)" if uid == 0 else f"this server's user (uid {uid})"
+
+
+def without_isolation() -> Isolation:
+    """`--no-isolation`: no bubblewrap, even where it works; the agent needs only a host python."""
+    python = _host_python()
+    if python is None:
+        return Isolation(Mode.UNAVAILABLE, None, None, "no /usr/bin/python3 to run the sandbox's agent")
+    return Isolation(Mode.NONE, None, python)
+
+
+def _host_python() -> str | None:
+    return next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+
+
 def probe() -> Isolation:
     """Whether bubblewrap, a host python, user namespaces and slirp4netns work here (short runs, some 60 ms)."""
     bwrap = shutil.which("bwrap")
-    python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+    python = _host_python()
     if bwrap is None:
         return Isolation(
             Mode.UNAVAILABLE, None, python, "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
@@ -172,7 +213,11 @@ def _id_map_writers() -> str:
 
 def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_source: str, agent_fd: int) -> list[str]:
     """The whole command line of a sandbox whose first process is the agent."""
-    assert isolation.bwrap is not None and isolation.python is not None
+    assert isolation.python is not None
+    if isolation.mode is Mode.NONE:
+        # No bubblewrap: the agent alone, the server's child, told to keep its commands in reach itself.
+        return [isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd), HOST_AGENT]
+    assert isolation.bwrap is not None
     argv = [*command_prefix(isolation.mode, isolation.bwrap), *_system_binds()]
     for name in BOUND:
         argv += ["--bind", str(root / name), f"/{name}"]

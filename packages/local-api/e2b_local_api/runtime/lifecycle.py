@@ -11,8 +11,11 @@ from collections.abc import Iterable
 from starlette.requests import Request
 
 from e2b_local_api.http.errors import ApiError
+from e2b_local_api.runtime.isolation import Mode
 from e2b_local_api.runtime.registry import Record, Runtimes
 from e2b_local_api.runtime.sandbox import SandboxError
+
+ISOLATION_HEADER = "X-E2B-Local-Isolation"
 
 
 def _runtimes(request: Request) -> Runtimes | None:
@@ -28,6 +31,15 @@ async def created(request: Request, record: Record) -> None:
     except SandboxError as error:
         await request.app.state.store.kill(record.sandbox_id)
         raise ApiError(500, str(error)) from error
+
+
+def isolation_headers(request: Request) -> dict[str, str] | None:
+    """What a create (or fork) answer adds when its sandboxes are not isolated: `X-E2B-Local-Isolation: none`,
+    for clients that look (SDKs ignore headers they do not know); the server's log says it too."""
+    runtimes = _runtimes(request)
+    if runtimes is None or runtimes.isolation.mode is not Mode.NONE:
+        return None
+    return {ISOLATION_HEADER: Mode.NONE.value}
 
 
 async def forked(request: Request, records: Iterable[Record], source_id: str) -> None:

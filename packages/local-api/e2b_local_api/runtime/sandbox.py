@@ -3,7 +3,9 @@
 The agent is pid 1 of the sandbox's pid namespace: killing it (SIGKILL from
 the host) ends every process of the namespace, `setsid`'d ones included.
 Pausing stops each process of the namespace with SIGSTOP, the agent too, until
-a pass over `/proc` finds none left running; resuming continues them.
+a pass over `/proc` finds none left running; resuming continues them. Without
+isolation (Mode.NONE) the members are the agent's descendants instead (it is
+their subreaper), frozen then killed before the agent at a kill.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import posixpath
 import signal
 import socket
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,7 +28,7 @@ from connectrpc.errors import ConnectError
 from e2b_local_api.runtime import agent, exits, isolation
 from e2b_local_api.runtime.agent_client import AgentClient, AgentError, AgentGone
 from e2b_local_api.runtime.isolation import ID_BASE, Isolation, Mode
-from e2b_local_api.runtime.layout import USER_GID, USER_UID, Layout
+from e2b_local_api.runtime.layout import BOUND, USER_GID, USER_UID, Layout
 from e2b_local_api.runtime.network import Link, LinkError, attach
 from e2b_local_api.runtime.processes import ManagedProcess
 
@@ -95,7 +98,7 @@ class SandboxRuntime:
         self.secure = False
         self.id_offset = ID_BASE if isolation.mode is Mode.MAPPED_ROOT else 0
         self._not_running = asyncio.Event()
-        self._bwrap: asyncio.subprocess.Process | None = None
+        self._bwrap: asyncio.subprocess.Process | None = None  # the server's child: bubblewrap, or the bare agent
         self._agent: AgentClient | None = None
         self._link: Link | None = None  # slirp4netns, for a networked sandbox of its own network
         self.agent_pid: int | None = None  # host pid of the namespace's pid 1
@@ -129,9 +132,12 @@ class SandboxRuntime:
             self.kill()
             reason = detail or str(error) or type(error).__name__
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} could not start: {reason}") from error
-        self.agent_pid = _only_child(process.pid)
+        self.agent_pid = process.pid if self.unisolated else _only_child(process.pid)
         if self.network and self.isolation.slirp is not None:
             await self._connect_network(self.isolation.slirp)
+        warning = self.isolation.create_warning(self.sandbox_id, networked=self.network)
+        if warning is not None:
+            print(f"e2b-local-api: {warning}", file=sys.stderr, flush=True)
 
     async def _connect_network(self, slirp: str) -> None:
         """Connect the sandbox's own network namespace before any command runs in it (network.py)."""
@@ -151,6 +157,11 @@ class SandboxRuntime:
         return self.layout.root
 
     @property
+    def unisolated(self) -> bool:
+        """--no-isolation: the agent and the commands are plain processes of the server, with host paths."""
+        return self.isolation.mode is Mode.NONE
+
+    @property
     def state(self) -> Literal["running", "paused", "gone"]:
         return "gone" if self.ended else "paused" if self.frozen else "running"
 
@@ -167,6 +178,10 @@ class SandboxRuntime:
             return
         self.ended = True
         self._not_running.set()
+        if self.unisolated and self.agent_pid is not None:
+            # No namespace ends the commands with the agent: end them first, while the agent, their
+            # subreaper, still holds the orphans among them where a walk from it finds them.
+            agent.end_descendants(self.agent_pid)
         target = self.agent_pid or (self._bwrap.pid if self._bwrap is not None else None)
         if target is not None:
             for pid in (target, self._bwrap.pid if self._bwrap is not None else None):
@@ -247,7 +262,7 @@ class SandboxRuntime:
         user = USERS.get(spawn.user)
         if user is None:
             raise SandboxError("unauthenticated", f"invalid username: '{spawn.user}'")
-        if user.uid == 0 and not self.isolation.has_root:
+        if user.uid == 0 and not self.isolation.has_root and not self.unisolated:
             raise SandboxError(
                 "unauthenticated",
                 "user 'root' is not available: the local server runs unprivileged, so its sandboxes have only "
@@ -259,11 +274,17 @@ class SandboxRuntime:
                 f"sandbox {self.sandbox_id} already runs {MAX_PROCESSES} processes started through envd, "
                 "its limit: wait for some to end or kill them",
             )
-        cwd = _resolve_cwd(spawn.cwd, user)
-        env = {"PATH": PATH, "HOME": user.home, "USER": user.name, "LOGNAME": user.name}
+        cwd = self._process_path(_resolve_cwd(spawn.cwd, user))
+        env = {"PATH": PATH, "HOME": self._process_path(user.home), "USER": user.name, "LOGNAME": user.name}
         env.update(self.env_vars)
         env.update(spawn.envs)
-        ids = (user.uid, user.gid, [user.gid]) if self.isolation.has_root else (USER_UID, USER_GID, [])
+        ids: tuple[int | None, int | None, list[int]]
+        if self.unisolated:
+            ids = (None, None, [])  # no user switching: the server's own uid, whatever user was asked for
+        elif self.isolation.has_root:
+            ids = (user.uid, user.gid, [user.gid])
+        else:
+            ids = (USER_UID, USER_GID, [])
         request: dict[str, Any] = {
             "op": "spawn",
             "argv": [spawn.cmd, *spawn.args],
@@ -323,6 +344,14 @@ class SandboxRuntime:
             process.exited(exits.from_wait_status(early))
         return process
 
+    def _process_path(self, path: str) -> str:
+        """Where a process finds sandbox path `path`: the same path, or without isolation (no mount namespace)
+        the host's path of the folder bubblewrap would bind there (`/home/user` is `<root>/home/user`)."""
+        top = path.lstrip("/").split("/", 1)[0]
+        if not self.unisolated or top not in BOUND:
+            return path
+        return str(self.root / path.lstrip("/"))
+
     async def signal(self, process: ManagedProcess, number: int) -> None:
         if self._agent is None:
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended")
@@ -339,9 +368,11 @@ class SandboxRuntime:
     # --- pause -----------------------------------------------------------------------------------------------------
 
     def members(self) -> list[int]:
-        """Host pids of every process of the sandbox's pid namespace."""
+        """Host pids of every process of the sandbox's pid namespace (without isolation: the agent's tree)."""
         if self.agent_pid is None:
             return []
+        if self.unisolated:
+            return [self.agent_pid, *agent.descendants(self.agent_pid)]
         try:
             namespace = os.readlink(f"/proc/{self.agent_pid}/ns/pid")
         except OSError:
@@ -360,18 +391,13 @@ class SandboxRuntime:
         """SIGSTOP every process of the namespace, again until a pass finds none running (forks race the first)."""
         self.frozen = True
         self._not_running.set()
-        stopped: set[int] = set()
-        for _ in range(50):
-            running = [pid for pid in self.members() if pid not in stopped or not _is_stopped(pid)]
-            if not running:
-                return
-            for pid in running:
-                try:
-                    os.kill(pid, signal.SIGSTOP)
-                except ProcessLookupError:
-                    continue
-                stopped.add(pid)
-            time.sleep(0.001)
+        if self.unisolated and self.agent_pid is not None:
+            # The agent keeps running, idle: a stopped agent would not notice the server's death, and
+            # nothing else (no namespace) would end the stopped tree.
+            root = self.agent_pid
+            agent.stop_all(lambda: agent.descendants(root))
+            return
+        agent.stop_all(self.members)
 
     def thaw(self) -> None:
         self.frozen = False
@@ -395,15 +421,6 @@ def _resolve_cwd(cwd: str | None, user: User) -> str:
     if "\0" in cwd:
         raise SandboxError("invalid_argument", "cwd contains a NUL byte")
     return posixpath.normpath(posixpath.join(user.home, cwd))
-
-
-def _is_stopped(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return True  # gone: nothing to stop
-    return fields[0] in (b"T", b"t", b"Z", b"X")
 
 
 def _only_child(pid: int) -> int | None:

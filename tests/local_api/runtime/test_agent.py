@@ -1,0 +1,149 @@
+"""The agent as the server's plain child (`--no-isolation`): nothing it started outlives it, orphans included.
+
+Each test runs the agent's own source as the server does (`python3 -I -S -c SOURCE FD host`), asks it for a
+command over its socket, and counts, by name in /proc, what is left once the server's side goes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2b_local_api.runtime import agent
+from e2b_local_api.runtime.isolation import sandbox_argv, without_isolation
+
+from tests.local_api.sandboxes import wait_for
+
+SOURCE = Path(agent.__file__).read_text()
+# A command's group, its own session, a double fork, and a loop that keeps forking: all must end.
+SPREAD = (
+    "(exec -a {name} sleep 1000) & setsid bash -c 'exec -a {name} sleep 1000' & "
+    "(bash -c '(exec -a {name} sleep 1000) &' &); "
+    "while true; do (exec -a {name} sleep 1000) & sleep 0.01; done"
+)
+
+
+def alive_named(name: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv0 = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0]
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if argv0 == name.encode() and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def agent_argv(fd: int) -> list[str]:
+    found = without_isolation()
+    if not found.available:
+        pytest.skip(found.reason)
+    return sandbox_argv(found, Path("/"), network=True, agent_source=SOURCE, agent_fd=fd)
+
+
+def spawn(sock: socket.socket, command: str) -> int:
+    """Start `bash -c command` through the agent's protocol, its stdio /dev/null; its pid."""
+    request = {
+        "id": 1, "op": "spawn", "argv": ["/bin/bash", "-c", command], "env": {"PATH": "/usr/bin:/bin"},
+        "cwd": "/tmp", "uid": None, "gid": None, "groups": [], "pty": None,
+    }  # fmt: skip
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        socket.send_fds(sock, [json.dumps(request).encode()], [null, null, null])
+    finally:
+        os.close(null)
+    while True:
+        message = json.loads(sock.recv(1 << 16))
+        if message.get("id") == 1:
+            assert "error" not in message, message
+            return int(message["pid"])
+
+
+@pytest.fixture
+def name(request: pytest.FixtureRequest) -> str:
+    return f"e2b-agent-test-{request.node.name}-{os.getpid()}"
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    yield ours, theirs
+    ours.close()
+    theirs.close()
+
+
+def test_the_agent_ends_every_descendant_when_its_socket_closes(name: str, pair: tuple[socket.socket, ...]) -> None:
+    ours, theirs = pair
+    process = subprocess.Popen(agent_argv(theirs.fileno()), pass_fds=(theirs.fileno(),), start_new_session=True)
+    try:
+        theirs.close()
+        assert "ready" in json.loads(ours.recv(1 << 16))
+        spawn(ours, SPREAD.format(name=name))
+        wait_for(lambda: len(alive_named(name)) >= 5, "the sleeps and the forking loop's")
+        assert set(alive_named(name)) <= set(agent.descendants(process.pid))  # orphans adopted, not lost to init
+        ours.close()  # the server's side goes
+        assert process.wait(timeout=30) == 0
+        assert alive_named(name) == []
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_the_agent_ends_every_descendant_when_the_server_dies(name: str, pair: tuple[socket.socket, ...]) -> None:
+    """The death signal alone: the socket stays open here (this test holds its other end), the agent's parent
+    (a stand-in server) is killed, and the agent must notice by the signal the kernel sends it."""
+    ours, theirs = pair
+    fd = theirs.fileno()
+    stand_in = (
+        "import subprocess, sys; "
+        f"agent = subprocess.Popen({agent_argv(fd)!r}, pass_fds=({fd},), start_new_session=True); "
+        "print(agent.pid, flush=True); sys.stdin.read()"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", stand_in], pass_fds=(fd,), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert server.stdout is not None
+        agent_pid = int(server.stdout.readline())
+        theirs.close()
+        assert "ready" in json.loads(ours.recv(1 << 16))
+        spawn(ours, SPREAD.format(name=name))
+        wait_for(lambda: len(alive_named(name)) >= 5, "the sleeps and the forking loop's")
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        wait_for(lambda: not alive_named(name), "every process the agent started to end")
+        wait_for(lambda: agent_pid not in [int(e) for e in os.listdir("/proc") if e.isdigit()] or not _alive(agent_pid),
+                 "the agent to exit")  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_descendants_follow_the_parent_chain() -> None:
+    shell = subprocess.Popen(["/bin/sh", "-c", "sleep 1000 & sleep 1000 & wait"], start_new_session=True)
+    try:
+        found = wait_for(lambda: len(agent.descendants(shell.pid)) == 2 and agent.descendants(shell.pid), "two")
+        assert all(Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep") for pid in found)
+        assert agent.end_descendants(shell.pid) == []
+        assert shell.wait(timeout=30) == 0  # its children ended (killed), so its `wait` returned
+    finally:
+        shell.kill()
+        shell.wait()
