@@ -201,10 +201,22 @@ def _temp_root_of_its_own(session: nox.Session) -> dict[str, str]:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the whole test suite, cores + 1 pytest-xdist workers (arguments after -- reach pytest; -n 0: serial)."""
+    """Run the whole test suite, cores + 1 pytest-xdist workers (arguments after -- reach pytest; -n 0: serial).
+
+    The benchmark sessions' smoke runs are `bench-smoke`'s: each builds a session's virtualenv on a fresh
+    clone, a fifth of the suite's worker time, and checks the benchmarks rather than the code.
+    """
     _install_dev(session)
     env = {**_bytecode_outside_the_tree(session), **_temp_root_of_its_own(session)}
-    session.run("python", "-m", "pytest", *XDIST, *session.posargs, env=env)
+    session.run("python", "-m", "pytest", *XDIST, "-m", "not bench_smoke", *session.posargs, env=env)
+
+
+@nox.session(name="bench-smoke", default=False)
+def bench_smoke(session: nox.Session) -> None:
+    """Every bench-* session with `-- --smoke` on a fresh clone of this tree (tests/test_benchmarks.py); CI runs it."""
+    _install_dev(session)
+    env = {**_bytecode_outside_the_tree(session), **_temp_root_of_its_own(session)}
+    session.run("python", "-m", "pytest", *XDIST, "-m", "bench_smoke", *session.posargs, env=env)
 
 
 @nox.session(default=False)

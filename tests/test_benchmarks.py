@@ -4,6 +4,7 @@ Each `nox -s bench-*` runs with `-- --smoke` (each benchmark's one round of its 
 run is tested, its figures mean nothing) in one copy of this tree: its files as git lists them,
 in a new repository, without .nox, so that each session builds its environment as on a new
 machine; the real-shape spec lies beside it, where tests/fixtures.py looks for it.
+`nox -s bench-smoke` runs these; `nox -s tests` leaves them out.
 """
 
 from __future__ import annotations
@@ -20,8 +21,15 @@ from tests.command_blocks import ROOT, environment, needs_nox
 from tests.fixtures import REAL_SPEC, needs_real_spec
 from tests.once_per_run import build_once
 
-# Every bench-* session that noxfile.py names.
-SESSIONS = re.findall(r'^@nox\.session\(name="(bench-[\w-]+)"', (ROOT / "noxfile.py").read_text(), flags=re.M)
+# `nox -s bench-smoke` runs these, CI beside the suite: `nox -s tests` leaves them out (noxfile.py).
+pytestmark = pytest.mark.bench_smoke
+
+# Every bench-* session that noxfile.py names, but the one that runs these.
+SESSIONS = [
+    name
+    for name in re.findall(r'^@nox\.session\(name="(bench-[\w-]+)"', (ROOT / "noxfile.py").read_text(), flags=re.M)
+    if name != "bench-smoke"
+]
 # A line each prints only when it ran to its end.
 LAST_WORDS = {
     "bench-codegen": "full / codegen:",
