@@ -7,11 +7,12 @@ run with `codegen.upstream.history` and copied per test; tests add real
 commits to their copy.  "Once per run" holds across pytest-xdist's workers
 (tests/once_per_run.py): one builds, the others reuse the folder.
 
-A full generation takes seconds, so in-process runs share them: they run the production
-pipeline with a toolchain whose tools (the generators, ruff) answer from what they produced
-before for exactly the same arguments and files (tests/codegen/memo_toolchain.py), in each
-worker and in a folder the workers share.  Tests that must exercise the tools for real run
-`python -m codegen` in a subprocess, where the memo does not reach.
+A full generation takes seconds, so runs share them: they run the production pipeline with a
+toolchain whose tools (the generators, ruff) answer from what they produced before for exactly the
+same arguments and files (tests/codegen/memo_toolchain.py), in each worker and in a folder the
+workers share.  In process by `using_toolchain`; in the codegen processes the tests start, by
+`codegen_module` (tools="memo": tests/codegen/memo_codegen.py, codegen's own entry point).  Tests of
+the tools' own processes (their failures, limits, signals while they run) pass tools="real".
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from git import Actor, Repo
@@ -225,11 +226,20 @@ def generation_memo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_once(tmp_path_factory, "generated", lambda folder: None)
 
 
+# The memo's folder while a test runs (`_memoized_generation`): where `codegen_module` points the processes.
+_test_memo: Path | None = None
+
+
 @pytest.fixture(autouse=True)
 def _memoized_generation(generation_memo: Path) -> Iterator[None]:
-    """In-process runs use the memo's toolchain; a run in a subprocess, the real one."""
-    with using_toolchain(functools.partial(MemoToolchain, shared=generation_memo)):
-        yield
+    """In-process runs use the memo's toolchain; a codegen process, whichever `codegen_module` says."""
+    global _test_memo
+    _test_memo = generation_memo
+    try:
+        with using_toolchain(functools.partial(MemoToolchain, shared=generation_memo)):
+            yield
+    finally:
+        _test_memo = None
 
 
 @pytest.fixture
@@ -294,14 +304,54 @@ def subprocess_env(env: dict[str, str | None]) -> dict[str, str]:
     return full
 
 
-def codegen_command(root: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "codegen", "--root", str(root), *args]
+# The tools of a codegen process a test starts.  "memo": the toolchain of the in-process runs, which answers
+# a tool's job only from a success on exactly the same arguments and files (a failure runs again, for real),
+# so what codegen itself does, says and exits with is the same; for tests of codegen's own logic.
+# "real": `python -m codegen` as it is, for tests of the tools' processes: generators preloaded and
+# launched, their failures, their time limits, signals while they run, a real generation end to end.
+Tools = Literal["memo", "real"]
 
 
-def start_subprocess(root: Path, *args: str, env: dict[str, str | None]) -> subprocess.Popen[str]:
+def codegen_module(tools: Tools = "memo", *, memo: Path | None = None) -> list[str]:
+    """What follows the interpreter and its options to run codegen: `-m codegen`, or its memo form.
+
+    `memo`: the memo's folder (the `generation_memo` fixture) where `_memoized_generation` is not in use.
+    """
+    if tools == "real":
+        return ["-m", "codegen"]
+    folder = memo if memo is not None else _test_memo
+    assert folder is not None, "codegen_module: no memo folder here; pass the generation_memo fixture"
+    return ["-m", "tests.codegen.memo_codegen", str(folder), "--"]
+
+
+def codegen_command(root: Path, *args: str, tools: Tools = "memo") -> list[str]:
+    """`python -m codegen --root ROOT ARGS` (`codegen_module` says which tools it uses)."""
+    return [sys.executable, *codegen_module(tools), "--root", str(root), *args]
+
+
+def release_checker(tools: Tools = "memo", *, memo: Path | None = None) -> tuple[str, ...]:
+    """release/make_release.py's CHECKER (how a release runs the generated-files check), with `tools`."""
+    return (sys.executable, "-X", "utf8", *codegen_module(tools, memo=memo))
+
+
+def release_command(root: Path, *args: str, tools: Tools = "memo") -> list[str]:
+    """`python -m release --root ROOT ARGS`, its generated-files check run with `tools` (`release_checker`)."""
+    if tools == "real":
+        return [sys.executable, "-m", "release", "--root", str(root), *args]
+    script = (
+        "import runpy\nimport release.make_release\n"
+        f"release.make_release.CHECKER = {release_checker(tools)!r}\n"
+        "runpy.run_module('release', run_name='__main__', alter_sys=True)\n"
+    )
+    return [sys.executable, "-c", script, "--root", str(root), *args]
+
+
+def start_subprocess(
+    root: Path, *args: str, env: dict[str, str | None], tools: Tools = "memo"
+) -> subprocess.Popen[str]:
     """`python -m codegen ARGS` running in the background, its output piped."""
     return subprocess.Popen(
-        codegen_command(root, *args),
+        codegen_command(root, *args, tools=tools),
         cwd=ROOT,
         env=subprocess_env(env),
         stdout=subprocess.PIPE,
@@ -316,7 +366,7 @@ def signal_when_generating(root: Path, verb: str, sig: int, *, env: dict[str, st
     The child starts with SIGINT and SIGTERM at their defaults, however the suite was started.
     """
     with default_dispositions():
-        proc = start_subprocess(root, verb, env=env)
+        proc = start_subprocess(root, verb, env=env, tools="real")  # the signal lands while the generators run
     seen = stderr_until(proc, lambda lines: lines[-1].startswith("codegen: filter "))  # the generators start next
     if seen and seen[-1].startswith("codegen: filter "):
         proc.send_signal(sig)
@@ -325,11 +375,16 @@ def signal_when_generating(root: Path, verb: str, sig: int, *, env: dict[str, st
 
 
 def run_subprocess(
-    root: Path, *args: str, env: dict[str, str | None], timeout: float = 300, checkout: Path = ROOT
+    root: Path,
+    *args: str,
+    env: dict[str, str | None],
+    timeout: float = 300,
+    checkout: Path = ROOT,
+    tools: Tools = "memo",
 ) -> Result:
     """`python -m codegen --root ROOT ARGS` run from `checkout` (whose codegen/ and templates/client/ run)."""
     done = subprocess.run(
-        codegen_command(root, *args),
+        codegen_command(root, *args, tools=tools),
         cwd=checkout,
         env=subprocess_env(env),
         capture_output=True,

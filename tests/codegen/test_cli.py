@@ -52,7 +52,8 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
 
 def test_rebuild_runtime_prints_each_commit_and_refuses_a_used_folder(tmp_path: Path) -> None:
     runtime = tmp_path / "runtime"
-    result = run_subprocess(ROOT, "rebuild-runtime", str(runtime), env={})  # reads ROOT's history, writes nothing there
+    # Reads ROOT's history, writes nothing there; no tools run.
+    result = run_subprocess(ROOT, "rebuild-runtime", str(runtime), env={}, tools="real")
     assert result.code == 0, result.text
     # The commits as git itself lists them, oldest first: the last is the pin.
     listed = subprocess.run(

@@ -1,12 +1,11 @@
 """The journal is never an input: what a pull request commits, or plants, as a journal steers no verb.
 
-End to end, in real git repositories, with real `python -m codegen` and
-`python -m release` subprocesses: a committed journal is refused by every verb
-that reads it, an untracked one naming anything but what a codegen write swaps
-is refused, and either way the tree, its .git and everything beside it stay
-byte for byte as they were.  The same goes for overlay outputs outside the
-generated folders.  A signal that lands just after the write returned is told
-the truth: the tree holds the new files.
+End to end, in real git repositories, with `python -m codegen` and `python -m release`
+subprocesses (the tools answered by the memo: nothing here is theirs): a committed journal is
+refused by every verb that reads it, an untracked one naming anything but what a codegen write
+swaps is refused, and either way the tree, its .git and everything beside it stay byte for byte
+as they were.  The same goes for overlay outputs outside the generated folders.  A signal that
+lands just after the write returned is told the truth: the tree holds the new files.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from tests.codegen.conftest import (
     commit_all,
     git_repo,
     git_status,
+    release_command,
     run_subprocess,
     subprocess_env,
 )
@@ -85,7 +85,7 @@ def plant(project: Path, text: str, *, commit: bool, extra: dict[str, str] | Non
 def release_dry_run(project: Path, env: dict[str, str | None]) -> Result:
     (project / "packages/cli/changelog.d/12.fix.md").write_text("A fix.\n", encoding="utf-8")  # something pending
     done = subprocess.run(
-        [sys.executable, "-m", "release", "--root", str(project), "release", "--dry-run"],
+        release_command(project, "release", "--dry-run"),
         cwd=ROOT,
         env=subprocess_env(env),
         capture_output=True,
@@ -278,8 +278,8 @@ def write_tree_then_sigterm(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGTERM)  # its handler runs before the next line: the write has returned
     return changed
 codegen.tree.write.write_tree = write_tree_then_sigterm
-from codegen.cli import main
-sys.exit(main(sys.argv[1:]))
+import runpy
+runpy.run_module(sys.argv.pop(1), run_name="__main__", alter_sys=True)  # codegen, as codegen_command runs it
 """
 
 
@@ -288,7 +288,8 @@ def test_sigterm_right_after_the_write_says_the_tree_holds_the_new_files(
 ) -> None:
     model = project / "packages/python-sdk/e2b/api/client/models/new_sandbox.py"
     model.write_text("edited\n")
-    command: list[Any] = [sys.executable, "-c", SIGNAL_AFTER_WRITE, *codegen_command(project, "generate")[3:]]
+    # The module `-m` names, then its arguments: the script runs it once write_tree is hooked.
+    command: list[Any] = [sys.executable, "-c", SIGNAL_AFTER_WRITE, *codegen_command(project, "generate")[2:]]
     done = subprocess.run(
         command, cwd=ROOT, env=subprocess_env(env), capture_output=True, text=True, timeout=300, check=False
     )

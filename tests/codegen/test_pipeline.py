@@ -74,7 +74,7 @@ def test_end_to_end_twice_is_byte_identical(project: Path, env: dict[str, str | 
     (project / GENERATED_FILE).write_text("broken\n")
     (project / "packages/local-api/e2b_local_api/wire/models.py").unlink()
     (project / "spec/openapi.lock.json").unlink()
-    first = run_subprocess(project, "generate", env=env)
+    first = run_subprocess(project, "generate", env=env, tools="real")  # the generators as codegen runs them
     assert first.code == 0, first.text
     steps = step_lines(first.err)
     assert [name for name, _ in steps] == [*STEPS, "write"]
@@ -88,7 +88,7 @@ def test_end_to_end_twice_is_byte_identical(project: Path, env: dict[str, str | 
     assert "wrote 3 changed path(s)" in first.out
     assert git_status(project) == ""  # identical to the baseline, produced by another run
     hashes = tree_digest(project)
-    second = run_subprocess(project, "generate", env=env)
+    second = run_subprocess(project, "generate", env=env, tools="real")
     assert second.code == 0, second.text
     assert "nothing written" in second.out
     assert tree_digest(project) == hashes
@@ -253,7 +253,7 @@ def test_generator_failure_shows_its_message(project: Path, env: dict[str, str |
     (client_templates / "model.py.jinja").write_text("{% if %}broken{% endif %}\n")
     (project / GENERATED_FILE).write_text("edited\n")
     with unchanged(project):
-        result = run_subprocess(project, "generate", env=env, checkout=project)
+        result = run_subprocess(project, "generate", env=env, checkout=project, tools="real")
     assert result.code == 2, result.text
     assert "codegen: error: openapi-python-client failed (exit" in result.err
     assert (

@@ -2,7 +2,8 @@
 
 The copy is the codegen tests' pristine project (regenerated from the rebuilt
 upstream and committed on `main`); the generated-files check that `release`
-runs, as a process of its own (`python -m codegen check`), reads that upstream.
+runs, as a process of its own (`python -m codegen check`), reads that upstream,
+its tools answered by the codegen tests' memo (`release_checker`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from release import make_release
 from release.cli import main as release_main
 from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the codegen tests)
     _memoized_generation,
@@ -25,6 +27,7 @@ from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the c
     git_repo,
     pristine_project,
     pristine_upstream,
+    release_checker,
 )
 
 SDK, CLI, LOCAL_API = "packages/python-sdk", "packages/cli", "packages/local-api"
@@ -82,6 +85,13 @@ def _codegen_env(pristine_upstream: Path, tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.delenv("E2B_RUNTIME_REF", raising=False)
     monkeypatch.setenv("E2B_RUNTIME_REPO", str(pristine_upstream))
     monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(autouse=True)
+def _checker_with_the_memo(monkeypatch: pytest.MonkeyPatch, _memoized_generation: None) -> None:  # noqa: F811
+    """The release's check runs codegen's own logic on the tools' remembered answers: what these tests read is
+    its verdict (clean, drift, could not run), which the tools decide only through their outputs."""
+    monkeypatch.setattr(make_release, "CHECKER", release_checker())
 
 
 @pytest.fixture

@@ -3,10 +3,11 @@
 As generated-files.yml runs it: the base is one checkout (its .ci/, codegen/ and release/ run),
 the pull request another (a clone with the change committed on top), and the checker's
 interpreter has the base's codegen lock (here: this test environment's, which has the same
-pins). The issue's attack is a one-line edit of codegen/tree/write.py that makes the tree's
-own checker skip the sandbox classes, plus a payload appended to one of them: the tree's own
-checker answers "clean", the base's answers drift. The verdict logic (which changes are the
-pipeline's, when drift is fatal) is tried quickly with a stand-in checker.
+pins; codegen's tools answered by the run's memo). The issue's attack is a one-line edit of
+codegen/tree/write.py that makes the tree's own checker skip the sandbox classes, plus a payload
+appended to one of them: the tree's own checker answers "clean", the base's answers drift. The
+verdict logic (which changes are the pipeline's, when drift is fatal) is tried quickly with a
+stand-in checker.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from markdown_it import MarkdownIt
 
 from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the codegen tests)
     CODEGEN_ENV,
+    codegen_module,
     commit_all,
     generation_memo,
     git_repo,
@@ -78,8 +80,31 @@ def base(pristine_project: Path, tmp_path: Path) -> Path:  # noqa: F811  (the fi
 
 
 @pytest.fixture
-def checker_env(pristine_upstream: Path, tmp_path: Path) -> dict[str, str]:  # noqa: F811
-    return {"E2B_RUNTIME_REPO": str(pristine_upstream), "E2B_CODEGEN_CACHE": str(tmp_path / "cache")}
+def checker_env(pristine_upstream: Path, tmp_path: Path, generation_memo: Path) -> dict[str, str]:  # noqa: F811
+    """The real checker's environment, its interpreter one whose codegen's tools the memo answers (`memo_python`)."""
+    return {
+        "E2B_RUNTIME_REPO": str(pristine_upstream),
+        "E2B_CODEGEN_CACHE": str(tmp_path / "cache"),
+        "CHECKER_PYTHON": str(memo_python(tmp_path, generation_memo)),
+    }
+
+
+def memo_python(tmp_path: Path, memo: Path) -> Path:
+    """A CHECKER_PYTHON that runs the script's `-E -s -m codegen ARGS` as codegen with the memo's tools.
+
+    What these tests read is the script's doing (which checkout runs, what of the tree is data, the
+    verdict and its words): the tools decide it only through their outputs, the same for the same inputs.
+    """
+    script = tmp_path / "memo-python"
+    expected = "-E -s -m codegen"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'[ "$1 $2 $3 $4" = {shlex.quote(expected)} ] || {{ echo "memo-python: not {expected}: $*" >&2; exit 99; }}\n'
+        "shift 4\n"
+        f'exec {shlex.join([sys.executable, "-E", "-s", *codegen_module(memo=memo)])} "$@"\n'
+    )
+    script.chmod(0o755)
+    return script
 
 
 def plant_payload(tree: Path, marker: Path) -> None:
@@ -98,7 +123,10 @@ def blind_the_checker(tree: Path, marker: Path) -> None:
 
 
 def test_the_base_s_checker_answers_drift_where_the_tree_s_own_checker_was_blinded(
-    base: Path, tmp_path: Path, checker_env: dict[str, str]
+    base: Path,
+    tmp_path: Path,
+    checker_env: dict[str, str],
+    generation_memo: Path,  # noqa: F811
 ) -> None:
     tree = clone(base, tmp_path / "tree")
     ran, payload = tmp_path / "the-tree-s-codegen-ran", tmp_path / "payload-ran"
@@ -122,7 +150,7 @@ def test_the_base_s_checker_answers_drift_where_the_tree_s_own_checker_was_blind
 
     # The same tree's own checker, as the old workflow ran it, says clean: the attack is real.
     own = subprocess.run(
-        [sys.executable, "-m", "codegen", "check", "--base", sha, "--no-cache"],
+        [sys.executable, *codegen_module(memo=generation_memo), "check", "--base", sha, "--no-cache"],
         cwd=tree, env={**os.environ, **checker_env}, capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
     assert own.returncode == 0 and "codegen: clean" in own.stdout + own.stderr, own.stdout + own.stderr
