@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -159,6 +161,22 @@ class Envd:
 
 def decode(text: str) -> bytes:
     return base64.b64decode(text)
+
+
+def alive_named(name: str) -> list[int]:
+    """Host pids of the living processes (not zombies) whose argv[0] is `name` (`exec -a NAME ...`)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv0 = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0]
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if argv0 == name.encode() and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:

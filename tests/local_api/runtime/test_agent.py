@@ -19,7 +19,7 @@ import pytest
 from e2b_local_api.runtime import agent
 from e2b_local_api.runtime.isolation import sandbox_argv, without_isolation
 
-from tests.local_api.sandboxes import wait_for
+from tests.local_api.sandboxes import alive_named, wait_for
 
 SOURCE = Path(agent.__file__).read_text()
 # A command's group, its own session, a double fork, and a loop that keeps forking: all must end.
@@ -28,21 +28,6 @@ SPREAD = (
     "(bash -c '(exec -a {name} sleep 1000) &' &); "
     "while true; do (exec -a {name} sleep 1000) & sleep 0.01; done"
 )
-
-
-def alive_named(name: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv0 = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0]
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if argv0 == name.encode() and state not in ("Z", "X"):
-            found.append(int(entry))
-    return found
 
 
 def agent_argv(fd: int) -> list[str]:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from e2b_local_api.runtime.isolation import Isolation, Mode, resolv_conf, sandbox_argv, without_isolation
 
-from tests.local_api.sandboxes import Envd, RealServer, StreamEnded, real_server, wait_for
+from tests.local_api.sandboxes import Envd, RealServer, StreamEnded, alive_named, real_server, wait_for
 
 DEADLINE = 20.0
 
@@ -288,23 +288,11 @@ SPREAD = (
 )
 
 
-def _named(name: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0] == name.encode():
-                    found.append(int(entry))
-            except OSError:
-                continue
-    return [pid for pid in found if _alive(pid)]
-
-
 def test_without_isolation_pause_freezes_the_tree_and_resume_continues_it(unisolated: RealServer) -> None:
     sandbox = unisolated.create()
     name = f"e2b-noiso-pause-{sandbox['sandboxID']}"
     unisolated.envd(sandbox).run(SPREAD.format(name=name))
-    sleeps = wait_for(lambda: len(_named(name)) == 3 and _named(name), "the three sleeps")
+    sleeps = wait_for(lambda: len(alive_named(name)) == 3 and alive_named(name), "the three sleeps")
     agent_pid = _tree_of(unisolated, sandbox)[0]
     assert set(sleeps) <= set(_tree_of(unisolated, sandbox))  # the orphans too: adopted by the agent
     assert unisolated.api.post(f"/sandboxes/{sandbox['sandboxID']}/pause", json={}).status_code == 200
@@ -320,16 +308,18 @@ def test_without_isolation_kill_leaves_no_process(unisolated: RealServer) -> Non
     name = f"e2b-noiso-kill-{sandbox['sandboxID']}"
     envd = unisolated.envd(sandbox)
     envd.run(SPREAD.format(name=name))
-    wait_for(lambda: len(_named(name)) == 3, "the three sleeps")
+    wait_for(lambda: len(alive_named(name)) == 3, "the three sleeps")
     tree = _tree_of(unisolated, sandbox)
     body = {"process": {"cmd": "/bin/bash", "args": ["-c", f"exec -a {name} sleep 1000"]}, "stdin": False}
     with pytest.raises(StreamEnded) as ended, envd.stream("Start", body) as events:
         next(events)
-        wait_for(lambda: len(_named(name)) == 4, "the fourth sleep, followed by a stream")
+        wait_for(lambda: len(alive_named(name)) == 4, "the fourth sleep, followed by a stream")
         assert unisolated.api.delete(f"/sandboxes/{sandbox['sandboxID']}").status_code == 204
         list(events)
     assert ended.value.code == "unavailable"
-    wait_for(lambda: not _named(name) and not any(_alive(pid) for pid in tree), "every process of the sandbox to end")
+    wait_for(
+        lambda: not alive_named(name) and not any(_alive(pid) for pid in tree), "every process of the sandbox to end"
+    )
 
 
 def _state(pid: int) -> str:
