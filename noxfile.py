@@ -206,17 +206,20 @@ def tests(session: nox.Session) -> None:
     The benchmark sessions' smoke runs are `bench-smoke`'s: each builds a session's virtualenv on a fresh
     clone, a fifth of the suite's worker time, and checks the benchmarks rather than the code.
     """
-    _install_dev(session)
-    env = {**_bytecode_outside_the_tree(session), **_temp_root_of_its_own(session)}
-    session.run("python", "-m", "pytest", *XDIST, "-m", "not bench_smoke", *session.posargs, env=env)
+    _pytest(session, "not bench_smoke")
 
 
 @nox.session(name="bench-smoke", default=False)
 def bench_smoke(session: nox.Session) -> None:
     """Every bench-* session with `-- --smoke` on a fresh clone of this tree (tests/test_benchmarks.py); CI runs it."""
+    _pytest(session, "bench_smoke")
+
+
+def _pytest(session: nox.Session, markers: str) -> None:
+    """pytest on the tests `markers` selects, cores + 1 workers, bytecode and temporary folders of the session's own."""
     _install_dev(session)
     env = {**_bytecode_outside_the_tree(session), **_temp_root_of_its_own(session)}
-    session.run("python", "-m", "pytest", *XDIST, "-m", "bench_smoke", *session.posargs, env=env)
+    session.run("python", "-m", "pytest", *XDIST, "-m", markers, *session.posargs, env=env)
 
 
 @nox.session(default=False)
