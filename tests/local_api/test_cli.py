@@ -6,16 +6,19 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
 from e2b_local_api.cli import auth_config, parse_args
 from e2b_local_api.control.auth import DEV_API_KEY
 
-from tests.local_api.sandboxes import ENVD_PORT, answers, wait_for
+from tests.local_api import unprivileged_host
+from tests.local_api.sandboxes import ENVD_PORT, Envd, answers, wait_for
 
 
 def test_defaults() -> None:
@@ -69,13 +72,17 @@ def test_timeouts_must_be_positive(option: str, value: str, capsys: pytest.Captu
 
 
 @contextmanager
-def serving_cli(*flags: str, path: str) -> Iterator[tuple[str, str]]:
-    """`e2b-local-api FLAGS` with PATH `path`, answering: its URL and its start line."""
+def serving_cli(*flags: str, path: str | None = None, unprivileged: bool = False) -> Iterator[tuple[str, str]]:
+    """`e2b-local-api FLAGS` answering: its URL and its start line. `path`: its PATH; `unprivileged`: run as
+    nobody where user namespaces are refused (`unprivileged_host.py`)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "e2b_local_api", "--port", str(port), "--log-level", "warning", *flags]
-    env = {**os.environ, "PATH": path}
+    flags = ("--port", str(port), "--log-level", "warning", *flags)
+    command = [sys.executable, "-m", "e2b_local_api", *flags]
+    if unprivileged:
+        command = unprivileged_host.server_command(*flags)
+    env = {**os.environ, "PATH": path} if path is not None else None
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert process.stderr is not None
@@ -89,22 +96,56 @@ def serving_cli(*flags: str, path: str) -> Iterator[tuple[str, str]]:
         process.wait(timeout=30)
 
 
+def assert_data_plane_refused(url: str) -> None:
+    headers = {"X-API-Key": DEV_API_KEY}
+    sandbox = httpx.post(f"{url}/sandboxes", json={"templateID": "base"}, headers=headers).json()
+    refused = httpx.post(
+        f"{url}/process.Process/List",
+        json={},
+        headers={"E2b-Sandbox-Id": sandbox["sandboxID"], "E2b-Sandbox-Port": ENVD_PORT},
+    )
+    assert refused.status_code == 502
+    assert "data-plane calls are refused" in refused.json()["message"]
+    assert "--no-isolation" in refused.json()["message"]
+
+
 def test_without_bubblewrap_the_start_line_and_the_refusal_name_no_isolation() -> None:
     # No bwrap on PATH: what a host without bubblewrap looks like to the probe.
     with serving_cli(path="/nonexistent") as (url, start_line):
         assert "bubblewrap (bwrap) is not installed" in start_line and "--no-isolation" in start_line
-        headers = {"X-API-Key": DEV_API_KEY}
-        sandbox = httpx.post(f"{url}/sandboxes", json={"templateID": "base"}, headers=headers).json()
-        refused = httpx.post(
-            f"{url}/process.Process/List",
-            json={},
-            headers={"E2b-Sandbox-Id": sandbox["sandboxID"], "E2b-Sandbox-Port": ENVD_PORT},
-        )
-        assert refused.status_code == 502
-        assert "data-plane calls are refused" in refused.json()["message"]
-        assert "--no-isolation" in refused.json()["message"]
+        assert_data_plane_refused(url)
+
+
+def test_where_bubblewrap_fails_the_start_line_says_why_and_calls_are_refused() -> None:
+    # Installed, but refused its namespaces (as in a container's seccomp profile), the server not root.
+    if (why := unprivileged_host.unavailable()) is not None:
+        pytest.skip(why)
+    with serving_cli(unprivileged=True) as (url, start_line):
+        assert "bubblewrap cannot create namespaces here (bwrap: Creating new namespace failed" in start_line
+        assert "--no-isolation" in start_line
+        assert_data_plane_refused(url)
 
 
 def test_no_isolation_is_said_at_start() -> None:
     with serving_cli("--no-isolation", path="/nonexistent") as (_, start_line):
         assert start_line.startswith("e2b-local-api: WARNING: sandboxes are NOT isolated (--no-isolation)")
+
+
+def test_an_unprivileged_server_without_isolation_runs_commands_as_its_own_user() -> None:
+    if (why := unprivileged_host.unavailable()) is not None:
+        pytest.skip(why)
+    state = Path(tempfile.mkdtemp(prefix="e2b-unprivileged-"))  # not pytest's folder: nobody cannot reach it
+    os.chown(state, unprivileged_host.NOBODY, unprivileged_host.NOBODY)
+    try:
+        with serving_cli("--no-isolation", "--state", str(state), unprivileged=True) as (url, start_line):
+            assert f"commands run as this server's user (uid {unprivileged_host.NOBODY})" in start_line
+            headers = {"X-API-Key": DEV_API_KEY}
+            sandbox = httpx.post(f"{url}/sandboxes", json={"templateID": "base"}, headers=headers).json()
+            envd = Envd(url, sandbox["sandboxID"], sandbox["envdAccessToken"])
+            # No user switching, and no way to root: both users are the server's.
+            assert envd.run("id -u; touch made")[1] == b"65534\n"
+            assert envd.run("id -u", user="root")[1] == b"65534\n"
+            made = next(state.rglob("home/user/made")).stat()
+            assert (made.st_uid, made.st_gid) == (unprivileged_host.NOBODY, unprivileged_host.NOBODY)
+    finally:
+        subprocess.run(["rm", "-rf", str(state)], check=False)

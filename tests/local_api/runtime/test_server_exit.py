@@ -16,6 +16,7 @@ import pytest
 from e2b_local_api import DEV_API_KEY
 from e2b_local_api.runtime import isolation
 
+from tests.local_api import unprivileged_host
 from tests.local_api.conftest import free_socket
 from tests.local_api.sandboxes import Envd, answers, wait_for
 
@@ -35,33 +36,34 @@ def survivors(marker: str) -> list[int]:
     return found
 
 
-@pytest.fixture(params=["bubblewrap", "--no-isolation"])
+@pytest.fixture(params=["bubblewrap", "--no-isolation", "--no-isolation-unprivileged"])
 def server_process(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
-    unisolated = request.param == "--no-isolation"
+    """The server as a process of its own. Unprivileged: as nobody, where bubblewrap is refused its namespaces."""
+    unisolated = request.param != "bubblewrap"
+    unprivileged = request.param == "--no-isolation-unprivileged"
     found = isolation.without_isolation() if unisolated else isolation.probe()
     if not found.available:
         pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
+    if unprivileged and (why := unprivileged_host.unavailable()) is not None:
+        pytest.skip(why)
     state = Path(tempfile.mkdtemp(prefix="e2b-exit-test-"))
+    if unprivileged:
+        os.chown(state, unprivileged_host.NOBODY, unprivileged_host.NOBODY)
     sock = free_socket()
     port = sock.getsockname()[1]
     sock.close()  # the server binds it again at once; a port taken meanwhile fails the start, not the test's claim
-    command = [
-        sys.executable,
-        "-m",
-        "e2b_local_api",
-        "--port",
-        str(port),
-        "--state",
-        str(state),
-        "--log-level",
-        "warning",
-        *(["--no-isolation"] if unisolated else []),
-    ]
+    flags = ["--port", str(port), "--state", str(state), "--log-level", "warning"]
+    flags += ["--no-isolation"] if unisolated else []
+    command = [sys.executable, "-m", "e2b_local_api", *flags]
+    if unprivileged:
+        command = unprivileged_host.server_command(*flags)
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: answers(url) or server.poll() is not None, "the server to answer")
         assert server.poll() is None, server.stderr.read() if server.stderr else b""
+        if unprivileged:  # the host's view: the server really is nobody
+            assert f"Uid:\t{unprivileged_host.NOBODY}\t" in Path(f"/proc/{server.pid}/status").read_text()
         yield server, url, state
     finally:
         if server.poll() is None:
@@ -91,7 +93,8 @@ def test_no_process_survives_the_server(
     server_process: tuple[subprocess.Popen[bytes], str, Path], signal_number: int
 ) -> None:
     server, url, _ = server_process
-    tag = signal.Signals(signal_number).name.lower()
+    # Each run's own name: runs of the other parameters may be sleeping on other workers at the same time.
+    tag = f"{signal.Signals(signal_number).name.lower()}-{server.pid}-"
     start_sleepers(url, tag)
     # The networked sandboxes' slirp4netns, where they have their own network: the server's children.
     links = [pid for pid in survivors("slirp4netns") if _child_of(pid, server.pid)]
