@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from e2b_local_api.runtime.isolation import Isolation, Mode, resolv_conf, sandbox_argv, without_isolation
+from e2b_local_api.runtime.network import GUARD_CLASS
 
 from tests.local_api.sandboxes import Envd, RealServer, StreamEnded, alive_named, real_server, wait_for
 
@@ -151,16 +152,18 @@ def test_root_inside_cannot_send_loopback_traffic_out_through_slirp4netns(server
         "ip route del local 127.0.0.1 dev lo table local 2>/dev/null || echo route-refused; "
         "ip route add 127.0.0.1/32 via 10.0.2.2 dev tap0 2>/dev/null || echo route-refused; "
         "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>/dev/null || echo raw-refused; "
+        "tc qdisc del dev tap0 root 2>/dev/null || echo tc-refused; "
         f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached || echo unreachable",
     )
-    assert text.split() == ["sysctl-refused", "route-refused", "route-refused", "raw-refused", "unreachable"], text
+    expected = ["sysctl-refused", "route-refused", "route-refused", "raw-refused", "tc-refused", "unreachable"]
+    assert text.split() == expected, text
 
 
 def test_a_socket_bound_to_tap0_holds_no_tcp_conversation_with_the_host_loopback(server: RealServer) -> None:
     """Bound to `tap0` (no privilege needed since Linux 5.7), a socket's packets to 127.0.0.1 leave by it and
     slirp4netns opens the host's side; the answer comes back from a loopback address on `tap0`, which the
     sandbox's kernel drops (its root cannot allow it: no CAP_NET_ADMIN), so no TCP connection completes.
-    (UDP datagrams do arrive: docs/users/local-server.md says so.)"""
+    (Nor does its first packet leave: tap0's queue drops it; the next test sees that.)"""
     if server.runtimes.isolation.slirp is None:
         pytest.skip("networked sandboxes do not go through slirp4netns here")
     with socket.create_server(("127.0.0.1", 0)) as host:
@@ -172,6 +175,56 @@ def test_a_socket_bound_to_tap0_holds_no_tcp_conversation_with_the_host_loopback
         )
         _, out, _, _ = server.envd(server.create()).run(f'python3 -c "{script}"')
     assert out.decode().split() == ["TimeoutError"], out
+
+
+def test_a_datagram_to_the_host_loopback_never_leaves_by_tap0(server: RealServer) -> None:
+    """A socket bound to tap0 (SO_BINDTODEVICE) or sending by it (IP_PKTINFO), both unprivileged, sends its
+    datagrams to 127.0.0.1 out by tap0, where slirp4netns would deliver them to the host's loopback: the queue
+    the server sets on tap0 drops them. slirp4netns handles tap0's packets in order, so once the datagram sent
+    after them to the host's outside address has arrived, any of them would have too."""
+    found = server.runtimes.isolation
+    if found.slirp is None:
+        pytest.skip("networked sandboxes do not go through slirp4netns here")
+    if found.guard is None:
+        pytest.skip(f"no loopback guard here: {found.unguarded_reason}")
+    address = _host_address()
+    if address is None:
+        pytest.skip("this host has no address but loopback: no witness datagram to send after them")
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as target,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as witness,
+    ):
+        target.bind(("127.0.0.1", 0))
+        witness.bind((address, 0))
+        script = (
+            "import socket, struct\n"
+            "bound = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "bound.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'tap0')\n"
+            f"bound.sendto(b'bound', ('127.0.0.1', {target.getsockname()[1]}))\n"
+            "info = struct.pack('I4s4s', socket.if_nametoindex('tap0'), bytes(4), socket.inet_aton('127.0.0.1'))\n"
+            "other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            # IP_PKTINFO is 8 on Linux (Python names it from 3.12 only).
+            f"other.sendmsg([b'pktinfo'], [(socket.IPPROTO_IP, 8, info)], 0, "
+            f"('127.0.0.1', {target.getsockname()[1]}))\n"
+            f"other.sendto(b'witness', ('{address}', {witness.getsockname()[1]}))\n"
+        )
+        sandbox = server.create()
+        _, _, err, end = server.envd(sandbox).run(f'python3 -c "{script}"')
+        assert end.get("exitCode") is None, err  # both sent, as far as the sandbox can tell
+        witness.settimeout(DEADLINE)
+        assert witness.recv(64) == b"witness"
+        target.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            target.recv(64)
+    entry = server.runtimes.get(sandbox["sandboxID"])
+    assert entry is not None and entry.runtime.agent_pid is not None
+    nsenter, tc = found.guard
+    shown = subprocess.run(
+        [nsenter, f"--target={entry.runtime.agent_pid}", "--net", "--", tc, "-s", "class", "show", "dev", "tap0"],
+        capture_output=True, text=True, check=True, timeout=DEADLINE,
+    ).stdout  # fmt: skip
+    dropped = shown.split(f"class htb {GUARD_CLASS} ", 1)[1].split("dropped ", 1)[1].split(",", 1)[0]
+    assert int(dropped) >= 2, shown
 
 
 # --- --no-isolation: plain processes of the server, every create says so -------------------------------------------

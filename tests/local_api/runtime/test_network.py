@@ -1,4 +1,5 @@
-"""slirp4netns connecting a sandbox's own network: what a failure says, and that it leaves nothing half made."""
+"""slirp4netns connecting a sandbox's own network and its loopback guard: what a failure says, and that it leaves
+nothing half made."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import asyncio
 import dataclasses
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from e2b_local_api.runtime import network
-from e2b_local_api.runtime.isolation import probe
+from e2b_local_api.runtime.isolation import Isolation, Mode, probe
 
 from tests.local_api.sandboxes import RealServer, real_server, wait_for
 
@@ -33,7 +35,37 @@ def test_a_missing_slirp4netns_is_a_link_error(tmp_path: Path) -> None:
     missing = str(tmp_path / "slirp4netns")
     with pytest.raises(network.LinkError, match="does not start"):
         asyncio.run(network.attach(missing, 1, 10))
-    assert "does not start" in (network.attach_blocking(missing, 1, 10) or "")
+    assert "does not start" in str(network.attach_blocking(missing, 1, 10))
+
+
+def test_a_guard_that_cannot_start_is_a_guard_error(tmp_path: Path) -> None:
+    with pytest.raises(network.GuardError, match="tc does not start"):
+        asyncio.run(network.guard((str(tmp_path / "nsenter"), "tc"), 1, 10))
+
+
+def test_a_guard_tc_refuses_is_a_guard_error_in_tc_s_words() -> None:
+    found = probe()
+    if found.guard is None:
+        pytest.skip(f"no loopback guard here: {found.unguarded_reason or found.shared_network_reason}")
+    # A namespace of its own without tap0 (never the host's: the guard would change its queue).
+    holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "60"])
+    try:
+        wait_for(lambda: os.readlink(f"/proc/{holder.pid}/exe").endswith("sleep"), "the namespace's sleep to run")
+        with pytest.raises(network.GuardError, match=r"tc could not set tap0's queue \(.*tap0"):
+            asyncio.run(network.guard(found.guard, holder.pid, 10))
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_start_line_says_when_networked_sandboxes_are_not_guarded() -> None:
+    unguarded = Isolation(
+        Mode.MAPPED_ROOT, "/usr/bin/bwrap", "/usr/bin/python3", slirp="/usr/bin/slirp4netns", unguarded_reason="no tc"
+    )
+    said = unguarded.describe_network()
+    assert "bound to its tap0 still reach the host's loopback: no tc" in said
+    guarded = dataclasses.replace(unguarded, guard=("/usr/bin/nsenter", "/usr/sbin/tc"), unguarded_reason="")
+    assert "without the host's loopback" in guarded.describe_network()
 
 
 def test_bubblewrap_s_info_is_read_whole_or_not_at_all() -> None:

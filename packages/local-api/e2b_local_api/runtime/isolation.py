@@ -24,7 +24,7 @@ from e2b_local_api.runtime.agent import HOST as HOST_AGENT
 from e2b_local_api.runtime.layout import BOUND, HOSTNAME, host_resolv_conf
 from e2b_local_api.runtime.leftovers import id_map_writers
 from e2b_local_api.runtime.network import RESOLV_CONF as SLIRP_RESOLV_CONF
-from e2b_local_api.runtime.network import attach_blocking, read_info
+from e2b_local_api.runtime.network import GuardError, LinkError, attach_blocking, read_info
 
 NO_RESOLVER = "nameserver 127.0.0.1\n"  # a sandbox without a network: its own loopback, where nothing answers
 ID_RANGE = 65536
@@ -49,6 +49,8 @@ class Isolation:
     reason: str = ""  # why UNAVAILABLE
     slirp: str | None = None  # slirp4netns, when networked sandboxes get a network namespace of their own
     shared_network_reason: str = ""  # why they share the host's, when they do
+    guard: tuple[str, str] | None = None  # nsenter and tc, when they set slirp sandboxes' loopback guard
+    unguarded_reason: str = ""  # why they do not, when slirp4netns works
 
     @property
     def available(self) -> bool:
@@ -88,8 +90,13 @@ class Isolation:
         return words
 
     def describe_network(self) -> str:
-        if self.slirp is not None:
+        if self.slirp is not None and self.guard is not None:
             return "networked sandboxes get their own network through slirp4netns, without the host's loopback"
+        if self.slirp is not None:
+            return (
+                "networked sandboxes get their own network through slirp4netns, but UDP datagrams sent by a socket "
+                f"bound to its tap0 still reach the host's loopback: {self.unguarded_reason}"
+            )
         return (
             "networked sandboxes share the host's network, its loopback (this server) included: "
             f"{self.shared_network_reason}"
@@ -140,18 +147,32 @@ def probe() -> Isolation:
     if done.returncode != 0:
         detail = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
         return Isolation(Mode.UNAVAILABLE, bwrap, python, f"bubblewrap cannot create namespaces here ({detail})")
-    slirp, why_not = _probe_slirp(mode, bwrap)
-    return Isolation(mode, bwrap, python, slirp=slirp, shared_network_reason=why_not)
+    tools = _guard_tools()
+    slirp, why_not, unguarded = _probe_slirp(mode, bwrap, tools if isinstance(tools, tuple) else None)
+    if slirp is None:
+        return Isolation(mode, bwrap, python, shared_network_reason=why_not)
+    if isinstance(tools, str) or unguarded:
+        return Isolation(mode, bwrap, python, slirp=slirp, unguarded_reason=unguarded or str(tools))
+    return Isolation(mode, bwrap, python, slirp=slirp, guard=tools)
 
 
-def _probe_slirp(mode: Mode, bwrap: str) -> tuple[str | None, str]:
-    """slirp4netns if it connects a sandbox-shaped namespace here (a short run, some 50 ms), else why not."""
+def _guard_tools() -> tuple[str, str] | str:
+    """nsenter and tc, which set a networked sandbox's loopback guard (network.py), or what is missing."""
+    nsenter, tc = (shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin") for name in ("nsenter", "tc"))
+    if nsenter is None or tc is None:
+        return "install util-linux's nsenter and iproute2's tc (apt-get install iproute2) to drop them"
+    return nsenter, tc
+
+
+def _probe_slirp(mode: Mode, bwrap: str, guarded_by: tuple[str, str] | None) -> tuple[str | None, str, str]:
+    """slirp4netns if it connects a sandbox-shaped namespace here (a short run, some 50 ms), else why not;
+    and why its loopback guard (`guarded_by`) could not be set, if it could not."""
     slirp = shutil.which("slirp4netns")
     if slirp is None:
-        return None, "install slirp4netns (apt-get install slirp4netns) to give each its own"
+        return None, "install slirp4netns (apt-get install slirp4netns) to give each its own", ""
     if mode is not Mode.MAPPED_ROOT:
         # bubblewrap's own user namespace lets no one else join its network namespace.
-        return None, "an unprivileged server's sandboxes cannot be given their own (run the server as root)"
+        return None, "an unprivileged server's sandboxes cannot be given their own (run the server as root)", ""
     info_r, info_w = os.pipe()
     box_argv = [*command_prefix(mode, bwrap), *_system_binds(), "--unshare-pid", "--unshare-net", "--die-with-parent"]
     # The command's first line says bubblewrap has set the namespace up (its loopback too): only then may
@@ -165,22 +186,24 @@ def _probe_slirp(mode: Mode, bwrap: str) -> tuple[str | None, str]:
     except OSError as error:
         os.close(info_r)
         os.close(info_w)
-        return None, f"slirp4netns could not be tried ({error})"
+        return None, f"slirp4netns could not be tried ({error})", ""
     os.close(info_w)
     try:
         pid = read_info(info_r, 10)
         up = box.stdout is not None and select.select([box.stdout], [], [], 10)[0] and box.stdout.readline() == b"up\n"
         if pid is None or not up:
-            failure: str | None = "bubblewrap did not start its probe"
+            failure: Exception | None = LinkError("bubblewrap did not start its probe")
         else:
-            failure = attach_blocking(slirp, pid, 10)
+            failure = attach_blocking(slirp, pid, 10, guarded_by)
     finally:
         os.close(info_r)
         box.kill()
         box.communicate()
+    if isinstance(failure, GuardError):
+        return slirp, "", str(failure)
     if failure is not None:
-        return None, f"slirp4netns does not work here ({failure})"
-    return slirp, ""
+        return None, f"slirp4netns does not work here ({failure})", ""
+    return slirp, "", ""
 
 
 def command_prefix(mode: Mode, bwrap: str) -> list[str]:

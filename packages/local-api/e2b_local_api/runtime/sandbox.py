@@ -144,7 +144,7 @@ class SandboxRuntime:
         try:
             if self.agent_pid is None:
                 raise LinkError("its first process is gone")
-            self._link = await attach(slirp, self.agent_pid, START_SECONDS)
+            self._link = await attach(slirp, self.agent_pid, START_SECONDS, self.isolation.guard)
         except LinkError as error:
             self.kill()
             raise SandboxError(
