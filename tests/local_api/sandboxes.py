@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
 import struct
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -197,3 +199,50 @@ def answers(url: str) -> bool:
         return httpx.get(f"{url}/health-of-control-plane", timeout=1).status_code > 0
     except httpx.HTTPError:
         return False
+
+
+def host_address() -> str | None:
+    """An address of this host that is not loopback (the way out a networked sandbox has), if it has one."""
+    try:
+        words = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=10).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return next((w for w in words if "." in w and not w.startswith("127.")), None)
+
+
+def datagrams_to_the_host_loopback(envd: Envd, address: str) -> list[bytes]:
+    """What reached the host's loopback of two datagrams a sandbox sends to 127.0.0.1 out by its tap0: one from a
+    socket bound to it (SO_BINDTODEVICE), one naming it (IP_PKTINFO), both unprivileged.
+
+    slirp4netns handles tap0's packets in order, so once a third datagram, sent after them to `address` (the
+    host's outside address) has arrived, either of them would have too: nothing here waits on a clock.
+    """
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as target,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as witness,
+    ):
+        target.bind(("127.0.0.1", 0))
+        witness.bind((address, 0))
+        port = target.getsockname()[1]
+        script = (
+            "import socket, struct\n"
+            "bound = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "bound.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'tap0')\n"
+            f"bound.sendto(b'bound', ('127.0.0.1', {port}))\n"
+            "info = struct.pack('I4s4s', socket.if_nametoindex('tap0'), bytes(4), socket.inet_aton('127.0.0.1'))\n"
+            "other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            # IP_PKTINFO is 8 on Linux (Python names it from 3.12 only).
+            f"other.sendmsg([b'pktinfo'], [(socket.IPPROTO_IP, 8, info)], 0, ('127.0.0.1', {port}))\n"
+            f"other.sendto(b'witness', ('{address}', {witness.getsockname()[1]}))\n"
+        )
+        _, _, err, end = envd.run(f'python3 -c "{script}"')
+        assert end.get("exitCode") is None, err  # all three sent, as far as the sandbox can tell
+        witness.settimeout(30)
+        assert witness.recv(64) == b"witness"
+        target.setblocking(False)
+        arrived = []
+        while True:
+            try:
+                arrived.append(target.recv(64))
+            except BlockingIOError:
+                return arrived

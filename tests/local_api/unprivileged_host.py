@@ -1,13 +1,12 @@
-"""A host where the local server is not root and bubblewrap really fails: the server's tests run it there.
+"""The local server as an unprivileged user, on a host where bubblewrap works or (`forbid_namespaces`) really fails.
 
-Debian's and Ubuntu's defaults let bubblewrap work, so the hosts `--no-isolation` is for (a Docker container
-under its default seccomp profile, a kernel that forbids unprivileged user namespaces) are made here for one
-process: run as a script by root, it enters a user namespace of its own with every id mapped onto itself,
-sets that namespace's `user.max_user_namespaces` to 0 (bubblewrap's `--unshare-user` then fails with ENOSPC,
-as a refusing kernel makes it fail), drops to an unprivileged uid and execs the command. Nothing of the host
-changes: the limit holds inside that namespace only, and ends with it.
+Run as a script by root, it drops to an unprivileged uid and execs the command. To forbid namespaces it
+first enters a user namespace of its own with every id mapped onto itself and sets that namespace's
+`user.max_user_namespaces` to 0: bubblewrap's `--unshare-user` then fails with ENOSPC, as it fails in a
+Docker container under its default seccomp profile or on a kernel that refuses unprivileged user
+namespaces. Nothing of the host changes: the limit holds inside that namespace only, and ends with it.
 
-    python -I unprivileged_host.py UID -- COMMAND...
+    python -I unprivileged_host.py UID [--forbid-namespaces] -- COMMAND...
 """
 
 from __future__ import annotations
@@ -35,13 +34,21 @@ def unavailable() -> str | None:
     return None
 
 
-def server_command(*flags: str, uid: int = NOBODY) -> list[str]:
+def server_command(*flags: str, uid: int = NOBODY, forbid_namespaces: bool = True) -> list[str]:
     """`e2b-local-api FLAGS` as `uid`, on this unprivileged host (its state folder must be writable by `uid`)."""
     server = ["/usr/bin/python3", "-I", "-c", SERVER, SITE_PACKAGES, *flags]
-    return [sys.executable, "-I", __file__, str(uid), "--", *server]
+    forbid = ["--forbid-namespaces"] if forbid_namespaces else []
+    return [sys.executable, "-I", __file__, str(uid), *forbid, "--", *server]
 
 
-def _enter(uid: int, command: list[str]) -> None:
+def _run_as(uid: int, command: list[str]) -> None:
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    os.execv(command[0], command)
+
+
+def _forbid_namespaces() -> None:
     ready_r, ready_w = os.pipe()
     mapped_r, mapped_w = os.pipe()
     helper = os.fork()
@@ -65,13 +72,14 @@ def _enter(uid: int, command: list[str]) -> None:
     if not mapped:
         sys.exit("unprivileged_host: the id maps were not written")
     Path("/proc/sys/user/max_user_namespaces").write_text("0\n")
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    os.execv(command[0], command)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[2] != "--":
-        sys.exit("usage: unprivileged_host.py UID -- COMMAND...")
-    _enter(int(sys.argv[1]), sys.argv[3:])
+    uid, *rest = sys.argv[1:]
+    forbidden = rest[:1] == ["--forbid-namespaces"]
+    rest = rest[1:] if forbidden else rest
+    if rest[:1] != ["--"] or len(rest) < 2:
+        sys.exit("usage: unprivileged_host.py UID [--forbid-namespaces] -- COMMAND...")
+    if forbidden:
+        _forbid_namespaces()
+    _run_as(int(uid), rest[1:])

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -36,11 +37,24 @@ def survivors(marker: str) -> list[int]:
     return found
 
 
-@pytest.fixture(params=["bubblewrap", "--no-isolation", "--no-isolation-unprivileged"])
-def server_process(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
-    """The server as a process of its own. Unprivileged: as nobody, where bubblewrap is refused its namespaces."""
-    unisolated = request.param != "bubblewrap"
-    unprivileged = request.param == "--no-isolation-unprivileged"
+@dataclass
+class ServerProcess:
+    process: subprocess.Popen[bytes]
+    url: str
+    start_line: str  # what it said of its sandboxes before serving
+
+    @property
+    def own_networks(self) -> bool:
+        """Whether its networked sandboxes get their own network (slirp4netns, its children), in its own words."""
+        return "own network through slirp4netns" in self.start_line
+
+
+@pytest.fixture(params=["bubblewrap", "bubblewrap-unprivileged", "--no-isolation", "--no-isolation-unprivileged"])
+def server_process(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
+    """The server as a process of its own. Unprivileged: as nobody; without isolation, where bubblewrap is refused
+    its namespaces (tests/local_api/unprivileged_host.py)."""
+    unisolated = request.param.startswith("--no-isolation")
+    unprivileged = request.param.endswith("-unprivileged")
     found = isolation.without_isolation() if unisolated else isolation.probe()
     if not found.available:
         pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
@@ -56,15 +70,17 @@ def server_process(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.
     flags += ["--no-isolation"] if unisolated else []
     command = [sys.executable, "-m", "e2b_local_api", *flags]
     if unprivileged:
-        command = unprivileged_host.server_command(*flags)
+        command = unprivileged_host.server_command(*flags, forbid_namespaces=unisolated)
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
+        assert server.stderr is not None
+        start_line = server.stderr.readline().decode(errors="replace")  # said before it serves
         wait_for(lambda: answers(url) or server.poll() is not None, "the server to answer")
-        assert server.poll() is None, server.stderr.read() if server.stderr else b""
+        assert server.poll() is None, start_line + server.stderr.read().decode(errors="replace")
         if unprivileged:  # the host's view: the server really is nobody
             assert f"Uid:\t{unprivileged_host.NOBODY}\t" in Path(f"/proc/{server.pid}/status").read_text()
-        yield server, url, state
+        yield ServerProcess(server, url, start_line)
     finally:
         if server.poll() is None:
             server.kill()
@@ -89,17 +105,14 @@ def start_sleepers(url: str, tag: str) -> None:
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
-def test_no_process_survives_the_server(
-    server_process: tuple[subprocess.Popen[bytes], str, Path], signal_number: int
-) -> None:
-    server, url, _ = server_process
+def test_no_process_survives_the_server(server_process: ServerProcess, signal_number: int) -> None:
+    server, url = server_process.process, server_process.url
     # Each run's own name: runs of the other parameters may be sleeping on other workers at the same time.
     tag = f"{signal.Signals(signal_number).name.lower()}-{server.pid}-"
     start_sleepers(url, tag)
     # The networked sandboxes' slirp4netns, where they have their own network: the server's children.
     links = [pid for pid in survivors("slirp4netns") if _child_of(pid, server.pid)]
-    unisolated = isinstance(server.args, list) and "--no-isolation" in server.args
-    assert len(links) == (2 if not unisolated and isolation.probe().slirp is not None else 0)
+    assert len(links) == (2 if server_process.own_networks else 0)
     # bubblewrap, or without it the agents: the server's other children.
     helpers = [pid for pid in _children(server.pid) if pid not in links]
     assert len(helpers) == 2

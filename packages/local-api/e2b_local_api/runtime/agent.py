@@ -12,6 +12,7 @@ ends of the pipes or the terminal. The server also uses its process-tree functio
 from __future__ import annotations
 
 import array
+import contextlib
 import errno
 import fcntl
 import json
@@ -49,10 +50,12 @@ def _spawn(request: dict[str, Any], fds: list[int]) -> int:
     pid = os.fork()
     if pid == 0:
         try:
-            _exec_child(request, fds)
+            _exec_child(request, fds, failure_w)
         except BaseException as error:
-            os.write(failure_w, str(error).encode()[:4000])
-        os._exit(127)
+            with contextlib.suppress(BaseException):
+                os.write(failure_w, str(error).encode()[:4000])
+        finally:
+            os._exit(127)  # never back into the agent's loop, whatever failed
     os.close(failure_w)
     failure = b""
     while chunk := os.read(failure_r, 4096):
@@ -64,7 +67,7 @@ def _spawn(request: dict[str, Any], fds: list[int]) -> int:
     return pid
 
 
-def _exec_child(request: dict[str, Any], fds: list[int]) -> None:
+def _exec_child(request: dict[str, Any], fds: list[int], failure_w: int) -> None:
     for number in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
@@ -77,7 +80,9 @@ def _exec_child(request: dict[str, Any], fds: list[int]) -> None:
         stdio = tuple(fds)
     for target, fd in enumerate(stdio):
         os.dup2(fd, target, inheritable=True)
-    os.closerange(3, 65536)
+    # Every inherited fd but the failure pipe, which the exec closes (O_CLOEXEC) or a failure is written to.
+    os.closerange(3, failure_w)
+    os.closerange(failure_w + 1, 65536)
     if request["uid"] is not None:  # None: no user switching (--no-isolation), the server's own uid
         os.setgroups(request["groups"])
         os.setgid(request["gid"])

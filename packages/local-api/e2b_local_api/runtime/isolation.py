@@ -170,14 +170,15 @@ def _probe_slirp(mode: Mode, bwrap: str, guarded_by: tuple[str, str] | None) -> 
     slirp = shutil.which("slirp4netns")
     if slirp is None:
         return None, "install slirp4netns (apt-get install slirp4netns) to give each its own", ""
-    if mode is not Mode.MAPPED_ROOT:
-        # bubblewrap's own user namespace lets no one else join its network namespace.
-        return None, "an unprivileged server's sandboxes cannot be given their own (run the server as root)", ""
+    unprivileged = mode is Mode.UNPRIVILEGED
+    if unprivileged and (shutil.which("unshare") is None or shutil.which("nsenter") is None):
+        return None, "an unprivileged server needs util-linux's unshare and nsenter to give each its own", ""
     info_r, info_w = os.pipe()
-    box_argv = [*command_prefix(mode, bwrap), *_system_binds(), "--unshare-pid", "--unshare-net", "--die-with-parent"]
+    box_argv = [*own_network_prefix(mode), *command_prefix(mode, bwrap), *_system_binds(), "--unshare-pid"]
+    box_argv += [] if unprivileged else ["--unshare-net"]
     # The command's first line says bubblewrap has set the namespace up (its loopback too): only then may
     # slirp4netns join it, as a sandbox's is joined once its agent runs.
-    box_argv += ["--info-fd", str(info_w), "--", "/bin/sh", "-c", "echo up; exec sleep 30"]
+    box_argv += ["--die-with-parent", "--info-fd", str(info_w), "--", "/bin/sh", "-c", "echo up; exec sleep 30"]
     try:
         box = subprocess.Popen(
             box_argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -194,7 +195,10 @@ def _probe_slirp(mode: Mode, bwrap: str, guarded_by: tuple[str, str] | None) -> 
         if pid is None or not up:
             failure: Exception | None = LinkError("bubblewrap did not start its probe")
         else:
-            failure = attach_blocking(slirp, pid, 10, guarded_by)
+            # An unprivileged server's network namespace is the one its `unshare` made: bubblewrap's own pid's.
+            failure = attach_blocking(
+                slirp, box.pid if unprivileged else pid, 10, guarded_by, unprivileged=unprivileged
+            )
     finally:
         os.close(info_r)
         box.kill()
@@ -202,8 +206,23 @@ def _probe_slirp(mode: Mode, bwrap: str, guarded_by: tuple[str, str] | None) -> 
     if isinstance(failure, GuardError):
         return slirp, "", str(failure)
     if failure is not None:
-        return None, f"slirp4netns does not work here ({failure})", ""
+        hint = ""
+        if "/dev/net/tun" in str(failure) and unprivileged:
+            hint = "; Debian's udev makes /dev/net/tun 0666, which rootless slirp4netns needs"
+        words = " ".join(str(failure).split())  # slirp4netns's own lines, on the server's one start line
+        return None, f"slirp4netns does not work here ({words}){hint}", ""
     return slirp, "", ""
+
+
+def own_network_prefix(mode: Mode) -> list[str]:
+    """What runs an unprivileged server's bubblewrap in a network namespace of its own that slirp4netns can join.
+
+    bubblewrap's own user namespace lets no one else in (its processes are not dumpable), so a user
+    namespace the server owns (its uid as root there) holds the network namespace, and bubblewrap, started in
+    both, makes the sandbox's own user namespace inside them: the sandbox's processes have no capability over
+    that network namespace, which belongs to the user namespace above theirs.
+    """
+    return ["unshare", "--user", "--map-root-user", "--net", "--"] if mode is Mode.UNPRIVILEGED else []
 
 
 def command_prefix(mode: Mode, bwrap: str) -> list[str]:
@@ -241,15 +260,17 @@ def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_sourc
         # No bubblewrap: the agent alone, the server's child, told to keep its commands in reach itself.
         return [isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd), HOST_AGENT]
     assert isolation.bwrap is not None
-    argv = [*command_prefix(isolation.mode, isolation.bwrap), *_system_binds()]
+    own_network = network and isolation.slirp is not None
+    argv = [*(own_network_prefix(isolation.mode) if own_network else [])]
+    argv += [*command_prefix(isolation.mode, isolation.bwrap), *_system_binds()]
     for name in BOUND:
         argv += ["--bind", str(root / name), f"/{name}"]
     for name in _HOST_ETC:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", HOSTNAME]
-    if not network or isolation.slirp is not None:
+    if not network or (own_network and isolation.mode is Mode.MAPPED_ROOT):
         argv.append("--unshare-net")  # a networked sandbox's namespace is connected once it runs (network.py)
-    if network and isolation.slirp is not None:
+    if own_network and isolation.mode is Mode.MAPPED_ROOT:
         # slirp4netns opens a host socket for whatever reaches tap0, 127.0.0.1 included: root inside must not
         # route loopback there (CAP_NET_ADMIN: routes, route_localnet) nor write frames to it (CAP_NET_RAW).
         argv += ["--cap-drop", "CAP_NET_ADMIN", "--cap-drop", "CAP_NET_RAW"]

@@ -25,11 +25,20 @@ RESOLV_CONF = "nameserver 10.0.2.3\n"  # slirp4netns's DNS, which asks the host'
 _MTU = 65520  # slirp4netns's recommended maximum: fewer, larger packets through the user-mode stack
 
 
-def argv(slirp: str, pid: int, ready_fd: int, exit_fd: int) -> list[str]:
-    """slirp4netns for the network namespace of host pid `pid`: configured, loopback cut off, in its own sandbox."""
+def argv(slirp: str, pid: int, ready_fd: int, exit_fd: int, *, unprivileged: bool = False) -> list[str]:
+    """slirp4netns for the network namespace of host pid `pid`: configured, loopback cut off, in its own sandbox.
+
+    `unprivileged`: the namespace belongs to a user namespace the (unprivileged) server made, where slirp4netns
+    runs (its own sandbox needs root there: `--userns-path` would move only its child, which opens tap0).
+    """
+    first, namespace = [], [str(pid)]
+    if unprivileged:
+        first = ["nsenter", "--user", "--preserve-credentials", f"--target={pid}", "--"]
+        namespace = ["--netns-type=path", f"/proc/{pid}/ns/net"]
     return [
+        *first,
         slirp, "--configure", f"--mtu={_MTU}", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp",
-        "--ready-fd", str(ready_fd), "--exit-fd", str(exit_fd), str(pid), "tap0",
+        "--ready-fd", str(ready_fd), "--exit-fd", str(exit_fd), *namespace, "tap0",
     ]  # fmt: skip
 
 
@@ -74,12 +83,13 @@ filter add dev tap0 parent 1: protocol ipv6 prio 2 u32 match ip6 dst ::1/128 cla
 GUARD_CLASS = "1:2"  # where the dropped packets are counted (`tc -s class show dev tap0`)
 
 
-async def guard(tools: tuple[str, str], pid: int, timeout: float) -> None:
+async def guard(tools: tuple[str, str], pid: int, timeout: float, *, unprivileged: bool = False) -> None:
     """Set `_GUARD` on tap0 in the network namespace of host pid `pid`; `tools`: nsenter and tc."""
     nsenter, tc = tools
+    joined = ["--user", "--preserve-credentials", "--net"] if unprivileged else ["--net"]
     try:
         process = await asyncio.create_subprocess_exec(
-            nsenter, f"--target={pid}", "--net", "--", tc, "-batch", "-",
+            nsenter, f"--target={pid}", *joined, "--", tc, "-batch", "-",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
     except OSError as error:
@@ -96,14 +106,16 @@ async def guard(tools: tuple[str, str], pid: int, timeout: float) -> None:
         raise GuardError(f"tc could not set tap0's queue ({words})")
 
 
-async def attach(slirp: str, pid: int, timeout: float, guarded_by: tuple[str, str] | None = None) -> Link:
+async def attach(
+    slirp: str, pid: int, timeout: float, guarded_by: tuple[str, str] | None = None, *, unprivileged: bool = False
+) -> Link:
     """Connect the network namespace of host pid `pid`, once slirp4netns says it is configured, and set its
-    loopback guard with `guarded_by` (nsenter and tc), if given, before it is used."""
+    loopback guard with `guarded_by` (nsenter and tc), if given, before it is used. `unprivileged`: see `argv`."""
     ready_r, ready_w = os.pipe()
     exit_r, exit_w = os.pipe()
     try:
         process = await asyncio.create_subprocess_exec(
-            *argv(slirp, pid, ready_w, exit_r),
+            *argv(slirp, pid, ready_w, exit_r, unprivileged=unprivileged),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
@@ -137,7 +149,7 @@ async def attach(slirp: str, pid: int, timeout: float, guarded_by: tuple[str, st
         if guarded_by is None:
             return link
         try:
-            await guard(guarded_by, pid, timeout)
+            await guard(guarded_by, pid, timeout, unprivileged=unprivileged)
         except GuardError:
             link.close()
             await process.wait()
@@ -152,13 +164,13 @@ async def attach(slirp: str, pid: int, timeout: float, guarded_by: tuple[str, st
 
 
 def attach_blocking(
-    slirp: str, pid: int, timeout: float, guarded_by: tuple[str, str] | None = None
+    slirp: str, pid: int, timeout: float, guarded_by: tuple[str, str] | None = None, *, unprivileged: bool = False
 ) -> LinkError | None:
     """`attach`, then its end, for the start-up probe (no event loop runs yet): None if it worked, else why not
     (a GuardError: connected, but not guarded)."""
 
     async def attach_and_end() -> None:
-        link = await attach(slirp, pid, timeout, guarded_by)
+        link = await attach(slirp, pid, timeout, guarded_by, unprivileged=unprivileged)
         link.close()
         await link.wait()
 

@@ -134,17 +134,20 @@ class SandboxRuntime:
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} could not start: {reason}") from error
         self.agent_pid = process.pid if self.unisolated else _only_child(process.pid)
         if self.network and self.isolation.slirp is not None:
-            await self._connect_network(self.isolation.slirp)
+            await self._connect_network(self.isolation.slirp, process.pid)
         warning = self.isolation.create_warning(self.sandbox_id, networked=self.network)
         if warning is not None:
             print(f"e2b-local-api: {warning}", file=sys.stderr, flush=True)
 
-    async def _connect_network(self, slirp: str) -> None:
-        """Connect the sandbox's own network namespace before any command runs in it (network.py)."""
+    async def _connect_network(self, slirp: str, bwrap_pid: int) -> None:
+        """Connect the sandbox's own network namespace before any command runs in it (network.py): the agent's,
+        or, for an unprivileged server, the one bubblewrap was started in (isolation.own_network_prefix)."""
+        unprivileged = self.isolation.mode is Mode.UNPRIVILEGED
         try:
             if self.agent_pid is None:
                 raise LinkError("its first process is gone")
-            self._link = await attach(slirp, self.agent_pid, START_SECONDS, self.isolation.guard)
+            pid = bwrap_pid if unprivileged else self.agent_pid
+            self._link = await attach(slirp, pid, START_SECONDS, self.isolation.guard, unprivileged=unprivileged)
         except LinkError as error:
             self.kill()
             raise SandboxError(
@@ -279,12 +282,13 @@ class SandboxRuntime:
         env.update(self.env_vars)
         env.update(spawn.envs)
         ids: tuple[int | None, int | None, list[int]]
-        if self.unisolated:
-            ids = (None, None, [])  # no user switching: the server's own uid, whatever user was asked for
-        elif self.isolation.has_root:
+        if self.isolation.has_root:
             ids = (user.uid, user.gid, [user.gid])
         else:
-            ids = (USER_UID, USER_GID, [])
+            # No user switching. Without isolation: the server's own uid, whatever user was asked for. Unprivileged:
+            # the agent already is the one uid inside (1000), and may not even drop its groups (setgroups is
+            # denied in a user namespace that an unprivileged process maps).
+            ids = (None, None, [])
         request: dict[str, Any] = {
             "op": "spawn",
             "argv": [spawn.cmd, *spawn.args],
