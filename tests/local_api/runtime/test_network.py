@@ -8,6 +8,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from e2b_local_api.runtime import network
 from e2b_local_api.runtime.isolation import Isolation, Mode, probe
 
-from tests.local_api.sandboxes import RealServer, real_server, wait_for
+from tests.local_api.sandboxes import Envd, RealServer, real_server, wait_for
 
 SLIRP = shutil.which("slirp4netns")
 needs_slirp = pytest.mark.skipif(SLIRP is None, reason="slirp4netns is not installed (apt-get install slirp4netns)")
@@ -56,6 +57,36 @@ def test_a_guard_tc_refuses_is_a_guard_error_in_tc_s_words() -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_no_command_runs_before_the_sandbox_s_network_is_guarded(tmp_path: Path) -> None:
+    """A connect during the create hands the sandbox out (its record exists): a command then waits for the start,
+    network and guard included (a red-team finding: it ran before tap0's queue was set)."""
+    found = probe()
+    if found.guard is None:
+        pytest.skip(f"no loopback guard here: {found.unguarded_reason or found.shared_network_reason}")
+    nsenter, tc = found.guard
+    held = tmp_path / "tc"  # the guard's tc, held until the test lets it go
+    held.write_text(f'#!/bin/sh\n: > "$0.waiting"\nwhile [ ! -e "$0.go" ]; do sleep 0.01; done\nexec {tc} "$@"\n')
+    held.chmod(0o755)
+    with real_server(dataclasses.replace(found, guard=(nsenter, str(held)))) as server:
+        creating = threading.Thread(target=server.create)
+        creating.start()
+        wait_for(lambda: (tmp_path / "tc.waiting").exists(), "the create to reach the guard")
+        (entry,) = server.runtimes.entries()
+        sandbox_id = entry.runtime.sandbox_id
+        answer = server.api.post(f"/sandboxes/{sandbox_id}/connect", json={"timeout": 60})
+        assert answer.status_code in (200, 201), answer.text
+        envd = Envd(server.url, sandbox_id, answer.json()["envdAccessToken"])
+        shown: list[bytes] = []
+        running = threading.Thread(target=lambda: shown.append(envd.run("tc qdisc show dev tap0")[1]))
+        running.start()
+        wait_for(lambda: entry.runtime.waiting_for_start == 1, "the command to wait for the sandbox's start")
+        assert not entry.runtime.processes
+        (tmp_path / "tc.go").touch()
+        creating.join(60)
+        running.join(60)
+    assert shown and b"qdisc htb 1: root" in shown[0], shown
 
 
 def test_the_start_line_says_when_networked_sandboxes_are_not_guarded() -> None:

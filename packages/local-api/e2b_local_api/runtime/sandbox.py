@@ -102,10 +102,20 @@ class SandboxRuntime:
         self._agent: AgentClient | None = None
         self._link: Link | None = None  # slirp4netns, for a networked sandbox of its own network
         self.agent_pid: int | None = None  # host pid of the namespace's pid 1
+        self._started = asyncio.Event()  # start() is over, well or not
+        self._start_succeeded = False
+        self.waiting_for_start = 0  # spawns held until start() is over
 
     # --- start and end ---------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        try:
+            await self._start()
+            self._start_succeeded = True
+        finally:
+            self._started.set()
+
+    async def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = isolation.sandbox_argv(
             self.isolation, self.layout.root, network=self.network, agent_source=_AGENT_SOURCE, agent_fd=theirs.fileno()
@@ -260,7 +270,15 @@ class SandboxRuntime:
         raise SandboxError("not_found", f"process with {what} not found")
 
     async def spawn(self, spawn: Spawn) -> ManagedProcess:
-        if self._agent is None or self.ended:
+        if not self._started.is_set():
+            # A connect can hand the sandbox out while it starts (its record exists from the create on): no
+            # command runs before its network is connected and tap0 guarded (a red-team finding).
+            self.waiting_for_start += 1
+            try:
+                await self._started.wait()
+            finally:
+                self.waiting_for_start -= 1
+        if self._agent is None or self.ended or not self._start_succeeded:
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended")
         user = USERS.get(spawn.user)
         if user is None:
