@@ -18,7 +18,7 @@ from pathlib import Path
 
 CLONE_NEWUSER = 0x10000000
 NOBODY = 65534
-SITE_PACKAGES = next(p for p in sys.path if p.endswith("site-packages"))
+SITE_PACKAGES = next((p for p in sys.path if p.endswith(("site-packages", "dist-packages"))), None)
 SERVER = (  # the server, run by the host's python3: the test's interpreter lives under /root, out of its reach
     "import runpy, site, sys; site.addsitedir(sys.argv.pop(1)); "
     "runpy.run_module('e2b_local_api', run_name='__main__', alter_sys=True)"
@@ -31,11 +31,14 @@ def unavailable() -> str | None:
         return "making an unprivileged host needs root (to write a user namespace's id maps)"
     if not os.access("/usr/bin/python3", os.X_OK):
         return "no /usr/bin/python3 to run the server as an unprivileged user"
+    if SITE_PACKAGES is None:
+        return "the tests' interpreter has no site-packages folder to lend the unprivileged server"
     return None
 
 
 def server_command(*flags: str, uid: int = NOBODY, forbid_namespaces: bool = True) -> list[str]:
     """`e2b-local-api FLAGS` as `uid`, on this unprivileged host (its state folder must be writable by `uid`)."""
+    assert SITE_PACKAGES is not None, unavailable()
     server = ["/usr/bin/python3", "-I", "-c", SERVER, SITE_PACKAGES, *flags]
     forbid = ["--forbid-namespaces"] if forbid_namespaces else []
     return [sys.executable, "-I", __file__, str(uid), *forbid, "--", *server]

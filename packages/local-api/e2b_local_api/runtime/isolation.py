@@ -261,7 +261,7 @@ def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_sourc
         return [isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd), HOST_AGENT]
     assert isolation.bwrap is not None
     own_network = network and isolation.slirp is not None
-    argv = [*(own_network_prefix(isolation.mode) if own_network else [])]
+    argv = own_network_prefix(isolation.mode) if own_network else []
     argv += [*command_prefix(isolation.mode, isolation.bwrap), *_system_binds()]
     for name in BOUND:
         argv += ["--bind", str(root / name), f"/{name}"]

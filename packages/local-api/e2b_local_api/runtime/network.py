@@ -23,6 +23,8 @@ __all__ = ["RESOLV_CONF", "GuardError", "Link", "LinkError", "argv", "attach", "
 
 RESOLV_CONF = "nameserver 10.0.2.3\n"  # slirp4netns's DNS, which asks the host's resolvers
 _MTU = 65520  # slirp4netns's recommended maximum: fewer, larger packets through the user-mode stack
+# nsenter's way into an unprivileged server's own user namespace, as the server's uid (root there).
+_OWN_USER_NAMESPACE = ("--user", "--preserve-credentials")
 
 
 def argv(slirp: str, pid: int, ready_fd: int, exit_fd: int, *, unprivileged: bool = False) -> list[str]:
@@ -33,7 +35,7 @@ def argv(slirp: str, pid: int, ready_fd: int, exit_fd: int, *, unprivileged: boo
     """
     first, namespace = [], [str(pid)]
     if unprivileged:
-        first = ["nsenter", "--user", "--preserve-credentials", f"--target={pid}", "--"]
+        first = ["nsenter", *_OWN_USER_NAMESPACE, f"--target={pid}", "--"]
         namespace = ["--netns-type=path", f"/proc/{pid}/ns/net"]
     return [
         *first,
@@ -86,7 +88,7 @@ GUARD_CLASS = "1:2"  # where the dropped packets are counted (`tc -s class show 
 async def guard(tools: tuple[str, str], pid: int, timeout: float, *, unprivileged: bool = False) -> None:
     """Set `_GUARD` on tap0 in the network namespace of host pid `pid`; `tools`: nsenter and tc."""
     nsenter, tc = tools
-    joined = ["--user", "--preserve-credentials", "--net"] if unprivileged else ["--net"]
+    joined = [*_OWN_USER_NAMESPACE, "--net"] if unprivileged else ["--net"]
     try:
         process = await asyncio.create_subprocess_exec(
             nsenter, f"--target={pid}", *joined, "--", tc, "-batch", "-",
