@@ -248,7 +248,8 @@ def test_an_async_source_is_read_as_text_and_never_run(
     with unchanged(project):
         result = run_subprocess(project, "check", "--no-cache", env=env)
     assert result.code == 1, result.text
-    assert f"  changed          {SYNC_TWIN}" in result.out
+    # The whole output on failure: a CI run once saw a TypeError here whose traceback pytest's repr cut off.
+    assert f"  changed          {SYNC_TWIN}" in result.out, result.text
     assert "+os.system(" in result.out and str(marker) in result.out  # ruff may wrap a long path
     assert not marker.exists()
 
