@@ -12,6 +12,7 @@ from e2b_local_api.control.auth import DEV_API_KEY, AuthConfig
 from e2b_local_api.dataplane.routing import Router
 from e2b_local_api.dataplane.server import Server
 from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES
+from e2b_local_api.http.heap import keep_freed_heap
 from e2b_local_api.http.http_protocol import DEFAULT_HEADER_TIMEOUT, DEFAULT_KEEP_ALIVE_TIMEOUT, server_config
 from e2b_local_api.runtime import isolation
 from e2b_local_api.runtime.registry import Runtimes
@@ -107,6 +108,7 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    keep_freed_heap()  # files move through the server in large buffers: see http/heap.py
     # runtime: say at start whether sandboxes can run processes here, and how isolated they are.
     found = isolation.without_isolation() if args.no_isolation else isolation.probe()
     print(f"e2b-local-api: {found.describe()}", file=sys.stderr)

@@ -10,10 +10,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
-from e2b_local_api.dataplane.files_http import choose_encoding, expected_signature
+from e2b_local_api.dataplane.files_http import WRITE_BATCH, _Batch, _write_all, choose_encoding, expected_signature
 
 from .conftest import Envd, StandInSandbox
 
@@ -44,27 +45,27 @@ def test_an_upload_over_a_file_leaves_exactly_its_bytes(envd: Envd, sandbox: Sta
     # The old file is rewritten in place and cut where the upload ends: never a tail of what it
     # held, whether the upload is shorter, longer, empty, multipart or fails midway.
     target = sandbox.host(f"{HOME}/over.bin")
-    target.write_bytes(b"old" * (1 << 20))
+    target.write_bytes(b"old" * WRITE_BATCH)
     inode = target.stat().st_ino
     octet = {"Content-Type": "application/octet-stream"}
     with envd.http(sandbox) as http:
-        shorter = os.urandom((1 << 20) + 17)  # more than one write batch, less than the old file
+        shorter = os.urandom(WRITE_BATCH + 17)  # more than one write batch, less than the old file
         assert http.post("/files", params={"path": "over.bin"}, content=shorter, headers=octet).status_code == 200
         assert target.read_bytes() == shorter
         assert target.stat().st_ino == inode  # the same file, as envd's truncate-then-write keeps it
-        longer = os.urandom(5 << 20)
+        longer = os.urandom(4 * WRITE_BATCH + 5)
         assert http.post("/files", params={"path": "over.bin"}, content=longer, headers=octet).status_code == 200
         assert target.read_bytes() == longer
         multipart = http.post("/files", params={"path": "over.bin"}, files=[("file", ("over.bin", b"form"))])
         assert multipart.status_code == 200 and target.read_bytes() == b"form"
         assert http.post("/files", params={"path": "over.bin"}, content=b"", headers=octet).status_code == 200
         assert target.read_bytes() == b""
-        target.write_bytes(b"old" * (1 << 20))
-        new = os.urandom(3 << 20)
+        target.write_bytes(b"old" * WRITE_BATCH)
+        new = os.urandom(3 * WRITE_BATCH)
         cut = http.post(
             "/files",
             params={"path": "over.bin"},
-            content=gzip.compress(new, 1)[: 2 << 20],  # inflates to some of `new`, then ends too soon
+            content=gzip.compress(new, 1)[: 2 * WRITE_BATCH],  # inflates to some of `new`, then ends too soon
             headers={**octet, "Content-Encoding": "gzip"},
         )
         assert cut.status_code == 400 and "truncated" in cut.json()["message"]
@@ -371,3 +372,23 @@ def test_a_signed_url_without_headers_finds_its_sandbox(envd: Envd) -> None:
     assert bare.status_code == 200 and bare.text == "no headers"
     forged = httpx.get(f"{envd.url}/files", params={"path": "bare.txt", "signature": "v1_forged"})
     assert forged.status_code == 401
+
+
+def test_a_batch_keeps_large_pieces_and_gathers_small_ones_in_order(tmp_path: Path) -> None:
+    # Large pieces go to os.writev as they came; small ones are gathered, so that a body that
+    # arrives a byte at a time never asks writev for more than the kernel's 1,024 buffers.
+    pieces = [os.urandom(size) for size in (1, 70_000, *([3] * 5000), 64 * 1024, 10, 1 << 20, 5)]
+    batch = _Batch()
+    for piece in pieces:
+        batch.add(piece)
+    assert batch.size == sum(map(len, pieces))
+    assert len(batch.parts) == 7
+    large = [part for part in batch.parts if len(part) >= 64 * 1024]
+    assert [id(part) for part in large] == [id(pieces[1]), id(pieces[-4]), id(pieces[-2])]  # not copies
+    target = tmp_path / "batch"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT)
+    try:
+        _write_all(fd, batch.parts)
+    finally:
+        os.close(fd)
+    assert target.read_bytes() == b"".join(pieces)

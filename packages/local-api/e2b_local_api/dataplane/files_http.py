@@ -32,6 +32,9 @@ from .resource_usage import metrics_of
 from .sandbox_view import ACCESS_TOKEN_HEADER, SANDBOX_ID_HEADER, Lookup, SandboxGone, SandboxView
 
 CHUNK = 1 << 20
+# An upload goes to disk in batches of this size, each a thread hand-over: 1 MiB ones held a 100 MiB
+# upload at 0.64x of a local copy's speed, 4 MiB ones at 0.76x.
+WRITE_BATCH = 4 << 20
 MAX_METADATA_KEY = 255 - len(METADATA_PREFIX)
 MAX_METADATA_TOTAL = 4096
 _PATH_STATUS = {"invalid_argument": 400, "not_found": 404, "failed_precondition": 400, "unavailable": 502}
@@ -504,22 +507,22 @@ async def _write_file(
             os.fchown(fd, *owner)
         except PermissionError:
             pass  # an unprivileged server: the file is the sandbox user's already
-        # Batches of about CHUNK go to disk in a worker, one while the next arrives: a slow disk
+        # Batches of about WRITE_BATCH go to disk in a worker, one while the next arrives: a slow disk
         # never stalls the event loop, and memory stays at two batches whatever the size.
-        batch = bytearray()
+        batch = _Batch()
         writing: asyncio.Future[None] | None = None
         try:
             async for chunk in chunks:
-                batch += chunk
-                if len(batch) >= CHUNK:
+                batch.add(chunk)
+                if batch.size >= WRITE_BATCH:
                     if writing is not None:
                         await writing
-                    # The batch itself goes to the worker (no copy); the next one is a new bytearray.
-                    writing = asyncio.ensure_future(asyncio.to_thread(_write_all, fd, batch))
-                    batch = bytearray()
+                    # The batch itself goes to the worker (no copy); the next one is a new one.
+                    writing = asyncio.ensure_future(asyncio.to_thread(_write_all, fd, batch.parts))
+                    batch = _Batch()
             if writing is not None:
                 await writing
-            writing = asyncio.ensure_future(asyncio.to_thread(_write_and_end, fd, batch))
+            writing = asyncio.ensure_future(asyncio.to_thread(_write_and_end, fd, batch.parts))
             await writing
         except BaseException:
             if writing is not None:
@@ -532,9 +535,9 @@ async def _write_file(
         os.close(fd)
 
 
-def _write_and_end(fd: int, data: bytes | bytearray) -> None:
+def _write_and_end(fd: int, parts: list[bytes | bytearray]) -> None:
     """The last batch, then the file cut where the upload ended (a longer old file's tail dropped)."""
-    _write_all(fd, data)
+    _write_all(fd, parts)
     try:
         os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_CUR))
     except OSError as error:
@@ -548,14 +551,47 @@ def _end_quietly(fd: int) -> None:
         pass  # the upload's own error is the one to report
 
 
-def _write_all(fd: int, data: bytes | bytearray) -> None:
-    view = memoryview(data)
-    while view:
+# Pieces of a body smaller than this are gathered into one buffer; larger ones are written as they came.
+GATHER_BELOW = 64 * 1024
+
+
+class _Batch:
+    """An upload's next bytes for the disk: large pieces kept as they came, small ones gathered.
+
+    A body arrives in pieces of up to 256 KiB (what the event loop reads at once), which `os.writev`
+    writes without a copy; gathering the small ones keeps a batch to a few dozen buffers (the kernel
+    takes at most 1,024).
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[bytes | bytearray] = []
+        self.size = 0
+        self._gathering: bytearray | None = None
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if len(chunk) >= GATHER_BELOW:
+            self.parts.append(chunk)
+            self._gathering = None
+        elif self._gathering is not None:
+            self._gathering += chunk
+        else:
+            self._gathering = bytearray(chunk)
+            self.parts.append(self._gathering)
+
+
+def _write_all(fd: int, parts: list[bytes | bytearray]) -> None:
+    views = [memoryview(part) for part in parts if part]
+    while views:
         try:
-            written = os.write(fd, view)
+            written = os.writev(fd, views)
         except OSError as error:
             raise _os_error(error, "error writing file") from None
-        view = view[written:]
+        while views and written >= views[0].nbytes:
+            written -= views[0].nbytes
+            del views[0]
+        if written:
+            views[0] = views[0][written:]
 
 
 def _replace_metadata(fd: int, metadata: dict[str, str]) -> None:

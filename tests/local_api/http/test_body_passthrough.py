@@ -1,0 +1,209 @@
+"""`e2b_local_api.http.http_protocol`: a `Content-Length` body handed to the app past h11, whole and in order.
+
+The middle of such a body skips h11's buffer (the server's upload speed); h11 must still end
+the message, refuse a short one, and serve the next request on the connection. Each case runs
+on a real 127.0.0.1 socket against an ASGI app that reports what it received.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import h11
+import pytest
+from e2b_local_api.http.http_protocol import _fixed_length_left, _read_past, server_config
+
+from ..conftest import free_socket, serving, url_of
+from ..raw_http import connect, read_response
+
+MIB = 1 << 20
+
+
+def _head(length: int, path: str = "/upload", extra: str = "") -> bytes:
+    return f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n{extra}\r\n".encode()
+
+
+# h11's private reader, read and moved by the protocol: a new h11 that changed it must fail here,
+# not quietly send every body the slow way.
+
+
+def test_the_reader_counts_what_was_read_past_it() -> None:
+    conn = h11.Connection(h11.SERVER)
+    conn.receive_data(_head(10) + b"abc")
+    assert isinstance(conn.next_event(), h11.Request)
+    assert conn.next_event() == h11.Data(data=b"abc")
+    assert conn.next_event() is h11.NEED_DATA
+    assert _fixed_length_left(conn) == 7
+    _read_past(conn, 4)
+    assert _fixed_length_left(conn) == 3
+    conn.receive_data(b"xyz")
+    assert conn.next_event() == h11.Data(data=b"xyz")
+    assert isinstance(conn.next_event(), h11.EndOfMessage)
+    assert conn.their_state is h11.DONE
+    assert _fixed_length_left(conn) is None
+
+
+def test_a_short_body_is_still_refused_at_eof() -> None:
+    conn = h11.Connection(h11.SERVER)
+    conn.receive_data(_head(10))
+    assert isinstance(conn.next_event(), h11.Request)
+    assert conn.next_event() is h11.NEED_DATA
+    _read_past(conn, 6)
+    conn.receive_data(b"")
+    with pytest.raises(h11.RemoteProtocolError, match=r"received 6 bytes, expected 10"):
+        conn.next_event()
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST /u HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",  # no length to count down
+        b"GET /u HTTP/1.1\r\nHost: x\r\n\r\n",  # no body
+    ],
+)
+def test_other_bodies_are_left_to_h11(head: bytes) -> None:
+    conn = h11.Connection(h11.SERVER)
+    assert _fixed_length_left(conn) is None  # no request yet
+    conn.receive_data(head)
+    assert isinstance(conn.next_event(), h11.Request)
+    conn.next_event()
+    assert _fixed_length_left(conn) is None
+
+
+def test_a_body_still_buffered_in_h11_is_left_to_h11() -> None:
+    conn = h11.Connection(h11.SERVER)
+    conn.receive_data(_head(10))
+    assert isinstance(conn.next_event(), h11.Request)
+    conn.receive_data(b"abc")  # not yet taken out by next_event
+    assert _fixed_length_left(conn) is None
+
+
+# Through a server.
+
+
+class Recorder:
+    """An app that reads the whole body and answers its size and digest; early=True answers before reading."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, int]] = []
+        self.finished = threading.Event()  # the last request's handling is over
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.finished.clear()
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.finished.set()
+
+    async def _serve(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        digest = hashlib.sha256()
+        size = 0
+        if scope["path"] != "/early":
+            while True:
+                message = await receive()
+                body = message.get("body", b"")
+                self.messages.append((message["type"], len(body)))
+                if message["type"] != "http.request":
+                    return
+                digest.update(body)
+                size += len(body)
+                if not message.get("more_body", False):
+                    break
+        answer = json.dumps({"size": size, "sha256": digest.hexdigest()}).encode()
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(answer))]}
+        )
+        await send({"type": "http.response.body", "body": answer})
+
+
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, Recorder]]:
+    app = Recorder()
+    sock = free_socket()
+    with serving(server_config(app, log_level="critical"), sock):
+        yield url_of(sock), app
+
+
+def _answers(sock: socket.socket, count: int) -> list[Any]:
+    """The JSON bodies of the next `count` responses (each with a Content-Length), however they share reads."""
+    buffered = b""
+    answers: list[Any] = []
+    while len(answers) < count:
+        head, found, rest = buffered.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0]) if found else -1
+        if found and len(rest) >= length:
+            answers.append(json.loads(rest[:length]))
+            buffered = rest[length:]
+            continue
+        data = sock.recv(65536)
+        if not data:
+            raise ConnectionError(f"closed after {len(answers)} of {count} answers")
+        buffered += data
+    return answers
+
+
+def _digest(data: bytes) -> dict[str, Any]:
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+@pytest.mark.parametrize(
+    ("piece", "size"),
+    [(7, 100_003), (1000, 3 * MIB + 17), (64 * 1024 + 1, 3 * MIB), (300 * 1024, 3 * MIB), (4 * MIB, MIB)],
+)
+def test_a_body_sent_in_pieces_arrives_whole_and_the_connection_serves_the_next(
+    recorder: tuple[str, Recorder], piece: int, size: int
+) -> None:
+    url, _ = recorder
+    body = os.urandom(size)
+    with connect(url) as sock:
+        sock.sendall(_head(len(body)))
+        for start in range(0, len(body), piece):
+            sock.sendall(body[start : start + piece])
+        assert read_response(sock).json() == _digest(body)
+        # The same connection, a second upload: h11 ended the first message where it ended.
+        sock.sendall(_head(5) + b"hello")
+        assert read_response(sock).json() == _digest(b"hello")
+
+
+def test_a_body_and_the_next_head_in_one_write_are_told_apart(recorder: tuple[str, Recorder]) -> None:
+    url, _ = recorder
+    body = os.urandom(MIB)
+    with connect(url) as sock:
+        sock.sendall(_head(len(body)))
+        sock.sendall(body[: MIB // 2])
+        sock.sendall(body[MIB // 2 :] + _head(3) + b"end")  # the body's last piece and a pipelined request
+        assert _answers(sock, 2) == [_digest(body), _digest(b"end")]
+
+
+def test_a_body_answered_before_it_is_read_is_dropped_and_the_connection_goes_on(
+    recorder: tuple[str, Recorder],
+) -> None:
+    url, app = recorder
+    body = os.urandom(2 * MIB)
+    with connect(url) as sock:
+        sock.sendall(_head(len(body), "/early"))
+        assert read_response(sock).json() == _digest(b"")
+        for start in range(0, len(body), 256 * 1024):
+            sock.sendall(body[start : start + 256 * 1024])
+        sock.sendall(_head(2) + b"ok")
+        assert read_response(sock).json() == _digest(b"ok")
+    assert app.messages == [("http.request", 2)]  # none of the dropped body reached the app
+
+
+def test_a_client_gone_in_the_middle_of_a_body_is_a_disconnect(recorder: tuple[str, Recorder]) -> None:
+    url, app = recorder
+    with connect(url) as sock:
+        sock.sendall(_head(4 * MIB) + os.urandom(MIB))
+        sock.shutdown(socket.SHUT_WR)
+        assert sock.recv(1) == b""  # the server closes its side: no answer to a short body
+    assert app.finished.wait(10)
+    assert app.messages[-1] == ("http.disconnect", 0)
+    assert sum(size for kind, size in app.messages if kind == "http.request") <= MIB
