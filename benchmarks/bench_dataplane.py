@@ -8,7 +8,8 @@ round after round, so that machine noise hits both alike. Figures (medians):
   create   `Sandbox.create()` then its first `commands.run("true")` (target 150 ms)
   stream   SIZE of stdout through `on_stdout`: throughput against the same command piped locally
            (target 0.25x), the server's and the client's resident memory growth (target < 64 MiB)
-  files    `files.write`/`files.read` of 100 MiB against a local file copy (target 0.5x; this/released 1.0x)
+  files    `files.write`/`files.read` of 100 MiB against a local file copy (target 0.5x; this/released 1.0x),
+           and the server alone: curl uploading and downloading the same bytes (when curl is there)
   import   `import e2b`, `from e2b import Sandbox` in a fresh interpreter (this/released 1.0x)
 `--smoke`: a few runs and small sizes, to show that it runs (tests/test_benchmarks.py); its figures mean nothing.
 `--only files,import`: only those figures (true, create, stream, files, import), e.g. after a change to one of them.
@@ -32,6 +33,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -159,6 +162,33 @@ def client(python: str, server: ServerProcess, phase: str, runs: int, size: int)
     return figures
 
 
+def curl_files(server: ServerProcess, work: Path, size: int, runs: int) -> dict[str, list[float]]:
+    """The server alone: seconds for curl to upload `size` bytes (octet-stream) and download them to /dev/null."""
+    created = httpx.post(f"{server.url}/sandboxes", headers={"X-API-Key": API_KEY}, json={"templateID": "base"})
+    created.raise_for_status()
+    sandbox = created.json()
+    headers = ["-H", f"E2b-Sandbox-Id: {sandbox['sandboxID']}"]
+    if sandbox.get("envdAccessToken"):
+        headers += ["-H", f"X-Access-Token: {sandbox['envdAccessToken']}"]
+    url = f"{server.url}/files?path=/tmp/bench.bin&username=user"
+    source = work / "curl-from"
+    source.write_bytes(os.urandom(size))
+    upload = ["curl", "-sSf", "-o", "/dev/null", "-X", "POST", "-T", str(source), *headers, url]
+    upload += ["-H", "Content-Type: application/octet-stream"]
+    download = ["curl", "-sSf", "-o", "/dev/null", *headers, url]
+    times: dict[str, list[float]] = {"write": [], "read": []}
+    try:
+        for _ in range(runs):
+            for name, command in (("write", upload), ("read", download)):
+                start = time.perf_counter()
+                subprocess.run(command, check=True)
+                times[name].append(time.perf_counter() - start)
+    finally:
+        source.unlink()
+        httpx.delete(f"{server.url}/sandboxes/{sandbox['sandboxID']}", headers={"X-API-Key": API_KEY})
+    return times
+
+
 @contextmanager
 def server_rss_growth(server: ServerProcess) -> Iterator[Callable[[], int]]:
     """The server's peak resident memory above where it was when the block began (sampled every 10 ms)."""
@@ -186,6 +216,7 @@ def measure(pythons: dict[str, str], work: Path, args: argparse.Namespace) -> di
     }
     floor = sandbox_folder(work)
     figures["bwrap"] = []
+    figures["curl"] = {"write": [], "read": []}
     with running_server() as server:
         for _ in range(args.rounds):
             if "true" in args.only:
@@ -208,6 +239,9 @@ def measure(pythons: dict[str, str], work: Path, args: argparse.Namespace) -> di
                 figures[sdk]["write"] += moved["write"]
                 figures[sdk]["read"] += moved["read"]
                 growth[sdk]["server-files"] = max(growth[sdk]["server-files"], grown())
+            if "files" in args.only and shutil.which("curl"):
+                for name, times in curl_files(server, work, args.file_bytes, args.file_runs).items():
+                    figures["curl"][name] += times
     if "stream" in args.only:
         figures["pipe"] = [local_pipe(args.stream_bytes) for _ in range(args.rounds)]
     if "files" in args.only:
@@ -280,6 +314,12 @@ def report_files(f: dict[str, Any], args: argparse.Namespace) -> None:
         print(
             f"    {sdk:8} write {w:6.0f} MiB/s ({w / copy:.2f}x), read {r:6.0f} MiB/s ({r / copy:.2f}x) of the copy"
             f" (target 0.5x); server RSS growth {f['growth'][sdk]['server-files'] / MIB:.1f} MiB"
+        )
+    if f["curl"]["write"]:
+        w, r = mib_s(args.file_bytes, f["curl"]["write"]), mib_s(args.file_bytes, f["curl"]["read"])
+        print(
+            f"    {'curl':8} write {w:6.0f} MiB/s ({w / copy:.2f}x), read {r:6.0f} MiB/s ({r / copy:.2f}x) of the copy:"
+            " the server alone (a process start included)"
         )
     for name in ("write", "read"):
         ratio = statistics.median(this[name]) / statistics.median(rel[name])

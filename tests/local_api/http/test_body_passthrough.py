@@ -7,17 +7,20 @@ on a real 127.0.0.1 socket against an ASGI app that reports what it received.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import h11
 import pytest
-from e2b_local_api.http.http_protocol import _fixed_length_left, _read_past, server_config
+import uvicorn
+from e2b_local_api.http.http_protocol import BODY_READ_SIZE, _fixed_length_left, _read_past, server_config
 
 from ..conftest import free_socket, serving, url_of
 from ..raw_http import connect, read_response
@@ -93,6 +96,7 @@ class Recorder:
     def __init__(self) -> None:
         self.messages: list[tuple[str, int]] = []
         self.finished = threading.Event()  # the last request's handling is over
+        self.go = threading.Event()  # /slow waits for it after its body's first piece
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -108,6 +112,8 @@ class Recorder:
         size = 0
         if scope["path"] != "/early":
             while True:
+                if scope["path"] == "/slow" and len(self.messages) == 1:
+                    await asyncio.to_thread(self.go.wait)  # once the body is flowing
                 message = await receive()
                 body = message.get("body", b"")
                 self.messages.append((message["type"], len(body)))
@@ -207,3 +213,72 @@ def test_a_client_gone_in_the_middle_of_a_body_is_a_disconnect(recorder: tuple[s
     assert app.finished.wait(10)
     assert app.messages[-1] == ("http.disconnect", 0)
     assert sum(size for kind, size in app.messages if kind == "http.request") <= MIB
+
+
+def test_a_body_the_app_does_not_take_waits_in_the_socket_not_in_the_server(recorder: tuple[str, Recorder]) -> None:
+    url, app = recorder
+    body = os.urandom(64 * MIB)
+    answers: list[Any] = []
+    with connect(url, timeout=60) as sock:
+
+        def send() -> None:
+            sock.sendall(_head(len(body), "/slow") + body)
+            answers.append(1)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        # Long enough for a server that kept reading to take all 64 MiB in; a paused one holds
+        # two reads (a mebibyte each while a large body streams) at most, whatever the wait.
+        time.sleep(1)
+        app.go.set()
+        sender.join()
+        assert read_response(sock).json() == _digest(body)
+    assert answers == [1]
+    waited = app.messages[1][1]  # what piled up while the app was not reading
+    assert waited <= 2 * BODY_READ_SIZE, waited
+
+
+def test_a_large_body_is_read_a_mebibyte_at_a_time_and_its_end_as_asyncio_reads() -> None:
+    sizes: list[tuple[int, int]] = []  # (what of the body was left, the transport's read size) at each message
+    protocols: list[Any] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        left = int(dict(scope["headers"])[b"content-length"])
+        while True:
+            message = await receive()
+            left -= len(message["body"])
+            sizes.append((left, protocols[0]._raw_transport.max_size))
+            if not message.get("more_body", False):
+                break
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def scenario() -> None:
+        config = server_config(app, log_level="critical")
+        config.load()
+        loop = asyncio.get_running_loop()
+        ours, theirs = socket.socketpair()
+        protocol_class: Any = config.http_protocol_class
+        protocol = protocol_class(config=config, server_state=uvicorn.server.ServerState(), app_state={})
+        protocols.append(protocol)
+        transport, _ = await loop.connect_accepted_socket(lambda: protocol, ours)
+        default = transport.max_size  # type: ignore[attr-defined]
+        body = os.urandom(8 * MIB)
+        theirs.setblocking(False)
+        await loop.sock_sendall(theirs, _head(len(body)) + body)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += await loop.sock_recv(theirs, 65536)
+        assert answer.startswith(b"HTTP/1.1 204")
+        assert transport.max_size == default  # type: ignore[attr-defined]
+        transport.close()
+        theirs.close()
+        assert default == 256 * 1024 and sizes[-1] == (0, default)
+        # The head's read holds the body's start (h11's); then a mebibyte a read while one is to come.
+        assert sizes[0][1] == default
+        assert all(size == BODY_READ_SIZE for left, size in sizes[1:] if left >= BODY_READ_SIZE)
+        assert all(size == default for left, size in sizes if left < BODY_READ_SIZE)
+
+    asyncio.run(scenario())

