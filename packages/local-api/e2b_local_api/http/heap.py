@@ -15,7 +15,7 @@ __all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "keep_freed_heap"]
 
 # Above the largest buffer the server allocates over and over (a 4 MiB upload batch, gathered).
 MMAP_THRESHOLD = 8 << 20
-TRIM_THRESHOLD = 64 << 20
+TRIM_THRESHOLD = 32 << 20
 _M_TRIM_THRESHOLD = -1  # glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
 
