@@ -282,3 +282,54 @@ def test_a_large_body_is_read_a_mebibyte_at_a_time_and_its_end_as_asyncio_reads(
         assert all(size == default for left, size in sizes if left < BODY_READ_SIZE)
 
     asyncio.run(scenario())
+
+
+# After an early answer on a kept-alive connection, the rest of its body is drained, not taken for a head.
+
+
+HEADER_TIMEOUT = 0.5
+
+
+@pytest.fixture
+def quick_deadlines() -> Iterator[tuple[str, Recorder]]:
+    app = Recorder()
+    sock = free_socket()
+    config = server_config(
+        app, header_timeout=HEADER_TIMEOUT, keep_alive_timeout=2 * HEADER_TIMEOUT, log_level="critical"
+    )
+    with serving(config, sock):
+        yield url_of(sock), app
+
+
+def test_an_early_answer_s_body_may_take_longer_than_the_header_deadline(quick_deadlines: tuple[str, Recorder]) -> None:
+    url, _ = quick_deadlines
+    with connect(url) as sock:
+        sock.sendall(_head(3 * 100_000, "/early"))
+        assert read_response(sock).json() == _digest(b"")
+        started = time.monotonic()
+        for _ in range(3):  # the body's rest, slowly: three times the header deadline in all
+            sock.sendall(os.urandom(100_000))
+            time.sleep(HEADER_TIMEOUT)
+        assert time.monotonic() - started >= 3 * HEADER_TIMEOUT
+        sock.sendall(_head(2) + b"ok")
+        assert read_response(sock).json() == _digest(b"ok")
+
+
+def test_a_connection_idle_after_a_drained_body_is_closed_quietly(quick_deadlines: tuple[str, Recorder]) -> None:
+    url, _ = quick_deadlines
+    with connect(url) as sock:
+        sock.sendall(_head(MIB, "/early"))
+        assert read_response(sock).json() == _digest(b"")
+        sock.sendall(os.urandom(MIB))
+        assert sock.recv(1) == b""  # closed by the idle timer: no 408 for a head nobody began
+
+
+def test_a_head_begun_with_a_drained_body_s_end_has_the_header_deadline(quick_deadlines: tuple[str, Recorder]) -> None:
+    url, _ = quick_deadlines
+    with connect(url) as sock:
+        sock.sendall(_head(1000, "/early"))
+        assert read_response(sock).json() == _digest(b"")
+        sock.sendall(os.urandom(1000) + b"POST /late HTTP/1.1\r\n")  # and never the rest of that head
+        answer = read_response(sock)
+        assert answer.status == 408
+        assert sock.recv(1) == b""

@@ -213,7 +213,8 @@ class HardenedH11Protocol(H11Protocol):
         if self.lingering:
             self._drain(data)
             return
-        if self._awaiting_head and data:
+        # After an early answer the rest of its request's body may still come: not a head.
+        if self._awaiting_head and data and self.conn.their_state is h11.IDLE:
             self._head_started = True
             if self._header_deadline is None:  # a kept-alive connection: the clock starts now
                 self._arm_header_deadline()
@@ -223,6 +224,18 @@ class HardenedH11Protocol(H11Protocol):
         super().data_received(data)
         if self.cycle is not cycle:  # the head is complete: a new request cycle began
             self._head_complete()
+        elif self._awaiting_head and self._header_deadline is None and self.conn.their_state is h11.IDLE:
+            self._body_drained()
+
+    def _body_drained(self) -> None:
+        """An early answer's unread body has ended: the connection waits for a head from now on."""
+        if self.conn.trailing_data[0]:  # the next head began in the body's last read
+            self._head_started = True
+            self._arm_header_deadline()
+        elif self.timeout_keep_alive_task is None:  # the body's bytes stopped uvicorn's idle timer
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
 
     # A body's bytes straight to the request.
 
