@@ -76,3 +76,12 @@ def test_disposition_params_unquote() -> None:
         {"name": "file", "filename": 'a "q".txt'},
     )
     assert parse_params("multipart/form-data; boundary=abc") == ("multipart/form-data", {"boundary": "abc"})
+
+
+@pytest.mark.parametrize("middle", [1, 2, 8, 9, 10])
+def test_a_delimiter_split_over_three_chunks_ends_its_part(middle: int) -> None:
+    # The part's bytes go out as views of their chunks, each searched on its own: a delimiter
+    # spread over a chunk shorter than itself must still be seen whole, and none of it sent as data.
+    body = encode([("a", b"x" * 100), ("b", b"y")])
+    first = body.index(b"\r\n--" + BOUNDARY.encode(), body.index(b"x"))
+    assert parse(body, [first + 1, first + 1 + middle]) == [("a", b"x" * 100), ("b", b"y")]

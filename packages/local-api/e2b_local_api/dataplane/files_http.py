@@ -412,7 +412,7 @@ class FilesApp:
         return written
 
 
-async def _part_body(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
+async def _part_body(events: AsyncIterator[Any]) -> AsyncIterator[bytes | memoryview]:
     async for event in events:
         if isinstance(event, PartData):
             yield event.data
@@ -473,7 +473,11 @@ def _open_for_reading(root: SandboxRoot, path: str) -> tuple[int, int, float]:
 
 
 async def _write_file(
-    root: SandboxRoot, path: str, chunks: AsyncIterator[bytes], owner: tuple[int, int], metadata: dict[str, str]
+    root: SandboxRoot,
+    path: str,
+    chunks: AsyncIterator[bytes | memoryview],
+    owner: tuple[int, int],
+    metadata: dict[str, str],
 ) -> None:
     """envd's processFile: parents made, the file refilled as the bytes arrive and cut where they end, metadata set.
 
@@ -535,7 +539,7 @@ async def _write_file(
         os.close(fd)
 
 
-def _write_and_end(fd: int, parts: list[bytes | bytearray]) -> None:
+def _write_and_end(fd: int, parts: list[Piece]) -> None:
     """The last batch, then the file cut where the upload ended (a longer old file's tail dropped)."""
     _write_all(fd, parts)
     try:
@@ -553,6 +557,7 @@ def _end_quietly(fd: int) -> None:
 
 # Pieces of a body smaller than this are gathered into one buffer; larger ones are written as they came.
 GATHER_BELOW = 64 * 1024
+Piece = bytes | bytearray | memoryview  # what the disk worker is handed: never copied on the way
 
 
 class _Batch:
@@ -564,11 +569,11 @@ class _Batch:
     """
 
     def __init__(self) -> None:
-        self.parts: list[bytes | bytearray] = []
+        self.parts: list[Piece] = []
         self.size = 0
         self._gathering: bytearray | None = None
 
-    def add(self, chunk: bytes) -> None:
+    def add(self, chunk: bytes | memoryview) -> None:
         self.size += len(chunk)
         if len(chunk) >= GATHER_BELOW:
             self.parts.append(chunk)
@@ -580,7 +585,7 @@ class _Batch:
             self.parts.append(self._gathering)
 
 
-def _write_all(fd: int, parts: list[bytes | bytearray]) -> None:
+def _write_all(fd: int, parts: list[Piece]) -> None:
     views = [memoryview(part) for part in parts if part]
     while views:
         try:

@@ -28,7 +28,7 @@ class PartStart:
 
 @dataclass(frozen=True)
 class PartData:
-    data: bytes
+    data: bytes | memoryview  # a view of the chunk it came in, most of the time
 
 
 @dataclass(frozen=True)
@@ -91,23 +91,47 @@ async def read_parts(chunks: AsyncIterator[bytes], boundary: str) -> AsyncIterat
             return False
         return True
 
+    keep = len(delimiter) - 1  # a delimiter may begin in the last `keep` bytes read
     while True:
-        if state in ("preamble", "body"):
+        if state == "preamble":
             at = buf.find(delimiter)
             if at < 0:
-                keep = len(delimiter) - 1
-                if state == "body" and len(buf) > keep:
-                    yield PartData(buf[:-keep])
-                    buf = buf[-keep:]
-                elif state == "preamble" and len(buf) > MAX_HEADER_BYTES:
+                if len(buf) > MAX_HEADER_BYTES:
                     buf = buf[-keep:]
                 if not await more():
                     raise MultipartError("the multipart body ended before its closing boundary")
                 continue
-            if state == "body":
-                if at:
-                    yield PartData(buf[:at])
-                yield PartEnd()
+            buf = buf[at + len(delimiter) :]
+            state = "after-boundary"
+        if state == "body":
+            # A part's bytes go out as views of the chunks they came in (a 100 MiB part is not
+            # copied twice over): each chunk is searched on its own, and the seam it makes with
+            # the last `keep` bytes before it separately.
+            at = buf.find(delimiter)
+            while at < 0:
+                if len(buf) > keep:
+                    yield PartData(memoryview(buf)[:-keep])
+                    buf = buf[-keep:]
+                try:
+                    chunk = await source.__anext__()
+                except StopAsyncIteration:
+                    raise MultipartError("the multipart body ended before its closing boundary") from None
+                if len(chunk) <= keep:  # too short to hold a seam: joined to the few bytes held
+                    buf += chunk
+                    at = buf.find(delimiter)
+                    continue
+                # At most `keep` bytes are held: a delimiter that begins there ends in the seam.
+                at = (buf + chunk[:keep]).find(delimiter)
+                if at >= 0:  # it begins in what came before: the part ends in the seam
+                    buf += chunk
+                    break
+                if buf:
+                    yield PartData(buf)
+                buf = chunk
+                at = buf.find(delimiter)
+            if at:
+                yield PartData(memoryview(buf)[:at])
+            yield PartEnd()
             buf = buf[at + len(delimiter) :]
             state = "after-boundary"
         if state == "after-boundary":
