@@ -69,6 +69,11 @@ def required_check(
     )  # fmt: skip
 
 
+def said(done: subprocess.CompletedProcess[str]) -> str:
+    """A failed assertion's message: all the check printed (a crash in it says itself on stderr only)."""
+    return done.stdout + done.stderr
+
+
 # --- the real checker over the project ---------------------------------------------------
 
 
@@ -137,7 +142,7 @@ def test_the_base_s_checker_answers_drift_where_the_tree_s_own_checker_was_blind
 
     done = required_check(base, tree, sha, env=checker_env)
     assert f"{PIPELINE_SAID} (`codegen/tree/write.py`)" in done.stdout
-    assert f"  changed          {SANDBOX_SYNC}  (fix: `nox -s codegen`, then commit)" in done.stdout
+    assert f"  changed          {SANDBOX_SYNC}  (fix: `nox -s codegen`, then commit)" in done.stdout, said(done)
     assert "+import os; os.system" not in done.stdout and "-import os; os.system" in done.stdout  # the diff
     # The blinded checker is a change to what generates: drift stays drift, and the job says how
     # such a change lands (two steps, or a code owner's bypass).
@@ -165,7 +170,7 @@ def test_a_payload_in_a_generated_file_fails_the_required_check(
     commit_all(tree, "a payload")
     done = required_check(base, tree, base_sha(base), env=checker_env)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"  changed          {SANDBOX_SYNC}" in done.stdout
+    assert f"  changed          {SANDBOX_SYNC}" in done.stdout, said(done)
     assert PIPELINE_SAID not in done.stdout
 
 
@@ -195,7 +200,7 @@ def test_a_comment_in_a_lock_input_does_not_make_drift_a_pass(
     commit_all(tree, "a comment, and a payload")
     done = required_check(base, tree, base_sha(base), env=checker_env)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"  changed          {SANDBOX_SYNC}" in done.stdout
+    assert f"  changed          {SANDBOX_SYNC}" in done.stdout, said(done)
     assert PIPELINE_SAID not in done.stdout  # a comment is not a pipeline change
 
 
@@ -225,7 +230,7 @@ def test_a_check_switched_off_in_the_tree_still_fails(
     done = required_check(base, tree, base_sha(base), env=checker_env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"{PIPELINE_SAID} (`{path}`)" in done.stdout
-    assert f"  changed          {SANDBOX_SYNC}" in done.stdout
+    assert f"  changed          {SANDBOX_SYNC}" in done.stdout, said(done)
 
 
 def test_a_clean_pull_request_passes_and_github_gets_the_outputs(
