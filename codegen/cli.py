@@ -12,6 +12,7 @@ import argparse
 import functools
 import signal
 import sys
+import sysconfig
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -220,6 +221,10 @@ def _tree_after(signum: int, facts: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # CPython 3.11's sysconfig fills its table on first use, without a lock: a thread that asks while
+    # another fills it reads None. ruff's finder then failed in a generator's set-up ("ruff" + None:
+    # three CI runs' TypeError). Filled here, before this run starts any thread.
+    sysconfig.get_config_vars()
     args = parser().parse_args(argv)
     project = Project(args.root.resolve())
     messages = Messages(quiet=args.quiet)

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -268,3 +269,22 @@ def test_finalizers_complaining_after_a_signal_are_quiet_and_before_it_are_passe
     finally:
         codegen.cli._INTERRUPTED.clear()
     assert passed_on == [complaint]
+
+
+def test_sysconfig_is_filled_before_a_run_does_anything(tmp_path: Path) -> None:
+    # CPython 3.11's sysconfig fills its table on first use without a lock: a thread that asks while
+    # another fills it reads None (ruff's finder, "ruff" + None, crashed three CI runs' checks). main()
+    # fills it first, so no thread a run starts can find it half filled: seen in a fresh interpreter,
+    # where nothing had filled it, on a run that fails at once (a folder that is no project).
+    script = (
+        "import sys, sysconfig\n"
+        "import codegen.cli\n"
+        "assert sysconfig._CONFIG_VARS is None, 'filled already: the test would prove nothing'\n"
+        "status = codegen.cli.main(['--root', sys.argv[1], 'check', '--no-cache'])\n"
+        "print(status, sysconfig._CONFIG_VARS is not None)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "True"], done.stdout + done.stderr
