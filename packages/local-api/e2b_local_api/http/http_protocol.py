@@ -1,9 +1,9 @@
-"""uvicorn's h11 protocol, with bounds on headers and idle connections, and a lingering close.
+"""uvicorn's h11 protocol, with bounds on headers and idle connections, a lingering close, fast bodies.
 
 A header deadline (`408`), a header cap measured however the head arrives (`431`), a refusal of
 both `Content-Length` and `Transfer-Encoding` (`400`, connection closed), idle keep-alive
 connections closed after `keep_alive_timeout`, and a lingering close after an early answer; every
-refusal carries the spec's `Error` body.
+refusal carries the spec's `Error` body. A `Content-Length` body's middle reaches the app past h11.
 
 How it works, and why: docs/maintainers/packages.md, "packages/local-api/e2b_local_api/http/http_protocol.py".
 """
