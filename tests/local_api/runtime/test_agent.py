@@ -122,11 +122,18 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _commands(pids: list[int]) -> list[bytes]:
+    try:
+        return [Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] for pid in pids]
+    except OSError:
+        return []
+
+
 def test_descendants_follow_the_parent_chain() -> None:
     shell = subprocess.Popen(["/bin/sh", "-c", "sleep 1000 & sleep 1000 & wait"], start_new_session=True)
     try:
-        found = wait_for(lambda: len(agent.descendants(shell.pid)) == 2 and agent.descendants(shell.pid), "two")
-        assert all(Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep") for pid in found)
+        # A child is listed from its fork, and runs the shell's command line until it execs `sleep`: wait for both.
+        wait_for(lambda: _commands(agent.descendants(shell.pid)) == [b"sleep", b"sleep"], "two sleeps, found")
         assert agent.end_descendants(shell.pid) == []
         assert shell.wait(timeout=30) == 0  # its children ended (killed), so its `wait` returned
     finally:
