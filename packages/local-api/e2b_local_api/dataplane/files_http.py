@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs
 
+from ..http.zero_copy import ZERO_COPY_SEND
 from ..runtime.accounts import Account, Accounts, UnknownUser
 from ..runtime.paths import PathError, SandboxRoot, absolute
 from .entries import METADATA_PREFIX, read_metadata
@@ -327,6 +328,11 @@ class FilesApp:
             else:
                 headers.append((b"content-length", str(size).encode()))
             await send({"type": "http.response.start", "status": 200, "headers": headers})
+            if deflater is None and ZERO_COPY_SEND in request.scope.get("extensions", {}):
+                # The server's own protocol: the kernel sends the file from the page cache.
+                with open(fd, "rb", buffering=0, closefd=False) as file:
+                    await send({"type": ZERO_COPY_SEND, "file": file, "offset": 0, "count": size})
+                return
             # One chunk read (and compressed) ahead while the previous one is sent.
             offset = 0
             ahead = asyncio.ensure_future(asyncio.to_thread(_next_chunk, fd, offset, deflater))

@@ -3,7 +3,8 @@
 A header deadline (`408`), a header cap measured however the head arrives (`431`), a refusal of
 both `Content-Length` and `Transfer-Encoding` (`400`, connection closed), idle keep-alive
 connections closed after `keep_alive_timeout`, and a lingering close after an early answer; every
-refusal carries the spec's `Error` body. A `Content-Length` body's middle reaches the app past h11.
+refusal carries the spec's `Error` body. A `Content-Length` body's middle reaches the app past h11;
+an app may send a file by the kernel (packages/local-api/e2b_local_api/http/zero_copy.py).
 
 How it works, and why: docs/maintainers/packages.md, "packages/local-api/e2b_local_api/http/http_protocol.py".
 """
@@ -20,6 +21,7 @@ from h11._readers import ContentLengthReader
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from e2b_local_api.http.zero_copy import with_zero_copy
 from e2b_local_api.wire.models import Error
 
 __all__ = [
@@ -172,6 +174,7 @@ class HardenedH11Protocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.app = with_zero_copy(self.app, lambda: self._raw_transport)
         self._capped = _HeadCappedConnection(MAX_HEADER_BYTES)
         self.conn = self._capped
         self._raw_transport: asyncio.Transport | None = None
