@@ -9,7 +9,7 @@ round after round, so that machine noise hits both alike. Figures (medians):
   stream   SIZE of stdout through `on_stdout`: throughput against the same command piped locally
            (target 0.25x), the server's and the client's resident memory growth (target < 64 MiB)
   files    `files.write`/`files.read` of 100 MiB against a local file copy (target 0.5x; this/released 1.0x),
-           and the server alone: curl uploading and downloading the same bytes (when curl is there)
+           and the server alone: curl (when it is there) and a raw socket moving the same bytes
   import   `import e2b`, `from e2b import Sandbox` in a fresh interpreter (this/released 1.0x)
 `--smoke`: a few runs and small sizes, to show that it runs (tests/test_benchmarks.py); its figures mean nothing.
 `--only files,import`: only those figures (true, create, stream, files, import), e.g. after a change to one of them.
@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -162,31 +163,86 @@ def client(python: str, server: ServerProcess, phase: str, runs: int, size: int)
     return figures
 
 
-def curl_files(server: ServerProcess, work: Path, size: int, runs: int) -> dict[str, list[float]]:
-    """The server alone: seconds for curl to upload `size` bytes (octet-stream) and download them to /dev/null."""
+@contextmanager
+def files_sandbox(server: ServerProcess) -> Iterator[tuple[str, dict[str, str]]]:
+    """A fresh sandbox's `/files` URL for /tmp/bench.bin and the headers that reach it, killed at the end."""
     created = httpx.post(f"{server.url}/sandboxes", headers={"X-API-Key": API_KEY}, json={"templateID": "base"})
     created.raise_for_status()
     sandbox = created.json()
-    headers = ["-H", f"E2b-Sandbox-Id: {sandbox['sandboxID']}"]
+    headers = {"E2b-Sandbox-Id": sandbox["sandboxID"]}
     if sandbox.get("envdAccessToken"):
-        headers += ["-H", f"X-Access-Token: {sandbox['envdAccessToken']}"]
-    url = f"{server.url}/files?path=/tmp/bench.bin&username=user"
+        headers["X-Access-Token"] = sandbox["envdAccessToken"]
+    try:
+        yield f"{server.url}/files?path=/tmp/bench.bin&username=user", headers
+    finally:
+        httpx.delete(f"{server.url}/sandboxes/{sandbox['sandboxID']}", headers={"X-API-Key": API_KEY})
+
+
+def curl_files(server: ServerProcess, work: Path, size: int, runs: int) -> dict[str, list[float]]:
+    """The server alone: seconds for curl to upload `size` bytes (octet-stream) and download them to /dev/null."""
     source = work / "curl-from"
     source.write_bytes(os.urandom(size))
-    upload = ["curl", "-sSf", "-o", "/dev/null", "-X", "POST", "-T", str(source), *headers, url]
-    upload += ["-H", "Content-Type: application/octet-stream"]
-    download = ["curl", "-sSf", "-o", "/dev/null", *headers, url]
     times: dict[str, list[float]] = {"write": [], "read": []}
-    try:
-        for _ in range(runs):
-            for name, command in (("write", upload), ("read", download)):
-                start = time.perf_counter()
-                subprocess.run(command, check=True)
-                times[name].append(time.perf_counter() - start)
-    finally:
-        source.unlink()
-        httpx.delete(f"{server.url}/sandboxes/{sandbox['sandboxID']}", headers={"X-API-Key": API_KEY})
+    with files_sandbox(server) as (url, headers):
+        given = [option for name, value in headers.items() for option in ("-H", f"{name}: {value}")]
+        upload = ["curl", "-sSf", "-o", "/dev/null", "-X", "POST", "-T", str(source), *given, url]
+        upload += ["-H", "Content-Type: application/octet-stream"]
+        download = ["curl", "-sSf", "-o", "/dev/null", *given, url]
+        try:
+            for _ in range(runs):
+                for name, command in (("write", upload), ("read", download)):
+                    start = time.perf_counter()
+                    subprocess.run(command, check=True)
+                    times[name].append(time.perf_counter() - start)
+        finally:
+            source.unlink()
     return times
+
+
+def socket_files(server: ServerProcess, size: int, runs: int) -> dict[str, list[float]]:
+    """The server alone, with a client that costs next to nothing: raw HTTP/1.1 on one kept-alive socket,
+    the upload sent from memory in one `sendall`, the download read by `recv_into` a buffer made once.
+
+    curl reads an upload from its file 64 KiB at a time, which bounds its upload below the server's speed.
+    """
+    data = os.urandom(size)
+    room = memoryview(bytearray(size + (64 << 10)))
+    times: dict[str, list[float]] = {"write": [], "read": []}
+    with files_sandbox(server) as (url, headers):
+        target = url.split("/", 3)[3]
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        upload = f"POST /{target} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n{lines}"
+        upload += f"Content-Length: {size}\r\n\r\n"
+        download = f"GET /{target} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n{lines}\r\n"
+        host, port = server.url.rsplit("/", 1)[1].rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as sock:
+            for _ in range(runs):
+                start = time.perf_counter()
+                sock.sendall(upload.encode())
+                sock.sendall(data)
+                _answer(sock, room, 200)
+                times["write"].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                sock.sendall(download.encode())
+                assert _answer(sock, room, 200) == size
+                times["read"].append(time.perf_counter() - start)
+    return times
+
+
+def _answer(sock: socket.socket, room: memoryview, status: int) -> int:
+    """Read one answer (a `Content-Length` one, as the server's always are) into `room`; its body's length."""
+    got, end = 0, None
+    while end is None or got < end:
+        n = sock.recv_into(room[got : got + (1 << 20)])
+        if not n:
+            raise SystemExit(f"benchmark: the server closed the connection after {got} bytes")
+        got += n
+        if end is None and (head_end := bytes(room[: min(got, 8192)]).find(b"\r\n\r\n")) >= 0:
+            head = bytes(room[:head_end]).decode("latin-1").lower()
+            if not head.startswith(f"http/1.1 {status}"):
+                raise SystemExit(f"benchmark: the server answered {head.splitlines()[0]!r}")
+            end = head_end + 4 + int(head.split("content-length:")[1].split("\r\n")[0])
+    return end - (head_end + 4)
 
 
 @contextmanager
@@ -217,6 +273,7 @@ def measure(pythons: dict[str, str], work: Path, args: argparse.Namespace) -> di
     floor = sandbox_folder(work)
     figures["bwrap"] = []
     figures["curl"] = {"write": [], "read": []}
+    figures["socket"] = {"write": [], "read": []}
     with running_server() as server:
         for _ in range(args.rounds):
             if "true" in args.only:
@@ -242,6 +299,9 @@ def measure(pythons: dict[str, str], work: Path, args: argparse.Namespace) -> di
             if "files" in args.only and shutil.which("curl"):
                 for name, times in curl_files(server, work, args.file_bytes, args.file_runs).items():
                     figures["curl"][name] += times
+            if "files" in args.only:
+                for name, times in socket_files(server, args.file_bytes, args.file_runs).items():
+                    figures["socket"][name] += times
     if "stream" in args.only:
         figures["pipe"] = [local_pipe(args.stream_bytes) for _ in range(args.rounds)]
     if "files" in args.only:
@@ -315,12 +375,14 @@ def report_files(f: dict[str, Any], args: argparse.Namespace) -> None:
             f"    {sdk:8} write {w:6.0f} MiB/s ({w / copy:.2f}x), read {r:6.0f} MiB/s ({r / copy:.2f}x) of the copy"
             f" (target 0.5x); server RSS growth {f['growth'][sdk]['server-files'] / MIB:.1f} MiB"
         )
-    if f["curl"]["write"]:
-        w, r = mib_s(args.file_bytes, f["curl"]["write"]), mib_s(args.file_bytes, f["curl"]["read"])
-        print(
-            f"    {'curl':8} write {w:6.0f} MiB/s ({w / copy:.2f}x), read {r:6.0f} MiB/s ({r / copy:.2f}x) of the copy:"
-            " the server alone (a process start included)"
-        )
+    alone = {"curl": "the server alone, a process start included", "socket": "the server alone, a raw socket"}
+    for client, what in alone.items():
+        if f[client]["write"]:
+            w, r = mib_s(args.file_bytes, f[client]["write"]), mib_s(args.file_bytes, f[client]["read"])
+            print(
+                f"    {client:8} write {w:6.0f} MiB/s ({w / copy:.2f}x), read {r:6.0f} MiB/s ({r / copy:.2f}x)"
+                f" of the copy: {what}"
+            )
     for name in ("write", "read"):
         ratio = statistics.median(this[name]) / statistics.median(rel[name])
         print(f"  files.{name} time, this / released: {ratio:.2f}x (target: at most 1.0x)")
