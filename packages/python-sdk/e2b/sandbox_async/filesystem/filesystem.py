@@ -23,7 +23,6 @@ from e2b.sandbox import arguments, envd_errors, versions
 from e2b.sandbox._flavour_async import steps as _flavour
 from e2b.sandbox._flavour_async.watch_handle import AsyncWatching
 from e2b.sandbox.envd_endpoint import FILES_ROUTE
-from e2b.sandbox.filesystem.download_buffer import DownloadBuffer, declared_length
 from e2b.sandbox.filesystem.filesystem import (
     EntryInfo,
     WriteEntry,
@@ -80,10 +79,10 @@ async def _whole_content(response: httpx.Response) -> bytearray:
     `response.aread()` joins the chunks into bytes, which `bytearray()` then copies again:
     for a 100 MiB file that is a second 100 MiB copy, and as many fresh pages to fault in.
     """
-    content = DownloadBuffer(declared_length(response.headers))
+    content = bytearray()
     async for chunk in response.aiter_bytes():
-        content.add(chunk)
-    return content.take()
+        content += chunk
+    return content
 
 
 async def _upload_chunks(data: object, gzip: bool, refused: list[Exception]) -> AsyncIterator[bytes]:
