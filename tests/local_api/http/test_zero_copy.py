@@ -19,6 +19,7 @@ from typing import Any
 import h11
 import pytest
 from e2b_local_api.http import zero_copy
+from e2b_local_api.http.faults import Fault, FaultMiddleware, FaultQueue
 from e2b_local_api.http.http_protocol import server_config
 from e2b_local_api.http.zero_copy import ZERO_COPY_SEND, _expecting
 
@@ -46,6 +47,10 @@ class FileApp:
         declared = int(query.get("declare", (count if count is not None else size - offset)))
         headers = [] if "chunked" in query else [(b"content-length", b"%d" % declared)]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
+        if not self.offered[-1]:  # a middleware in between keeps the body: the bytes go as a message
+            end = None if count is None else offset + count
+            await send({"type": "http.response.body", "body": self.path.read_bytes()[offset:end]})
+            return
         with open(self.path, "rb") as file:
             await send({"type": ZERO_COPY_SEND, "file": file, "offset": offset, "count": count})
 
@@ -66,10 +71,11 @@ def sendfile_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @contextmanager
-def file_server(path: Path) -> Iterator[tuple[str, FileApp]]:
+def file_server(path: Path, faults: FaultQueue | None = None) -> Iterator[tuple[str, FileApp]]:
     app = FileApp(path)
     sock = free_socket()
-    with serving(server_config(app, log_level="critical"), sock):
+    served = app if faults is None else FaultMiddleware(app, faults)  # type: ignore[arg-type]
+    with serving(server_config(served, log_level="critical"), sock):
         yield url_of(sock), app
 
 
@@ -186,6 +192,16 @@ def test_a_client_gone_mid_file_leaves_the_server_serving(tmp_path: Path) -> Non
                 assert sock.recv(4096).startswith(b"HTTP/1.1 200")
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with RST
         assert _pipelined(url, _get("/file?count=100")) == [(200, big.read_bytes()[:100])]
+
+
+def test_the_fault_injection_that_keeps_a_body_is_not_offered_the_extension(data_file: tuple[Path, bytes]) -> None:
+    path, data = data_file
+    faults = FaultQueue()
+    faults.arm(Fault("oversize", remaining=1, operation="listSandboxes", size=10))
+    with file_server(path, faults) as (url, app):
+        answers = _pipelined(url, _get("/v2/sandboxes"), _get("/v2/sandboxes"))
+    assert answers == [(200, data + b" " * 10), (200, data)]  # shaped from the whole file, then as it is
+    assert app.offered == [False, True]
 
 
 # h11's private writer, read and moved by the extension: a new h11 that changed it must fail here.

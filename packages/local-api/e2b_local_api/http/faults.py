@@ -16,6 +16,7 @@ from typing import Literal
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from e2b_local_api.http.operations import operation_for
+from e2b_local_api.http.zero_copy import ZERO_COPY_SEND
 
 FaultKind = Literal["busy", "trickle", "stall", "oversize", "drop"]
 
@@ -122,7 +123,9 @@ async def _capture(app: ASGIApp, scope: Scope, receive: Receive) -> _Captured:
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
 
-    await app(scope, receive, keep)
+    # A file sent by the kernel would pass by `keep`: the app must send its body as messages here.
+    extensions = {k: v for k, v in (scope.get("extensions") or {}).items() if k != ZERO_COPY_SEND}
+    await app({**scope, "extensions": extensions}, receive, keep)
     headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
     return _Captured(start.get("status", 500), headers, b"".join(chunks))
 
