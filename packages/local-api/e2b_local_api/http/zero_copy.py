@@ -30,7 +30,9 @@ def with_zero_copy(app: App, raw_transport: Callable[[], asyncio.Transport | Non
 
     async def serve(scope: dict[str, Any], receive: Any, send: Any) -> None:
         cycle = getattr(send, "__self__", None)
-        if scope.get("type") != "http" or not isinstance(cycle, RequestResponseCycle):
+        # Files are fetched by GET: everything else (Connect's streams among it) goes on with no layer between.
+        fetching = scope.get("type") == "http" and scope.get("method") in ("GET", "HEAD")
+        if not fetching or not isinstance(cycle, RequestResponseCycle):
             await app(scope, receive, send)
             return
         scope.setdefault("extensions", {})[ZERO_COPY_SEND] = {}
