@@ -21,7 +21,7 @@ import pytest
 from e2b_local_api.http import zero_copy
 from e2b_local_api.http.faults import Fault, FaultMiddleware, FaultQueue
 from e2b_local_api.http.http_protocol import server_config
-from e2b_local_api.http.zero_copy import ZERO_COPY_SEND, _expecting
+from e2b_local_api.http.zero_copy import SEND_SLICE, ZERO_COPY_SEND, _expecting
 
 from ..conftest import free_socket, serving, url_of
 from ..raw_http import connect
@@ -143,6 +143,21 @@ def test_a_file_goes_by_the_kernel_whole_and_the_next_request_is_served(
     assert answers == [(200, data), (200, data[100:5100]), (200, data[7:])]
     assert app.offered == [True, True, True]
     assert sum(sendfile_calls) == len(data) + 5000 + len(data) - 7  # every byte by the kernel, none by Python
+
+
+def test_no_call_to_sendfile_is_asked_for_more_than_a_slice(tmp_path: Path, sendfile_calls: list[int]) -> None:
+    # The event loop waits inside each call: a fast reader let one run for 290 MB, no other request served.
+    data = os.urandom(2 * SEND_SLICE + 5)
+    (tmp_path / "big.bin").write_bytes(data)
+    with file_server(tmp_path / "big.bin") as (url, _):
+        assert _pipelined(url, _get("/file"), _get("/file?count=1")) == [(200, data), (200, data[:1])]
+    assert sum(sendfile_calls) == len(data) + 1 and max(sendfile_calls) <= SEND_SLICE
+
+
+def test_an_empty_file_is_an_empty_answer_and_the_connection_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "empty").write_bytes(b"")
+    with file_server(tmp_path / "empty") as (url, _):
+        assert _pipelined(url, _get("/file"), _get("/file"), _get("/file?chunked=1")) == [(200, b"")] * 3
 
 
 def test_without_a_content_length_the_file_goes_as_body_messages(

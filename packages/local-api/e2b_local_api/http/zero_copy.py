@@ -21,6 +21,7 @@ from uvicorn.protocols.http.h11_impl import RequestResponseCycle
 
 ZERO_COPY_SEND = "http.response.zerocopysend"
 PIECE = 1 << 20  # what goes in one body message when the kernel cannot send the file
+SEND_SLICE = 4 << 20  # the most one os.sendfile call is asked to send: the event loop waits in it
 
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
@@ -65,9 +66,9 @@ async def _send_file(cycle: RequestResponseCycle, raw: asyncio.Transport | None,
         pass  # an answer to HEAD has no body
     elif writer is None or raw is None or cycle.transport.is_closing():
         await _send_in_pieces(cycle, file, offset, count)
-    else:
+    elif count:  # (asyncio refuses a count of 0: an empty file has nothing to send)
         try:
-            sent = await asyncio.get_running_loop().sendfile(raw, file, offset, count)
+            sent = await _send_by_kernel(raw, file, offset, count)
         except OSError:  # the client went away mid-file (reset, broken pipe)
             cycle.disconnected = True
             raw.abort()
@@ -77,6 +78,38 @@ async def _send_file(cycle: RequestResponseCycle, raw: asyncio.Transport | None,
             raise RuntimeError(f"the file ended {count - sent} bytes before its declared length")
     if not message.get("more_body", False):
         await cycle.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _send_by_kernel(raw: asyncio.Transport, file: IO[bytes], offset: int, count: int) -> int:
+    """`count` bytes of `file` from `offset` by `loop.sendfile`, a slice at a time; the bytes sent.
+
+    The event loop waits inside each os.sendfile call, and a fast reader let one call run for 290 MB
+    (170 ms in which no other request was served): a slice bounds it. The next slice's pages are asked
+    for in a worker while this one goes (POSIX_FADV_WILLNEED), so a file not in the page cache is
+    mostly read from disk off the loop.
+    """
+    loop = asyncio.get_running_loop()
+    fd, sent = file.fileno(), 0
+    while sent < count:
+        size = min(SEND_SLICE, count - sent)
+        after = offset + sent + size
+        ahead = loop.run_in_executor(None, _read_ahead, fd, after, min(SEND_SLICE, count - sent - size))
+        try:
+            done = await loop.sendfile(raw, file, offset + sent, size)
+        finally:
+            await ahead  # never left running on a file the caller is about to close
+        sent += done
+        if done < size:
+            break  # the file ended early
+    return sent
+
+
+def _read_ahead(fd: int, offset: int, size: int) -> None:
+    if size > 0 and hasattr(os, "posix_fadvise"):
+        try:
+            os.posix_fadvise(fd, offset, size, os.POSIX_FADV_WILLNEED)
+        except OSError:
+            pass  # advice only
 
 
 def _expecting(conn: h11.Connection, count: int) -> ContentLengthWriter | None:
