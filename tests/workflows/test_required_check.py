@@ -150,7 +150,7 @@ def test_the_base_s_checker_answers_drift_where_the_tree_s_own_checker_was_blind
         "generated-files: this pull request changes what generates (`codegen/tree/write.py`) "
         "and the base revision's checker says drift: land the pipeline change first"
     ) in done.stdout
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 1, said(done)
     assert not ran.exists() and not payload.exists()  # nothing of the tree ran
 
     # The same tree's own checker, as the old workflow ran it, says clean: the attack is real.
@@ -169,7 +169,7 @@ def test_a_payload_in_a_generated_file_fails_the_required_check(
     plant_payload(tree, tmp_path / "payload-ran")
     commit_all(tree, "a payload")
     done = required_check(base, tree, base_sha(base), env=checker_env)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 1, said(done)
     assert f"  changed          {SANDBOX_SYNC}" in done.stdout, said(done)
     assert PIPELINE_SAID not in done.stdout
 
@@ -184,7 +184,7 @@ def test_the_tree_s_client_templates_never_run(base: Path, tmp_path: Path, check
     commit_all(tree, "a client template that runs a command")
     done = required_check(base, tree, base_sha(base), env=checker_env)
     assert not marker.exists()
-    assert done.returncode == 0, done.stdout + done.stderr  # the base's templates generate what the tree holds
+    assert done.returncode == 0, said(done)  # the base's templates generate what the tree holds
     assert f"{PIPELINE_SAID} (`templates/client/endpoint_macros.py.jinja`)" in done.stdout
     assert "codegen: warning: the tree's templates/client/ differs from this checker's" in done.stderr
 
@@ -199,7 +199,7 @@ def test_a_comment_in_a_lock_input_does_not_make_drift_a_pass(
     plant_payload(tree, tmp_path / "payload-ran")
     commit_all(tree, "a comment, and a payload")
     done = required_check(base, tree, base_sha(base), env=checker_env)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 1, said(done)
     assert f"  changed          {SANDBOX_SYNC}" in done.stdout, said(done)
     assert PIPELINE_SAID not in done.stdout  # a comment is not a pipeline change
 
@@ -228,7 +228,7 @@ def test_a_check_switched_off_in_the_tree_still_fails(
     plant_payload(tree, tmp_path / "payload-ran")
     commit_all(tree, "the check switched off, and a payload")
     done = required_check(base, tree, base_sha(base), env=checker_env)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 1, said(done)
     assert f"{PIPELINE_SAID} (`{path}`)" in done.stdout
     assert f"  changed          {SANDBOX_SYNC}" in done.stdout, said(done)
 
@@ -242,8 +242,8 @@ def test_a_clean_pull_request_passes_and_github_gets_the_outputs(
     output, summary = tmp_path / "output", tmp_path / "summary"
     github = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}
     done = required_check(base, tree, base_sha(base), env={**checker_env, **github})
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "codegen: clean" in done.stdout + done.stderr and PIPELINE_SAID not in done.stdout
+    assert done.returncode == 0, said(done)
+    assert "codegen: clean" in said(done) and PIPELINE_SAID not in done.stdout
     assert output.read_text() == "pipeline-change=false\nverdict=clean\n"
     assert "**clean** (exit 0)" in summary.read_text()
 
@@ -319,7 +319,7 @@ def test_the_verdict(
     commit_all(tree, "a change")
     sha = base_sha(small_base)
     done = required_check(small_base, tree, sha, python=str(stand_in(tmp_path, status)))
-    assert done.returncode == job, done.stdout + done.stderr
+    assert done.returncode == job, said(done)
     assert (f"{PIPELINE_SAID} (`{changed}`)" in done.stdout) is pipeline
     assert ("changes what generates" in done.stdout) is (generators and status == 1)
     # The base's checkout is the working folder, the tree only --root.
@@ -345,7 +345,7 @@ def test_comments_and_whitespace_in_a_lock_input_are_not_a_pipeline_change(
     lock_input.write_text(edit(lock_input.read_text()))
     commit_all(tree, "an edit of a lock's input")
     done = required_check(small_base, tree, base_sha(small_base), python=str(stand_in(tmp_path, 1)))
-    assert done.returncode == 1, done.stdout + done.stderr  # the checker's drift, either way
+    assert done.returncode == 1, said(done)  # the checker's drift, either way
     assert (PIPELINE_SAID in done.stdout) is pipeline
     assert ("changes what generates" in done.stdout) is pipeline
 
@@ -367,7 +367,7 @@ def test_names_reach_the_summary_and_annotations_as_code_spans(small_base: Path,
     summary = tmp_path / "summary"
     github = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(summary)}
     done = required_check(small_base, tree, base_sha(small_base), python=str(stand_in(tmp_path, 1)), env=github)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 1, said(done)
     tokens = MarkdownIt("commonmark").parse(summary.read_text())
     inline = [child for token in tokens if token.children for child in token.children]
     # Nothing of the names became a link, an image, HTML or emphasis: only the job's own bold and text.

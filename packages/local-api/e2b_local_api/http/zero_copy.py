@@ -27,7 +27,7 @@ App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
 def with_zero_copy(app: App, raw_transport: Callable[[], asyncio.Transport | None]) -> App:
-    """`app` with the extension offered on every HTTP request whose `send` is one of uvicorn's h11 cycles."""
+    """`app` with the extension offered to GET and HEAD requests whose `send` is one of uvicorn's h11 cycles."""
 
     async def serve(scope: dict[str, Any], receive: Any, send: Any) -> None:
         cycle = getattr(send, "__self__", None)
