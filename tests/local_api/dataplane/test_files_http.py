@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 import resource
+import stat
 import subprocess
 import sys
 import time
@@ -14,11 +15,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2b_local_api.dataplane.files_http import WRITE_BATCH, _Batch, _write_all, choose_encoding, expected_signature
+from e2b_local_api.dataplane.files_http import WRITE_BATCH, _Batch, _write_all, choose_encoding
+from e2b_local_api.dataplane.signed_urls import expected_signature
 
 from .conftest import Envd, StandInSandbox
 
 HOME = "/home/user"
+MIB = 1 << 20
 
 
 def test_octet_stream_upload_then_download(envd: Envd, sandbox: StandInSandbox) -> None:
@@ -165,6 +168,49 @@ def test_bad_upload_inputs(envd: Envd, sandbox: StandInSandbox) -> None:
             "/files", params={"path": "a\0b"}, content=b"x", headers={"Content-Type": "application/octet-stream"}
         )
         assert nul.status_code == 400
+        not_gzip = http.post(
+            "/files",
+            params={"path": "a"},
+            content=b"abc",
+            headers={"Content-Type": "application/octet-stream", "Content-Encoding": "gzip"},
+        )
+        assert not_gzip.status_code == 400 and "not a valid gzip stream" in not_gzip.json()["message"]
+
+
+@pytest.mark.parametrize("reader", [False, True])
+def test_a_fifo_is_refused_not_waited_on(envd: Envd, sandbox: StandInSandbox, reader: bool) -> None:
+    # Opened for writing, a fifo with no reader held a worker of the server's one pool for good: eight
+    # such uploads (more than the pool's workers) stopped every sandbox's file calls.
+    fifo = sandbox.host("/tmp/fifo")
+    os.mkfifo(fifo)
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) if reader else None
+    octet = {"Content-Type": "application/octet-stream"}
+    try:
+        with envd.http(sandbox) as http:
+            for _ in range(8):
+                r = http.post("/files", params={"path": "/tmp/fifo"}, content=b"x", headers=octet)
+                assert r.status_code == 400 and "is not a regular file" in r.json()["message"]
+            assert http.post("/files", params={"path": "/tmp/f"}, content=b"x", headers=octet).status_code == 200
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    finally:
+        if held is not None:
+            os.close(held)
+
+
+@pytest.mark.parametrize("state", ["paused", "gone"])
+def test_a_download_is_cut_short_when_its_sandbox_stops(envd: Envd, sandbox: StandInSandbox, state: str) -> None:
+    # 64 MiB: far more than the socket buffers hold, so most of it is still to send when the state changes.
+    size = 64 * MIB
+    sandbox.host(f"{HOME}/big").write_bytes(bytes(size))
+    with envd.http(sandbox) as http:
+        with http.stream("GET", "/files", params={"path": "big"}, headers={"Accept-Encoding": "identity"}) as r:
+            chunks = r.iter_raw()
+            received = len(next(chunks))
+            sandbox.set_state(state)  # type: ignore[arg-type]
+            with pytest.raises(httpx.RemoteProtocolError):
+                for chunk in chunks:
+                    received += len(chunk)
+    assert received < size
 
 
 def test_metadata_headers_become_xattrs(envd: Envd, sandbox: StandInSandbox) -> None:
@@ -289,17 +335,6 @@ def test_signed_urls(envd: Envd) -> None:
         assert with_token.status_code == 200
         bad_token = http.get("/files", params={"path": "s.txt", "signature": good}, headers={"X-Access-Token": "nope"})
         assert bad_token.status_code == 401
-
-
-def test_signature_matches_the_released_sdk() -> None:
-    # The SDK's get_signature for path "/a", "write", user None, token "t", no expiry (computed by e2b 2.63.0).
-    import base64
-    import hashlib
-
-    assert (
-        expected_signature("/a", "write", "", "t", None)
-        == "v1_" + base64.b64encode(hashlib.sha256(b"/a:write::t").digest()).rstrip(b"=").decode()
-    )
 
 
 def test_health_envs_and_gone(envd: Envd) -> None:

@@ -136,6 +136,20 @@ def test_list_dir_errors(envd: Envd, sandbox: StandInSandbox) -> None:
     )
 
 
+def test_a_name_that_is_not_utf8_is_internal_and_the_connection_goes_on(envd: Envd, sandbox: StandInSandbox) -> None:
+    # proto3 strings are UTF-8, and envd's marshalling refuses such a name: so does this server, as an answer.
+    folder = sandbox.host(f"{HOME}/odd")
+    folder.mkdir()
+    open(os.fsencode(folder) + b"/a\xffb", "wb").close()
+    with envd.rpc() as rpc:
+        for _ in range(2):  # the same connection: the first answer left it fit for the next request
+            error = _error(lambda: rpc.list_dir(pb.ListDirRequest(path="odd"), headers=headers_for(sandbox)))
+            assert error.code == Code.INTERNAL and "not valid UTF-8 (byte 0xff in " in str(error)
+            assert "a\\udcffb'" in str(error)  # the name as Python writes it: printable, whatever its bytes
+            entry = rpc.stat(pb.StatRequest(path="odd"), headers=headers_for(sandbox)).entry
+            assert entry is not None and entry.name == "odd"
+
+
 def test_make_dir_creates_parents_then_already_exists(envd: Envd, sandbox: StandInSandbox) -> None:
     rpc = envd.rpc()
     entry = rpc.make_dir(pb.MakeDirRequest(path="x/y/z"), headers=headers_for(sandbox)).entry

@@ -8,6 +8,7 @@ tell the kernel's path from the fallback's.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import struct
@@ -30,7 +31,10 @@ MIB = 1 << 20
 
 
 class FileApp:
-    """Answers GET /file?..., the file's bytes from `offset` (query `offset`, `count`, `declare`, `chunked`)."""
+    """Answers GET /file?..., the file's bytes from `offset`.
+
+    Query: `offset`, `count`, `declare`, `chunked`, `abort_after` (that many bytes, then `AnswerAborted`).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -52,6 +56,10 @@ class FileApp:
             await send({"type": "http.response.body", "body": self.path.read_bytes()[offset:end]})
             return
         with open(self.path, "rb") as file:
+            if "abort_after" in query:  # a part of the file, then the app stops as a paused sandbox's download does
+                part = int(query["abort_after"])
+                await send({"type": ZERO_COPY_SEND, "file": file, "offset": 0, "count": part, "more_body": True})
+                raise zero_copy.AnswerAborted("stopped mid-answer")
             await send({"type": ZERO_COPY_SEND, "file": file, "offset": offset, "count": count})
 
 
@@ -71,12 +79,23 @@ def sendfile_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @contextmanager
-def file_server(path: Path, faults: FaultQueue | None = None) -> Iterator[tuple[str, FileApp]]:
+def file_server(
+    path: Path, faults: FaultQueue | None = None, log_level: str = "critical"
+) -> Iterator[tuple[str, FileApp]]:
     app = FileApp(path)
     sock = free_socket()
     served = app if faults is None else FaultMiddleware(app, faults)  # type: ignore[arg-type]
-    with serving(server_config(served, log_level="critical"), sock):
+    with serving(server_config(served, log_level=log_level), sock):
         yield url_of(sock), app
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
 
 
 def _get(target: str, method: str = "GET") -> bytes:
@@ -207,6 +226,24 @@ def test_a_client_gone_mid_file_leaves_the_server_serving(tmp_path: Path) -> Non
                 assert sock.recv(4096).startswith(b"HTTP/1.1 200")
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with RST
         assert _pipelined(url, _get("/file?count=100")) == [(200, big.read_bytes()[:100])]
+
+
+def test_an_answer_aborted_mid_file_drops_the_connection_not_the_server(data_file: tuple[Path, bytes]) -> None:
+    path, data = data_file
+    errors = _Records()
+    with file_server(path, log_level="error") as (url, _):
+        logging.getLogger("uvicorn.error").addHandler(errors)
+        with connect(url) as sock:
+            sock.sendall(_get(f"/file?abort_after={MIB}"))
+            received = bytearray()
+            while chunk := sock.recv(MIB):  # the connection ends after the part sent: no hang, no more bytes
+                received += chunk
+        head, _, body = bytes(received).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200") and f"content-length: {len(data)}".encode() in head.lower()
+        assert body == data[:MIB]
+        assert _pipelined(url, _get("/file")) == [(200, data)]
+    logging.getLogger("uvicorn.error").removeHandler(errors)
+    assert [r.getMessage() for r in errors.records] == []  # an abort on purpose, not "Exception in ASGI application"
 
 
 def test_the_fault_injection_that_keeps_a_body_is_not_offered_the_extension(data_file: tuple[Path, bytes]) -> None:

@@ -66,6 +66,7 @@ class Faults:
     health: tuple[int, bytes] | None = None  # /health's answer instead of 204
     slow_start: float = 0.0  # Start: seconds before the start event
     stall_download: bool = False  # GET /files: the first chunk, then nothing for a minute
+    cut_download: bool = False  # GET /files: the first chunk, then the connection ends (a paused sandbox's)
     starts: int = 0
     calls: dict[str, int] = field(default_factory=dict)
     headers: dict[str, dict[str, str]] = field(default_factory=dict)  # the last request's headers, by method
@@ -558,8 +559,10 @@ class EnvdApp:
             with open(path, "rb") as file:
                 data = file.read()
             body = gzip.compress(data) if gz else data
-            if self.faults.stall_download:
+            if self.faults.stall_download or self.faults.cut_download:
                 await send({"type": "http.response.body", "body": body[:10], "more_body": True})
+                if self.faults.cut_download:
+                    raise ConnectionAbortedError("the download is cut short")  # uvicorn closes the connection
                 await asyncio.sleep(60)
             for start in range(0, len(body), 1 << 20):
                 await send({"type": "http.response.body", "body": body[start : start + (1 << 20)], "more_body": True})

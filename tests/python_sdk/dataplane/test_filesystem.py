@@ -18,6 +18,7 @@ from e2b import (
     FilesystemEventType,
     FileType,
     InvalidArgumentException,
+    SandboxNotRunningException,
     TemplateException,
     TimeoutException,
     WriteEntry,
@@ -93,6 +94,20 @@ async def test_a_stalled_stream_ends_at_its_idle_timeout(sbx: AsyncSandbox, tmp_
         await stream.__anext__()
     with pytest.raises(InvalidArgumentException, match="stream_idle_timeout"):
         await sbx.files.read(str(path), format="stream", stream_idle_timeout=-1)
+
+
+async def test_a_stream_cut_short_raises_the_sdks_exception(
+    sbx: AsyncSandbox, tmp_path: Path, envd: EnvdServer
+) -> None:
+    # As the local server ends a paused or killed sandbox's download: /health then says which.
+    path = tmp_path / "cut"
+    path.write_bytes(b"0123456789" * 10)
+    envd.faults.cut_download = True
+    envd.faults.health = (502, b'{"message": "sandbox sbxtest was not found"}')
+    stream = await sbx.files.read(str(path), format="stream")
+    assert await stream.__anext__() == b"0123456789"
+    with anyio.fail_after(20), pytest.raises(SandboxNotRunningException):
+        await stream.__anext__()
 
 
 async def test_metadata_is_stored_and_listed(sbx: AsyncSandbox, tmp_path: Path, envd: EnvdServer) -> None:

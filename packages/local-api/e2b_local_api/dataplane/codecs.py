@@ -2,7 +2,8 @@
 
 connectrpc's own codecs let a decoding error through as `unknown` (HTTP 500),
 which would tell a client the server failed when the client sent bad JSON.
-Every envd service of the data plane is built with `envd_codecs()`.
+An answer that cannot be encoded (a file name that is not UTF-8) is `internal`, as
+connect-go's marshal error is in envd. Every envd service is built with `envd_codecs()`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,17 @@ class _StrictDecoding:
         return self._inner.name()
 
     def encode(self, message: Any) -> bytes:
-        return self._inner.encode(message)
+        try:
+            return self._inner.encode(message)
+        except UnicodeEncodeError as error:
+            # A name read from the disk as bytes (os.fsdecode) that is not UTF-8: proto3 strings must be,
+            # and envd's protojson refuses to marshal it the same way.
+            bad = error.object[error.start : error.end].encode("utf-8", "surrogateescape")
+            raise ConnectError(
+                Code.INTERNAL,
+                f"the answer holds a name that is not valid UTF-8 (byte 0x{bad.hex()} in {error.object!a}): "
+                "rename it in the sandbox",
+            ) from error
 
     def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
         try:

@@ -11,9 +11,7 @@ statuses and `{"code", "message"}` bodies are envd's, which the SDK maps.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import hmac
+import errno
 import json
 import mimetypes
 import os
@@ -24,15 +22,19 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs
 
-from ..http.zero_copy import ZERO_COPY_SEND
+from ..http.zero_copy import ZERO_COPY_SEND, AnswerAborted
 from ..runtime.accounts import Account, Accounts, UnknownUser
 from ..runtime.paths import PathError, SandboxRoot, absolute
 from .entries import METADATA_PREFIX, read_metadata
 from .multipart import MultipartError, PartData, PartEnd, PartStart, parse_params, read_parts
 from .resource_usage import metrics_of
 from .sandbox_view import ACCESS_TOKEN_HEADER, SANDBOX_ID_HEADER, Lookup, SandboxGone, SandboxView
+from .signed_urls import signature_matches, signing_refusal
 
 CHUNK = 1 << 20
+# A download goes to the kernel in parts of this size, its sandbox's state looked at before each: a pause
+# or a kill drops the connection within a part (envd's own streams end then too).
+SEND_PART = 16 << 20
 # An upload goes to disk in batches of this size, each a thread hand-over: 1 MiB ones held a 100 MiB
 # upload at 0.64x of a local copy's speed, 4 MiB ones at 0.76x.
 WRITE_BATCH = 4 << 20
@@ -82,48 +84,10 @@ async def _send_error(send: Any, status: int, message: str) -> None:
     await _send_json(send, status, {"code": status, "message": message}, extra)
 
 
-def expected_signature(path: str, operation: str, username: str, token: str, expiration: int | None) -> str:
-    """The `v1_` signature of a file URL, as the SDK computes it (base64 of sha256, no padding)."""
-    parts = [path, operation, username, token] + ([str(expiration)] if expiration is not None else [])
-    digest = hashlib.sha256(":".join(parts).encode("utf-8")).digest()
-    return "v1_" + base64.b64encode(digest).rstrip(b"=").decode("ascii")
-
-
 def check_signing(request: _Request, sandbox: SandboxView, operation: str) -> None:
-    """envd's validateSigning: the token header, or a signature of (path, operation, user, token, expiry)."""
-    token = sandbox.access_token
-    if not token:
-        return
-    header = request.headers.get(ACCESS_TOKEN_HEADER)
-    if header:
-        if not hmac.compare_digest(header.encode(), token.encode()):
-            raise HttpError(401, "access token present in header but does not match")
-        return
-    signature = request.query.get("signature")
-    if signature is None:
-        raise HttpError(401, "missing signature query parameter")
-    raw_expiration = request.query.get("signature_expiration")
-    expiration = None
-    if raw_expiration is not None:
-        try:
-            expiration = int(raw_expiration)
-        except ValueError:
-            raise HttpError(
-                400, f"signature_expiration must be a Unix time in seconds, not {raw_expiration!r}"
-            ) from None
-    if not _signature_matches(request, token, operation):
-        raise HttpError(401, "invalid signature")
-    if expiration is not None and expiration < time.time():
-        raise HttpError(401, "signature is already expired")
-
-
-def _signature_matches(request: _Request, token: str, operation: str) -> bool:
-    raw_expiration = request.query.get("signature_expiration")
-    expiration = int(raw_expiration) if raw_expiration is not None and raw_expiration.isdigit() else None
-    expected = expected_signature(
-        request.query.get("path", ""), operation, request.query.get("username", ""), token, expiration
-    )
-    return hmac.compare_digest(expected.encode(), request.query.get("signature", "").encode())
+    refusal = signing_refusal(request.headers.get(ACCESS_TOKEN_HEADER), request.query, sandbox.access_token, operation)
+    if refusal is not None:
+        raise HttpError(*refusal)
 
 
 def _user(request: _Request, accounts: Accounts) -> Account:
@@ -198,7 +162,10 @@ async def _gunzipped(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     async for chunk in chunks:
         while chunk:
             # Bounded output per step: a small gzip bomb never becomes one big buffer.
-            out = inflater.decompress(chunk, CHUNK)
+            try:
+                out = inflater.decompress(chunk, CHUNK)
+            except zlib.error as error:
+                raise HttpError(400, f"error decompressing request body: not a valid gzip stream ({error})") from None
             if out:
                 yield out
             chunk = inflater.unconsumed_tail
@@ -263,7 +230,7 @@ class FilesApp:
             operation = {"GET": "read", "POST": "write"}.get(request.scope["method"])
             if request.scope["path"] == "/files" and operation and "signature" in request.query:
                 for candidate in self._signed_candidates():
-                    if candidate.access_token and _signature_matches(request, candidate.access_token, operation):
+                    if candidate.access_token and signature_matches(request.query, candidate.access_token, operation):
                         return candidate
                 raise HttpError(401, "invalid signature")
         try:
@@ -331,7 +298,11 @@ class FilesApp:
             if deflater is None and ZERO_COPY_SEND in request.scope.get("extensions", {}):
                 # The server's own protocol: the kernel sends the file from the page cache.
                 with open(fd, "rb", buffering=0, closefd=False) as file:
-                    await send({"type": ZERO_COPY_SEND, "file": file, "offset": 0, "count": size})
+                    for offset in range(0, size, SEND_PART):
+                        _still_running(sandbox)
+                        part = {"file": file, "offset": offset, "count": min(SEND_PART, size - offset)}
+                        await send({"type": ZERO_COPY_SEND, **part, "more_body": True})
+                await send({"type": "http.response.body", "body": b""})
                 return
             # One chunk read (and compressed) ahead while the previous one is sent.
             offset = 0
@@ -341,6 +312,7 @@ class FilesApp:
                     raw_length, chunk = await ahead
                     if not raw_length:
                         break
+                    _still_running(sandbox)
                     offset += raw_length
                     ahead = asyncio.ensure_future(asyncio.to_thread(_next_chunk, fd, offset, deflater))
                     if chunk:
@@ -445,6 +417,12 @@ def _gzip_if_it_pays(fd: int, identity_ok: bool) -> Any:
     return zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
 
 
+def _still_running(sandbox: SandboxView) -> None:
+    """Between two parts of a download: a paused or killed sandbox's download ends there, cut short."""
+    if sandbox.state != "running":
+        raise AnswerAborted(f"sandbox {sandbox.sandbox_id} is {sandbox.state}")
+
+
 def _next_chunk(fd: int, offset: int, deflater: Any) -> tuple[int, bytes]:
     """(bytes read, what to send) for the chunk at `offset`: compressed when there is a compressor."""
     chunk = os.pread(fd, CHUNK, offset)
@@ -504,8 +482,21 @@ async def _write_file(
                         raise HttpError(400, f"path is a directory: {path}")
                 except FileNotFoundError:
                     pass
-                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-                return os.open(found.name, flags, 0o644, dir_fd=found.parent_fd)
+                # O_NONBLOCK: a fifo with no reader would hold this worker thread in open() for good, and
+                # with a handful of them every sandbox's file calls (one shared pool); a fifo put in the
+                # file's place after the stat fails with ENXIO instead.
+                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+                try:
+                    fd = os.open(found.name, flags, 0o644, dir_fd=found.parent_fd)
+                except OSError as error:
+                    if error.errno == errno.ENXIO:
+                        raise HttpError(400, f"path '{path}' is not a regular file") from None
+                    raise
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.close(fd)  # a fifo with a reader, or a device: never written to
+                    raise HttpError(400, f"path '{path}' is not a regular file")
+                os.set_blocking(fd, True)
+                return fd
         except PathError as error:
             raise _path_error(error) from None
         except OSError as error:
@@ -674,4 +665,4 @@ def files_http_app(lookup: Lookup, signed_candidates: Callable[[], Iterable[Sand
     return FilesApp(lookup, signed_candidates)
 
 
-__all__ = ["FilesApp", "HttpError", "choose_encoding", "expected_signature", "files_http_app"]
+__all__ = ["FilesApp", "HttpError", "choose_encoding", "files_http_app"]

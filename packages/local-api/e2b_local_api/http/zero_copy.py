@@ -6,6 +6,7 @@ scope (`http.response.zerocopysend`); an app sends a file as one message (`file`
 `more_body`, as the ASGI spec words it) and the bytes go from the page cache to the socket by
 `loop.sendfile` (os.sendfile). h11 is told they went out. Where it would not expect them (no
 `Content-Length`, a HEAD, a closing connection, another h11) the file goes as ordinary body messages.
+An app that must stop mid-answer (its sandbox paused) raises `AnswerAborted`: the connection is dropped.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ SEND_SLICE = 4 << 20  # the most one os.sendfile call is asked to send: the even
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
+class AnswerAborted(Exception):
+    """Raised by an app after its answer started, when the rest must not be sent: the connection is dropped.
+
+    A body whose length was declared cannot end early in HTTP/1.1; a client sees the answer cut short.
+    """
+
+
 def with_zero_copy(app: App, raw_transport: Callable[[], asyncio.Transport | None]) -> App:
     """`app` with the extension offered to GET and HEAD requests whose `send` is one of uvicorn's h11 cycles."""
 
@@ -44,7 +52,13 @@ def with_zero_copy(app: App, raw_transport: Callable[[], asyncio.Transport | Non
             else:
                 await send(message)
 
-        await app(scope, receive, sending)
+        try:
+            await app(scope, receive, sending)
+        except AnswerAborted:
+            # Dropped, not closed: what is still buffered must not reach the client either. Marked
+            # disconnected, uvicorn sends nothing more and logs no "returned without completing".
+            cycle.disconnected = True
+            (raw_transport() or cycle.transport).abort()
 
     return serve
 

@@ -46,10 +46,17 @@ AsyncWriteData = str | bytes | IO[Any] | AsyncIterable[bytes]
 class AsyncFileStreamReader:
     """A file's content as it downloads, in chunks of bytes; close it (or use `async with`) when done early."""
 
-    def __init__(self, response: httpx.Response, idle_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        response: httpx.Response,
+        idle_timeout: float | None = None,
+        envd: EnvdClient | None = None,
+    ) -> None:
+        """`envd`: says which SDK exception a download cut short is (the sandbox paused or killed, say)."""
         self._response = response
         self._chunks = response.aiter_bytes()
         self._idle_timeout = idle_timeout
+        self._envd = envd
 
     def __aiter__(self) -> AsyncFileStreamReader:
         return self
@@ -57,6 +64,11 @@ class AsyncFileStreamReader:
     async def __anext__(self) -> bytes:
         try:
             return await _flavour.bounded(self._chunks.__anext__, self._idle_timeout, "the file's download stalled")
+        except httpx.TransportError as error:
+            await self.aclose()
+            if self._envd is None:
+                raise
+            raise await self._envd.http_failure(error) from None
         except BaseException:
             await self.aclose()
             raise
@@ -201,7 +213,7 @@ class Filesystem(AsyncWatching):
         if response.status_code != 200:
             raise await self._failed(response)
         if format == "stream":
-            return AsyncFileStreamReader(response, idle)
+            return AsyncFileStreamReader(response, idle, self._envd)
         try:
             content = await _whole_content(response)
         except httpx.TransportError as error:

@@ -49,10 +49,17 @@ WriteData = str | bytes | IO[Any] | Iterable[bytes]
 class FileStreamReader:
     """A file's content as it downloads, in chunks of bytes; close it (or use `with`) when done early."""
 
-    def __init__(self, response: httpx.Response, idle_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        response: httpx.Response,
+        idle_timeout: float | None = None,
+        envd: EnvdClient | None = None,
+    ) -> None:
+        """`envd`: says which SDK exception a download cut short is (the sandbox paused or killed, say)."""
         self._response = response
         self._chunks = response.iter_bytes()
         self._idle_timeout = idle_timeout
+        self._envd = envd
 
     def __iter__(self) -> FileStreamReader:
         return self
@@ -62,6 +69,11 @@ class FileStreamReader:
             return _flavour.bounded(
                 self._chunks.__next__, self._idle_timeout, "the file's download stalled"
             )
+        except httpx.TransportError as error:
+            self.close()
+            if self._envd is None:
+                raise
+            raise self._envd.http_failure(error) from None
         except BaseException:
             self.close()
             raise
@@ -217,7 +229,7 @@ class Filesystem(Watching):
         if response.status_code != 200:
             raise self._failed(response)
         if format == "stream":
-            return FileStreamReader(response, idle)
+            return FileStreamReader(response, idle, self._envd)
         try:
             content = _whole_content(response)
         except httpx.TransportError as error:
