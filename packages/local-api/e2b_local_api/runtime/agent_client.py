@@ -2,7 +2,8 @@
 
 One SOCK_SEQPACKET socket per sandbox, read by the event loop (`add_reader`):
 an answer completes its request's future, an exit is handed to `on_exit`, the
-socket's end (the sandbox died) fails every pending request.
+socket's end (the sandbox died) fails every pending request. Requests go out
+one at a time, in order of arrival, while the socket is full (`_send`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ class AgentClient:
         self._loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[int] = self._loop.create_future()
         self.gone = False
+        # asyncio keeps one writer callback per fd: a second waiter's add_writer would replace the first's (never
+        # woken) and each remove_writer would drop the others'. So one request at a time waits for room.
+        self._send_turn = asyncio.Lock()
+        self._room: asyncio.Future[None] | None = None  # the one request waiting for room, woken by `_close` too
         self._loop.add_reader(sock.fileno(), self._readable)
 
     async def request(self, message: dict[str, Any], fds: Sequence[int] = ()) -> dict[str, Any]:
@@ -57,20 +62,30 @@ class AgentClient:
         return dict(answer)
 
     async def _send(self, data: bytes, ancillary: list[Any]) -> None:
-        while True:
-            try:
-                self._sock.sendmsg([data], ancillary)
-                return
-            except BlockingIOError:
-                writable = self._loop.create_future()
-                self._loop.add_writer(self._sock.fileno(), writable.set_result, None)
+        async with self._send_turn:
+            while True:
+                if self.gone:
+                    raise AgentGone("the sandbox's agent has ended")
                 try:
-                    await writable
-                finally:
-                    self._loop.remove_writer(self._sock.fileno())
-            except OSError as error:
-                self._close()
-                raise AgentGone(f"the sandbox's agent has ended ({error.strerror})") from error
+                    self._sock.sendmsg([data], ancillary)
+                    return
+                except BlockingIOError:
+                    await self._wait_for_room()
+                except OSError as error:
+                    self._close()
+                    raise AgentGone(f"the sandbox's agent has ended ({error.strerror})") from error
+
+    async def _wait_for_room(self) -> None:
+        fd = self._sock.fileno()
+        room: asyncio.Future[None] = self._loop.create_future()
+        self._room = room
+        self._loop.add_writer(fd, _settle, room)
+        try:
+            await room
+        finally:
+            self._room = None
+            if not self.gone:  # else _close unregistered it, before the fd was closed and its number free again
+                self._loop.remove_writer(fd)
 
     def _readable(self) -> None:
         while True:
@@ -117,6 +132,10 @@ class AgentClient:
             return
         self.gone = True
         self._loop.remove_reader(self._sock.fileno())
+        if self._room is not None:
+            # Closing the socket drops it from epoll: its waiter would never be woken, and would hold the turn.
+            self._loop.remove_writer(self._sock.fileno())
+            _settle(self._room)
         self._sock.close()
         for future in self._pending.values():
             if not future.done():
@@ -126,3 +145,8 @@ class AgentClient:
 
     def close(self) -> None:
         self._close()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

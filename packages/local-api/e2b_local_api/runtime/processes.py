@@ -98,6 +98,11 @@ class ManagedProcess:
         self._reading = False
         self._stdin = stdin
         self.pty = pty
+        # asyncio keeps one writer callback per fd: a second waiter's add_writer would replace the first's (never
+        # woken) and each remove_writer would drop the others'. So writes take turns, whole, in order of arrival.
+        self._input_turn = asyncio.Lock()
+        self._input_wait: tuple[int, asyncio.Future[None]] | None = None  # the turn's wait for room, if any
+        self._input_moved = 0.0  # loop time of the last byte the process took of its input
         self._on_done = on_done
         self._subscribers: list[Subscription] = []
         self._pending_exit: Exit | None = None
@@ -239,31 +244,35 @@ class ManagedProcess:
 
     def _release(self) -> None:
         if self._stdin is not None:
-            os.close(self._stdin)
+            self._close_input(self._stdin)
             self._stdin = None
         if self.pty is not None:
-            os.close(self.pty)
+            self._close_input(self.pty)
             self.pty = None
 
     # --- input -----------------------------------------------------------------------------------------------------
 
     async def write_stdin(self, data: bytes) -> None:
-        if self.pty is not None:
-            raise ValueError("a terminal is assigned to the process: send its input as pty input, not stdin")
-        if self._stdin is None:
-            raise ValueError("stdin is not enabled or was closed (start the process with stdin=True)")
-        await self._write(self._stdin, data)
+        arrived = self._loop.time()
+        async with self._input_turn:
+            if self.pty is not None:
+                raise ValueError("a terminal is assigned to the process: send its input as pty input, not stdin")
+            if self._stdin is None:  # looked at in turn: an earlier writer's wait may have outlived it
+                raise ValueError("stdin is not enabled or was closed (start the process with stdin=True)")
+            await self._write(self._stdin, data, arrived)
 
     async def write_pty(self, data: bytes) -> None:
-        if self.pty is None:
-            raise ValueError("no terminal is assigned to the process: send its input as stdin, not pty input")
-        await self._write(self.pty, data)
+        arrived = self._loop.time()
+        async with self._input_turn:
+            if self.pty is None:
+                raise ValueError("no terminal is assigned to the process: send its input as stdin, not pty input")
+            await self._write(self.pty, data, arrived)
 
     def close_stdin(self) -> None:
         if self.pty is not None:
             raise ValueError("the process has a terminal, whose input cannot be closed: send Ctrl-D (0x04) instead")
         if self._stdin is not None:
-            os.close(self._stdin)
+            self._close_input(self._stdin)
             self._stdin = None
 
     def resize(self, cols: int, rows: int) -> None:
@@ -271,9 +280,9 @@ class ManagedProcess:
             raise ValueError("no terminal is assigned to the process")
         fcntl.ioctl(self.pty, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
-    async def _write(self, fd: int, data: bytes) -> None:
+    async def _write(self, fd: int, data: bytes, arrived: float) -> None:
+        """Write all of `data`; the caller holds `_input_turn`, so that one writer at a time waits on the fd."""
         view = memoryview(data)
-        deadline = self._loop.time() + INPUT_SECONDS
         while view:
             try:
                 written = os.write(fd, view)
@@ -281,10 +290,16 @@ class ManagedProcess:
                 written = 0
             except BrokenPipeError as error:
                 raise ValueError(f"process {self.pid} does not read its input any more (it closed it)") from error
+            if written:
+                self._input_moved = self._loop.time()
             view = view[written:]
             if view:
                 ready: asyncio.Future[None] = self._loop.create_future()
+                self._input_wait = (fd, ready)
                 self._loop.add_writer(fd, _settle, ready)
+                # Measured from the last byte the process took, for any writer, or from this call if later: a
+                # writer queued behind others fails only if the process stopped reading, not because it waited.
+                deadline = max(self._input_moved, arrived) + INPUT_SECONDS
                 try:
                     await asyncio.wait_for(ready, max(0.0, deadline - self._loop.time()))
                 except TimeoutError as error:
@@ -292,7 +307,21 @@ class ManagedProcess:
                         f"process {self.pid} read none of its input for {INPUT_SECONDS:g} s; the rest was not written"
                     ) from error
                 finally:
-                    self._loop.remove_writer(fd)
+                    # Else the fd was closed under the wait, and `_close_input` ended the wait with it.
+                    if self._input_wait is not None and self._input_wait[1] is ready:
+                        self._input_wait = None
+                        self._loop.remove_writer(fd)
+
+    def _close_input(self, fd: int) -> None:
+        """Close the input's fd, first ending a write's wait on it: the kernel drops a closed fd from epoll, so the
+        wait would never be woken, and asyncio's record of it would outlive it onto the next fd of that number."""
+        if self._input_wait is not None and self._input_wait[0] == fd:
+            _, ready = self._input_wait
+            self._input_wait = None
+            self._loop.remove_writer(fd)
+            if not ready.done():
+                ready.set_exception(ValueError(f"the input of process {self.pid} was closed while being written"))
+        os.close(fd)
 
 
 def _settle(future: asyncio.Future[None]) -> None:

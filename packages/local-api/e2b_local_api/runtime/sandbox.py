@@ -105,6 +105,7 @@ class SandboxRuntime:
         self._started = asyncio.Event()  # start() is over, well or not
         self._start_succeeded = False
         self.waiting_for_start = 0  # spawns held until start() is over
+        self._spawning = 0  # spawns waiting for the agent's answer: each holds one of the MAX_PROCESSES slots
 
     # --- start and end ---------------------------------------------------------------------------------------------
 
@@ -289,12 +290,6 @@ class SandboxRuntime:
                 "user 'root' is not available: the local server runs unprivileged, so its sandboxes have only "
                 "'user' (uid 1000); run the server as root for a root user inside",
             )
-        if len(self.processes) >= MAX_PROCESSES:
-            raise SandboxError(
-                "resource_exhausted",
-                f"sandbox {self.sandbox_id} already runs {MAX_PROCESSES} processes started through envd, "
-                "its limit: wait for some to end or kill them",
-            )
         cwd = self._process_path(_resolve_cwd(spawn.cwd, user))
         env = {"PATH": PATH, "HOME": self._process_path(user.home), "USER": user.name, "LOGNAME": user.name}
         env.update(self.env_vars)
@@ -317,6 +312,22 @@ class SandboxRuntime:
             "groups": ids[2],
             "pty": list(spawn.pty_size) if spawn.pty_size is not None else None,
         }
+        if len(self.processes) + self._spawning >= MAX_PROCESSES:
+            raise SandboxError(
+                "resource_exhausted",
+                f"sandbox {self.sandbox_id} already runs {MAX_PROCESSES} processes started through envd, "
+                "its limit: wait for some to end or kill them",
+            )
+        # The slot is taken before the agent is awaited: else every spawn of a burst would pass the check above
+        # while the others wait for their answers, and the limit would hold for one spawn at a time only.
+        self._spawning += 1
+        try:
+            return await self._start_process(self._agent, spawn, request)
+        finally:
+            self._spawning -= 1
+
+    async def _start_process(self, agent: AgentClient, spawn: Spawn, request: dict[str, Any]) -> ManagedProcess:
+        """Ask the agent for `request`'s process, hand it its pipes, and keep it among `processes`."""
         theirs: list[int] = []
         outputs: dict[int, str] = {}
         stdin_fd: int | None = None
@@ -332,7 +343,7 @@ class SandboxRuntime:
                 theirs = [child_in, out_w, err_w]
                 outputs = {out_r: "stdout", err_r: "stderr"}
             try:
-                answer = await self._agent.request(request, theirs)
+                answer = await agent.request(request, theirs)
             except AgentError as error:
                 raise SandboxError(
                     "invalid_argument", f"error starting process '{' '.join(request['argv'])}': {error}"
