@@ -129,6 +129,26 @@ def test_env_cwd_and_user(server: Server, sandbox_id: str) -> None:
 
 
 @NEEDS_DATA_PLANE
+@pytest.mark.parametrize(
+    ("option", "refusal"),
+    [
+        (["-u", "nobodyxx"], "invalid username: 'nobodyxx'"),
+        (["-c", "/nonexistent"], "error starting process '/bin/bash -l -c pwd': cwd '/nonexistent' does not exist"),
+    ],
+    ids=["user", "cwd"],
+)
+def test_the_sandbox_s_refusal_is_a_failure_said_as_the_sandbox_s(
+    server: Server, sandbox_id: str, option: list[str], refusal: str
+) -> None:
+    done = server.e2b("sandbox", "exec", *option, sandbox_id, "--", "pwd")
+    assert (done.returncode, done.stdout) == (ExitStatus.FAILED, "")
+    assert done.stderr.splitlines() == [
+        f"Error: the sandbox refused the request: {refusal}",
+        "Check the user (-u) and the directory (-c): both must exist in the sandbox.",
+    ]
+
+
+@NEEDS_DATA_PLANE
 def test_background_prints_the_pid_as_json(server: Server, sandbox_id: str) -> None:
     done = server.e2b("sandbox", "exec", "-b", "--json", sandbox_id, "--", "sleep", "30")
     assert done.returncode == 0, done.stderr
@@ -162,6 +182,17 @@ def test_connect_opens_a_terminal_that_ctrl_d_ends(server: Server, sandbox_id: s
         after, before = ((tmp_path / name).read_text() for name in ("after", "before"))
         size = re.compile(r"(rows|columns) \d+;")  # a resize changes it, and the lines' wrapping
         assert size.sub("", after).split() == size.sub("", before).split()
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+def test_connect_as_a_user_the_sandbox_does_not_have_is_its_refusal(
+    server: Server, sandbox_id: str, tmp_path: Path
+) -> None:
+    assert E2B is not None
+    with terminal([E2B, "sandbox", "connect", "-u", "nobodyxx", sandbox_id], tmp_path, server.env()) as session:
+        assert session.wait_for_file("status") == f"{int(ExitStatus.FAILED)}\n"
+        session.wait_for_line("Error: the sandbox refused the request: invalid username: 'nobodyxx'")
 
 
 @NEEDS_DATA_PLANE
