@@ -7,6 +7,7 @@ into the sandbox skip, with the reason, while the SDK has no data plane
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -49,6 +50,11 @@ class Server:
             env=self.env(),
             timeout=120,
         )
+
+    def e2b_bytes(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        """`e2b ARGS...` with its stdout and stderr as the bytes it wrote."""
+        assert E2B is not None
+        return subprocess.run([E2B, *args], stdin=subprocess.DEVNULL, capture_output=True, env=self.env(), timeout=120)
 
     def sandbox(self) -> str:
         created = self.e2b("sandbox", "create", "-d")
@@ -126,6 +132,26 @@ def test_env_cwd_and_user(server: Server, sandbox_id: str) -> None:
     assert (done.returncode, done.stdout) == (0, "1 x=y /tmp\n"), done.stderr
     root = server.e2b("sandbox", "exec", "-u", "root", sandbox_id, "--", "id", "-u")
     assert (root.returncode, root.stdout) == (0, "0\n"), root.stderr
+
+
+@NEEDS_DATA_PLANE
+def test_exec_passes_binary_output_through_byte_for_byte(server: Server, sandbox_id: str) -> None:
+    # Random bytes (every byte value, invalid UTF-8 throughout), kept in the sandbox to hash them there.
+    line = "head -c 100000 /dev/urandom | tee /tmp/out.bin; head -c 50000 /dev/urandom | tee /tmp/err.bin >&2"
+    done = server.e2b_bytes("sandbox", "exec", sandbox_id, line)
+    assert (done.returncode, len(done.stdout), len(done.stderr)) == (0, 100_000, 50_000), done.stderr[-300:]
+    hashed = server.e2b("sandbox", "exec", sandbox_id, "--", "sha256sum", "/tmp/out.bin", "/tmp/err.bin")
+    assert hashed.stdout.split()[::2] == [
+        hashlib.sha256(done.stdout).hexdigest(),
+        hashlib.sha256(done.stderr).hexdigest(),
+    ]
+
+
+@NEEDS_DATA_PLANE
+def test_exec_passes_bytes_that_are_not_utf_8_unreplaced(server: Server, sandbox_id: str) -> None:
+    # A lone \xc3 opens a character that never ends: decoded, it would come out as U+FFFD.
+    done = server.e2b_bytes("sandbox", "exec", sandbox_id, "--", "printf", "\\377\\376a\\303")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"\xff\xfea\xc3", b"")
 
 
 @NEEDS_DATA_PLANE
