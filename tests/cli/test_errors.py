@@ -7,6 +7,8 @@ import json
 
 import httpx
 import pytest
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
 from e2b import (
     AuthenticationException,
     ConnectionException,
@@ -20,6 +22,7 @@ from e2b import (
     TimeoutException,
     UnexpectedResponseException,
 )
+from e2b.sandbox.envd_errors import rpc_exception
 from e2b_cli.errors import (
     MEANINGS,
     CliError,
@@ -120,6 +123,26 @@ def test_a_value_the_sdk_refused_before_sending_is_a_usage_error() -> None:
     assert refused.message == "sandbox_id must not be empty: pass the sandbox id"
     answered = convert(InvalidArgumentException("bad", status_code=400))
     assert answered.exit_code == ExitStatus.FAILED and answered.message.startswith("the API refused")
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (Code.UNAUTHENTICATED, "invalid username: 'nobodyxx'"),  # `exec -u nobodyxx`
+        (Code.PERMISSION_DENIED, "permission denied"),
+        (Code.INVALID_ARGUMENT, "cwd '/nonexistent' does not exist"),  # `exec -c /nonexistent`
+    ],
+)
+def test_the_sandbox_s_refusal_is_a_failure_not_a_missing_key_or_a_usage_error(code: Code, message: str) -> None:
+    # Mapped by the SDK as it maps envd's answers: no HTTP status, as the SDK's own refusals before sending.
+    answer = rpc_exception(ConnectError(code, message))
+    assert isinstance(answer, SandboxException) and answer.status_code is None
+    refused = convert(answer)
+    assert (type(refused), refused.exit_code) == (CliError, ExitStatus.FAILED)
+    assert refused.message == f"the sandbox refused the request: {message}"
+    assert refused.hint == "Check the user (-u) and the directory (-c): both must exist in the sandbox."
+    assert refused.to_json() == {"error": {"status": None, "error_code": None, "message": refused.message}}
+    assert convert(AuthenticationException("no key")).message == "no API key."  # the SDK's own: unchanged
 
 
 def test_network_failure_names_the_url() -> None:

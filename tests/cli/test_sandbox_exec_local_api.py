@@ -7,6 +7,7 @@ into the sandbox skip, with the reason, while the SDK has no data plane
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -49,6 +50,11 @@ class Server:
             env=self.env(),
             timeout=120,
         )
+
+    def e2b_bytes(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        """`e2b ARGS...` with its stdout and stderr as the bytes it wrote."""
+        assert E2B is not None
+        return subprocess.run([E2B, *args], stdin=subprocess.DEVNULL, capture_output=True, env=self.env(), timeout=120)
 
     def sandbox(self) -> str:
         created = self.e2b("sandbox", "create", "-d")
@@ -129,6 +135,46 @@ def test_env_cwd_and_user(server: Server, sandbox_id: str) -> None:
 
 
 @NEEDS_DATA_PLANE
+def test_exec_passes_binary_output_through_byte_for_byte(server: Server, sandbox_id: str) -> None:
+    # Random bytes (every byte value, invalid UTF-8 throughout), kept in the sandbox to hash them there.
+    line = "head -c 100000 /dev/urandom | tee /tmp/out.bin; head -c 50000 /dev/urandom | tee /tmp/err.bin >&2"
+    done = server.e2b_bytes("sandbox", "exec", sandbox_id, line)
+    assert (done.returncode, len(done.stdout), len(done.stderr)) == (0, 100_000, 50_000), done.stderr[-300:]
+    hashed = server.e2b("sandbox", "exec", sandbox_id, "--", "sha256sum", "/tmp/out.bin", "/tmp/err.bin")
+    assert hashed.stdout.split()[::2] == [
+        hashlib.sha256(done.stdout).hexdigest(),
+        hashlib.sha256(done.stderr).hexdigest(),
+    ]
+
+
+@NEEDS_DATA_PLANE
+def test_exec_passes_bytes_that_are_not_utf_8_unreplaced(server: Server, sandbox_id: str) -> None:
+    # A lone \xc3 opens a character that never ends: decoded, it would come out as U+FFFD.
+    done = server.e2b_bytes("sandbox", "exec", sandbox_id, "--", "printf", "\\377\\376a\\303")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"\xff\xfea\xc3", b"")
+
+
+@NEEDS_DATA_PLANE
+@pytest.mark.parametrize(
+    ("option", "refusal"),
+    [
+        (["-u", "nobodyxx"], "invalid username: 'nobodyxx'"),
+        (["-c", "/nonexistent"], "error starting process '/bin/bash -l -c pwd': cwd '/nonexistent' does not exist"),
+    ],
+    ids=["user", "cwd"],
+)
+def test_the_sandbox_s_refusal_is_a_failure_said_as_the_sandbox_s(
+    server: Server, sandbox_id: str, option: list[str], refusal: str
+) -> None:
+    done = server.e2b("sandbox", "exec", *option, sandbox_id, "--", "pwd")
+    assert (done.returncode, done.stdout) == (ExitStatus.FAILED, "")
+    assert done.stderr.splitlines() == [
+        f"Error: the sandbox refused the request: {refusal}",
+        "Check the user (-u) and the directory (-c): both must exist in the sandbox.",
+    ]
+
+
+@NEEDS_DATA_PLANE
 def test_background_prints_the_pid_as_json(server: Server, sandbox_id: str) -> None:
     done = server.e2b("sandbox", "exec", "-b", "--json", sandbox_id, "--", "sleep", "30")
     assert done.returncode == 0, done.stderr
@@ -162,6 +208,17 @@ def test_connect_opens_a_terminal_that_ctrl_d_ends(server: Server, sandbox_id: s
         after, before = ((tmp_path / name).read_text() for name in ("after", "before"))
         size = re.compile(r"(rows|columns) \d+;")  # a resize changes it, and the lines' wrapping
         assert size.sub("", after).split() == size.sub("", before).split()
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+def test_connect_as_a_user_the_sandbox_does_not_have_is_its_refusal(
+    server: Server, sandbox_id: str, tmp_path: Path
+) -> None:
+    assert E2B is not None
+    with terminal([E2B, "sandbox", "connect", "-u", "nobodyxx", sandbox_id], tmp_path, server.env()) as session:
+        assert session.wait_for_file("status") == f"{int(ExitStatus.FAILED)}\n"
+        session.wait_for_line("Error: the sandbox refused the request: invalid username: 'nobodyxx'")
 
 
 @NEEDS_DATA_PLANE

@@ -28,6 +28,7 @@ from e2b import (
     ServiceBusyException,
     TimeoutException,
 )
+from e2b._exceptions import connect_code
 
 from e2b_cli import output
 
@@ -62,7 +63,8 @@ MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.OK: "success (pausing a sandbox that is already paused included)",
     ExitStatus.FAILED: (
         "the API answered no: a refused pause, an unknown sandbox or snapshot, a rejected API key, busy, rate limited, "
-        "an invalid request, or an answer that is not the API's (a proxy's page)"
+        "an invalid request, the sandbox's refusal (an unknown user, a missing directory), or an answer that is not "
+        "the API's (a proxy's page)"
     ),
     ExitStatus.USAGE: (
         "usage error: an unknown command or option, a bad value (a malformed --api-url, time or sandbox id, "
@@ -148,6 +150,7 @@ class ClosedPipe(CliError):
 
 
 NO_KEY_HINT = "Set the E2B_API_KEY environment variable or pass --api-key."
+SANDBOX_REFUSED_HINT = "Check the user (-u) and the directory (-c): both must exist in the sandbox."
 LIST_HINT = "Run `e2b sandbox list` to see your team's sandboxes."
 SNAPSHOT_LIST_HINT = "Run `e2b sandbox snapshot list` to see your team's snapshots."
 
@@ -195,6 +198,12 @@ def _api_error(error: SandboxException, message: str, hint: str | None = None) -
     return CliError(message, hint, status=error.status_code, error_code=error.error_code)
 
 
+def _sandbox_refused(error: SandboxException) -> CliError:
+    # envd in the sandbox answered no (`exec -u nobody`, `connect -c /nonexistent`): the request was
+    # sent, so it is not a usage error, and the API key has nothing to do with it.
+    return _api_error(error, f"the sandbox refused the request: {error.message}", SANDBOX_REFUSED_HINT)
+
+
 def _busy_hint(retried: int, advice: str) -> str:
     """What to do about a busy answer; "retried" only when the SDK re-sent a request of this command.
 
@@ -231,6 +240,9 @@ def to_cli_error(
     if isinstance(error, SandboxPauseRefusedException):
         # The API's message names the reason (agent unresponsive, node busy, ...): print it unchanged.
         return CliError(error.message, verbatim=True, status=error.status_code, error_code=error.error_code)
+    # envd's refusals have no HTTP status, as the SDK's own before sending have none: its Connect code tells.
+    if isinstance(error, AuthenticationException | InvalidArgumentException) and connect_code(error) is not None:
+        return _sandbox_refused(error)
     if isinstance(error, AuthenticationException):
         if error.status_code is None:
             return missing_api_key()

@@ -1,10 +1,12 @@
 """`e2b sandbox exec`: one command in a sandbox, its output streamed here, its exit status ours.
 
 The command runs with no time limit; its stdout and stderr are written to
-ours as they come. A piped stdin (a file or a pipe, never a terminal) is
-forwarded in chunks and then closed, so that `cat` and the like end. The SDK
-is imported by the caller (`e2b_cli.sandbox`): nothing here loads it. `sbx`
-is an `e2b.Sandbox`, used through the released SDK's sync data-plane names.
+ours as they come, byte for byte (binary output included). A piped stdin (a
+file or a pipe, never a terminal) is forwarded in chunks and then closed, so
+that `cat` and the like end. The SDK is imported by the caller
+(`e2b_cli.sandbox`): nothing here loads it. `sbx` is an `e2b.Sandbox`, used
+through the released SDK's sync data-plane names and one hook of this SDK's
+(`_pass_bytes`, the output undecoded).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ def run_foreground(
         **_stdin_option(piped),
         retain_output=False,
     )
+    handle._pass_bytes()  # the SDK's text would turn bytes that are not UTF-8 into U+FFFD
     failures: list[BaseException] = []
     ended = threading.Event()
     with on_fatal_signal(lambda: _kill_quietly(sbx, handle.pid)):
@@ -161,10 +164,14 @@ def _forward_in_background(sbx: Any, pid: int, ended: threading.Event, failures:
         _kill_quietly(sbx, pid)
 
 
-def _writer(stream: Any) -> Callable[[str], None]:
-    def write(text: str) -> None:
-        stream.write(text)
-        stream.flush()
+def _writer(stream: Any) -> Callable[[bytes], None]:
+    """Write a command's bytes to `stream`'s binary buffer, flushed so that stdout and stderr interleave as sent."""
+    stream.flush()  # whatever text went before goes first
+    buffer = stream.buffer
+
+    def write(data: bytes) -> None:
+        buffer.write(data)
+        buffer.flush()
 
     return write
 

@@ -44,6 +44,7 @@ __all__ = [
     "UnexpectedResponseException",
     "api_exception_from_code",
     "brief",
+    "connect_code",
     "handle_api_exception",
     "is_json_media_type",
     "not_json_message",
@@ -63,9 +64,13 @@ class SandboxException(Exception):
     message: str
     """What went wrong, as `str(error)` says it."""
     status_code: int | None
-    """The HTTP status of the API's answer; None when there was none."""
+    """The HTTP status of the API's answer; None when there was none, or envd's answer had none (a Connect error)."""
     error_code: str | None
     """The answer's machine-readable reason (`e2b.api.error_codes`); None when the API sent none."""
+    # envd's Connect code ("unauthenticated", ...) when this reports envd's own error answer, set by
+    # `e2b.sandbox.envd_errors.rpc_exception`. Such an answer has no HTTP status, like the SDK's own
+    # refusal before sending: this tells the two apart (`connect_code`). Not public: no name of e2b 2.x.
+    _connect_code: str | None = None
 
     def __init__(
         self,
@@ -161,6 +166,14 @@ class SandboxPauseRefusedException(ServiceBusyException):
 
     def __init__(self, message: str, *, status_code: int | None = 503) -> None:
         super().__init__(message, status_code=status_code, error_code=SANDBOX_PAUSE_REFUSED_ERROR_CODE)
+
+
+def connect_code(error: BaseException) -> str | None:
+    """envd's Connect code (`"unauthenticated"`, `"invalid_argument"`) when `error` is its answer to a call.
+
+    None for everything else: the SDK's own refusal before sending, an HTTP answer, no answer.
+    """
+    return error._connect_code if isinstance(error, SandboxException) else None
 
 
 # --- the data plane's (sbx.commands, sbx.files, sbx.pty) -----------------------

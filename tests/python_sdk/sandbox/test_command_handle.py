@@ -35,8 +35,8 @@ def test_a_character_split_at_every_byte_comes_out_whole() -> None:
     raw = text.encode()
     decoder = OutputDecoder()
     pieces = [piece for byte in raw for piece in decoder.feed(data("stdout", bytes([byte])))]
-    assert "".join(p[0] for p in pieces if p[0]) == text
-    assert all("\ufffd" not in p[0] for p in pieces if p[0])
+    assert "".join(p[0] for p in pieces if isinstance(p[0], str)) == text
+    assert all("\ufffd" not in p[0] for p in pieces if isinstance(p[0], str))
     decoder.feed(end(0))
     assert decoder.result() == CommandResult(stdout=text, stderr="", exit_code=0, error=None)
 
@@ -67,6 +67,31 @@ def test_without_retain_output_nothing_is_kept() -> None:
     assert decoder.feed(data("stdout", b"x" * 1000)) == [("x" * 1000, None, None)]
     decoder.feed(end(0))
     assert (decoder.stdout, decoder.result().stdout) == (None, None)
+
+
+def passing_bytes(retain_output: bool) -> OutputDecoder:
+    decoder = OutputDecoder(retain_output)
+    decoder.pass_bytes = True
+    return decoder
+
+
+def test_passing_bytes_hands_on_envd_s_bytes_untouched() -> None:
+    # What `e2b sandbox exec` writes: no byte replaced by U+FFFD, none held back for a character to end.
+    decoder = passing_bytes(retain_output=False)
+    assert decoder.feed(data("stdout", b"\xff\xfe\xc3")) == [(b"\xff\xfe\xc3", None, None)]
+    assert decoder.feed(data("stderr", b"\x00\x80")) == [(None, b"\x00\x80", None)]
+    assert decoder.feed(data("stdout", b"")) == []
+    assert decoder.feed(end(0)) == []  # nothing was held: nothing comes out twice
+    assert (decoder.stdout, decoder.result().stdout) == (None, None)
+
+
+def test_passing_bytes_keeps_text_for_the_result() -> None:
+    decoder = passing_bytes(retain_output=True)
+    assert decoder.feed(data("stdout", b"a\xc3")) == [(b"a\xc3", None, None)]
+    assert decoder.feed(data("stdout", b"\xa9\xff")) == [(b"\xa9\xff", None, None)]
+    assert decoder.feed(data("stderr", b"\xe2\x82")) == [(None, b"\xe2\x82", None)]
+    assert decoder.feed(end(0)) == []
+    assert decoder.result() == CommandResult(stdout="a\xe9\ufffd", stderr="\ufffd", exit_code=0, error=None)
 
 
 def test_a_non_zero_exit_raises_with_everything() -> None:

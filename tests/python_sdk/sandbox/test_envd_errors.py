@@ -20,6 +20,7 @@ from e2b import (
     TimeoutException,
     UnexpectedResponseException,
 )
+from e2b._exceptions import connect_code
 from e2b.sandbox import envd_errors
 from pyqwest import ReadError
 
@@ -79,6 +80,37 @@ def test_codes_with_a_file_not_found_class(code: Code, expected: type) -> None:
     error = envd_errors.rpc_exception(ConnectError(code, "m"), not_found=FileNotFoundException)
     assert type(error) is expected
     assert isinstance(error.__cause__, ConnectError)
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (Code.UNAUTHENTICATED, AuthenticationException),  # envd's "invalid username"
+        (Code.INVALID_ARGUMENT, InvalidArgumentException),  # envd's "cwd ... does not exist"
+        (Code.PERMISSION_DENIED, AuthenticationException),
+        (Code.NOT_FOUND, NotFoundException),
+        (Code.ABORTED, SandboxException),
+    ],
+)
+def test_envd_s_answer_carries_its_connect_code(code: Code, expected: type) -> None:
+    # envd's refusals have no HTTP status, as the SDK's own refusals before sending have none: the code tells.
+    error = envd_errors.rpc_exception(ConnectError(code, "m"))
+    assert type(error) is expected and isinstance(error, SandboxException) and error.status_code is None
+    assert connect_code(error) == code.value
+
+
+def test_no_connect_code_without_envd_s_answer() -> None:
+    # The SDK's own refusals, and whatever connectrpc raised itself, are not envd's answers.
+    assert connect_code(InvalidArgumentException("cmd must be a non-empty str (got '')")) is None
+    assert connect_code(AuthenticationException("no API key: pass api_key=...")) is None
+    assert connect_code(envd_errors.http_exception(400, b'{"message": "bad path"}')) is None
+    for not_an_answer in (
+        wrapped(Code.DEADLINE_EXCEEDED, "Request timed out", TimeoutError()),
+        wrapped(Code.UNAVAILABLE, "reset", ReadError("reset")),
+        wrapped(Code.UNAVAILABLE, "bad varint", ValueError("bad varint")),
+    ):
+        assert connect_code(envd_errors.rpc_exception(not_an_answer)) is None, not_an_answer
+    assert connect_code(ValueError("not the SDK's")) is None
 
 
 @pytest.mark.parametrize(

@@ -139,9 +139,16 @@ def rpc_exception(
             error,
         )
     if error.code is Code.NOT_FOUND:
-        return _chained(not_found(error.message), error)
-    make = _BY_CODE.get(error.code)
-    exception = make(error.message) if make is not None else SandboxException(f"{error.code.value}: {error.message}")
+        exception: SandboxException = not_found(error.message)
+    else:
+        make = _BY_CODE.get(error.code)
+        exception = (
+            make(error.message) if make is not None else SandboxException(f"{error.code.value}: {error.message}")
+        )
+    if error.__cause__ is None:
+        # Read from envd's answer (or its proxy's): not the SDK's own refusal, though neither has an HTTP
+        # status. With a cause, connectrpc raised it itself (a client-side deadline): no answer.
+        exception._connect_code = error.code.value
     return _chained(exception, error)
 
 

@@ -5,7 +5,8 @@ arrive: stdout and stderr each through an incremental UTF-8 decoder, so a
 character split across two chunks comes out whole (bytes that are not UTF-8
 become U+FFFD), and a terminal's bytes untouched. It keeps the text only when
 asked to (`retain_output`), so a command printing a gigabyte to an
-`on_stdout` callback is never held in memory by the SDK.
+`on_stdout` callback is never held in memory by the SDK. Set to `pass_bytes`,
+it hands stdout and stderr on as envd's bytes instead (the CLI's `exec`).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class CommandExitException(SandboxException, CommandResult[Any]):
 
 # One decoded piece of output: exactly one of the three is set.
 OutputEvent: TypeAlias = tuple[Stdout | None, Stderr | None, PtyOutput | None]
+# The same piece as envd sent it, from a decoder set to `pass_bytes`.
+BytesEvent: TypeAlias = tuple[bytes | None, bytes | None, PtyOutput | None]
 
 
 def _oneof(message: object, name: str) -> tuple[str | None, Any]:
@@ -109,6 +112,9 @@ class OutputDecoder:
         self.exit_code: int | None = None
         self.error: str | None = None
         self.ended = False
+        # Not public (e2b 2.x has no such switch): `e2b sandbox exec` must write a command's output
+        # byte for byte, and a decoded chunk cannot be turned back into the bytes it came from (U+FFFD).
+        self.pass_bytes = False
 
     @property
     def stdout(self) -> str | None:
@@ -125,17 +131,30 @@ class OutputDecoder:
             kept.append(text)
         return [(None, text, None)] if stderr else [(text, None, None)]
 
-    def feed(self, response: object) -> list[OutputEvent]:
+    def _bytes(
+        self, chunk: bytes, decoder: codecs.IncrementalDecoder, kept: list[str] | None, stderr: bool
+    ) -> list[BytesEvent]:
+        if kept is not None:  # what is kept for `stdout`/`stderr` stays text, as their types say
+            self._text(decoder.decode(chunk), kept, stderr)
+        if not chunk:
+            return []
+        return [(None, chunk, None)] if stderr else [(chunk, None, None)]
+
+    def feed(self, response: object) -> list[OutputEvent | BytesEvent]:
         """The output in one Start/Connect response; an end event records the exit and flushes."""
         field, value = _oneof(getattr(response, "event", None), "event")
         if field == "data":
             kind, chunk = _oneof(value, "output")
             if not isinstance(chunk, bytes | bytearray):
                 return []
+            if kind in ("stdout", "stderr") and self.pass_bytes:
+                stderr = kind == "stderr"
+                decoder, kept = (self._err, self._stderr) if stderr else (self._out, self._stdout)
+                return list(self._bytes(bytes(chunk), decoder, kept, stderr))
             if kind == "stdout":
-                return self._text(self._out.decode(chunk), self._stdout, stderr=False)
+                return list(self._text(self._out.decode(chunk), self._stdout, stderr=False))
             if kind == "stderr":
-                return self._text(self._err.decode(chunk), self._stderr, stderr=True)
+                return list(self._text(self._err.decode(chunk), self._stderr, stderr=True))
             if kind == "pty":
                 return [(None, None, bytes(chunk))]
             return []
@@ -147,15 +166,17 @@ class OutputDecoder:
             error = getattr(value, "error", None)
             self.error = error if has_field is not None and has_field("error") and isinstance(error, str) else None
             self.ended = True
-            return flushed
+            return list(flushed)
         return []  # start (on connect), keep-alive, or a kind this SDK does not know
 
     def flush(self) -> list[OutputEvent]:
         """What the decoders still hold (an unfinished character becomes U+FFFD)."""
-        return [
+        held = [
             *self._text(self._out.decode(b"", final=True), self._stdout, stderr=False),
             *self._text(self._err.decode(b"", final=True), self._stderr, stderr=True),
         ]
+        # Passing bytes, every byte was handed on as it came: what the decoders held is only kept.
+        return [] if self.pass_bytes else held
 
     def result(self) -> CommandResult[Any]:
         """The command's result; a non-zero exit raises `CommandExitException`."""

@@ -10,11 +10,12 @@ unless started with `retain_output=False`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 from e2b._exceptions import SandboxException
 from e2b.sandbox._flavour_async.steps import Pump, Routine, call_handler
 from e2b.sandbox.commands.command_handle import (
+    BytesEvent,
     CommandResult,
     OutputDecoder,
     OutputEvent,
@@ -53,7 +54,7 @@ class AsyncCommandHandle(Generic[OutputT]):
         self._events = events
         self._decoder = OutputDecoder(retain_output)
         self._on_stdout, self._on_stderr, self._on_pty = on_stdout, on_stderr, on_pty
-        self._pump: Pump[OutputEvent] = Pump(self._read, self._deliver)
+        self._pump: Pump[OutputEvent | BytesEvent] = Pump(self._read, self._deliver)
 
     @property
     def pid(self) -> int:
@@ -82,9 +83,19 @@ class AsyncCommandHandle(Generic[OutputT]):
 
     def __aiter__(self) -> AsyncIterator[OutputEvent]:
         """`(stdout, stderr, pty)` tuples as the output arrives, exactly one of them set; ends with the command."""
-        return self._pump.items()
+        # Bytes only after `_pass_bytes()`, which no public caller makes.
+        return cast(AsyncIterator[OutputEvent], self._pump.items())
 
-    async def _read(self) -> AsyncIterator[OutputEvent]:
+    def _pass_bytes(self) -> None:
+        """Hand stdout and stderr on as the bytes envd sent, undecoded, to the callbacks and to a loop.
+
+        Not public: `e2b sandbox exec` passes a command's output through exactly, binary or not
+        UTF-8, and e2b 2.x has no such switch. Call it before the output is read; `stdout`,
+        `stderr` and the result stay text.
+        """
+        self._decoder.pass_bytes = True
+
+    async def _read(self) -> AsyncIterator[OutputEvent | BytesEvent]:
         try:
             async for event in self._events:
                 for item in self._decoder.feed(event):
@@ -98,7 +109,7 @@ class AsyncCommandHandle(Generic[OutputT]):
             for item in self._decoder.flush():
                 yield item
 
-    async def _deliver(self, item: OutputEvent) -> None:
+    async def _deliver(self, item: OutputEvent | BytesEvent) -> None:
         stdout, stderr, pty = item
         if stdout is not None:
             await call_handler(self._on_stdout, stdout)
