@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from e2b_local_api.dataplane.codecs import envd_codecs
+from e2b_local_api.dataplane.compressions import envd_compressions
 from e2b_local_api.dataplane.current import current_sandbox
 from e2b_local_api.dataplane.files_http import files_http_app
 from e2b_local_api.dataplane.filesystem import filesystem_asgi_app
@@ -37,7 +38,9 @@ MAX_UNARY_BYTES = 16 << 20  # a Connect message larger than this is refused (res
 
 def envd_apps(runtimes: Runtimes) -> list[tuple[str, ASGIApp]]:
     """envd's applications by path prefix, first match wins: processes, files, then the plain HTTP endpoints."""
-    process = ProcessASGIApplication(ProcessService(), read_max_bytes=MAX_UNARY_BYTES, codecs=envd_codecs())
+    process = ProcessASGIApplication(
+        ProcessService(), read_max_bytes=MAX_UNARY_BYTES, codecs=envd_codecs(), compressions=envd_compressions()
+    )
     lookup = lookup_in(runtimes)
     filesystem = filesystem_asgi_app(lookup)
     runtimes.on_kill(filesystem.forget_sandbox)  # a killed sandbox's watchers close with it
