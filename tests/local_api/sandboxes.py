@@ -25,6 +25,7 @@ import httpx
 import pytest
 from e2b_local_api import DEV_API_KEY, create_app
 from e2b_local_api.dataplane.routing import Router
+from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT
 from e2b_local_api.http.http_protocol import server_config
 from e2b_local_api.runtime import isolation
 from e2b_local_api.runtime.registry import Runtimes
@@ -51,16 +52,19 @@ class RealServer:
 
 
 @contextmanager
-def real_server(found: isolation.Isolation | None = None) -> Iterator[RealServer]:
+def real_server(
+    found: isolation.Isolation | None = None, *, body_timeout: float = DEFAULT_BODY_TIMEOUT
+) -> Iterator[RealServer]:
     """The server's state is its own temporary folder (under the system's, which the sandboxes' root can
-    traverse, unlike pytest's), removed when the server stops. `found`: the probe's answer, unless given."""
+    traverse, unlike pytest's), removed when the server stops. `found`: the probe's answer, unless given;
+    `body_timeout`: the server's `--body-timeout`."""
     found = found or isolation.probe()
     if not found.available:
         pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
     runtimes = Runtimes(found)
-    app = create_app(runtimes=runtimes)
+    app = create_app(runtimes=runtimes, body_timeout=body_timeout)
     sock = free_socket()
-    with serving(server_config(Router(app, runtimes), log_level="critical"), sock):
+    with serving(server_config(Router(app, runtimes, body_timeout=body_timeout), log_level="critical"), sock):
         url = url_of(sock)
         try:
             with httpx.Client(base_url=url, headers={"X-API-Key": DEV_API_KEY}, timeout=30, verify=False) as api:

@@ -59,7 +59,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=_positive_float,
         default=DEFAULT_BODY_TIMEOUT,
         metavar="SECONDS",
-        help=f"answer 408 to request bodies that take longer (default {DEFAULT_BODY_TIMEOUT:g})",
+        help=f"answer 408 to request bodies that take longer (default {DEFAULT_BODY_TIMEOUT:g}); envd's: a /files "
+        "upload that long without a byte, a Connect call's one message (deadline_exceeded), client streams never",
     )
     parser.add_argument(
         "--max-body-bytes",
@@ -121,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         runtimes=runtimes,
     )
     config = server_config(
-        Router(app, runtimes),
+        Router(app, runtimes, body_timeout=args.body_timeout),
         host=args.host,
         port=args.port,
         header_timeout=args.header_timeout,

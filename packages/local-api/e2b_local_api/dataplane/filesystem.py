@@ -31,6 +31,7 @@ from ..runtime.watch import Change, Watch, WatchError, WatchLimit
 from ..wire.envd.filesystem import filesystem_pb as pb
 from ..wire.envd.filesystem.filesystem_connect import Filesystem, FilesystemASGIApplication
 from .codecs import envd_codecs
+from .compressions import envd_compressions
 from .entries import entry_info
 from .sandbox_view import Lookup, SandboxGone, SandboxView
 
@@ -532,8 +533,9 @@ class FilesystemApp:
 
     def __init__(self, lookup: Lookup) -> None:
         self.service = FilesystemService(lookup)
-        codecs = envd_codecs()  # an undecodable request is the client's fault: invalid_argument
-        self._app = _ends_with_its_client(FilesystemASGIApplication(self.service, codecs=codecs))
+        # An undecodable or undecompressable request is the client's fault: invalid_argument.
+        connect = FilesystemASGIApplication(self.service, codecs=envd_codecs(), compressions=envd_compressions())
+        self._app = _ends_with_its_client(connect)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         await self._app(scope, receive, send)

@@ -14,12 +14,15 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
+from e2b_local_api.dataplane.body_timeout import connect_body_timeout, http_body_timeout
 from e2b_local_api.dataplane.codecs import envd_codecs
+from e2b_local_api.dataplane.compressions import envd_compressions
 from e2b_local_api.dataplane.current import current_sandbox
 from e2b_local_api.dataplane.files_http import files_http_app
 from e2b_local_api.dataplane.filesystem import filesystem_asgi_app
 from e2b_local_api.dataplane.process_service import ProcessService
 from e2b_local_api.dataplane.sandbox_view import SANDBOX_ID_HEADER, Lookup, SandboxGone, SandboxView
+from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT
 from e2b_local_api.runtime.registry import Runtimes
 from e2b_local_api.wire.envd.process.process_connect import ProcessASGIApplication
 
@@ -35,9 +38,15 @@ TOKEN_HEADER = b"x-access-token"
 MAX_UNARY_BYTES = 16 << 20  # a Connect message larger than this is refused (resource_exhausted)
 
 
-def envd_apps(runtimes: Runtimes) -> list[tuple[str, ASGIApp]]:
-    """envd's applications by path prefix, first match wins: processes, files, then the plain HTTP endpoints."""
-    process = ProcessASGIApplication(ProcessService(), read_max_bytes=MAX_UNARY_BYTES, codecs=envd_codecs())
+def envd_apps(runtimes: Runtimes, body_timeout: float = DEFAULT_BODY_TIMEOUT) -> list[tuple[str, ASGIApp]]:
+    """envd's applications by path prefix, first match wins: processes, files, then the plain HTTP endpoints.
+
+    Each bounds a stalled request body by `body_timeout` its own way:
+    packages/local-api/e2b_local_api/dataplane/body_timeout.py.
+    """
+    process = ProcessASGIApplication(
+        ProcessService(), read_max_bytes=MAX_UNARY_BYTES, codecs=envd_codecs(), compressions=envd_compressions()
+    )
     lookup = lookup_in(runtimes)
     filesystem = filesystem_asgi_app(lookup)
     runtimes.on_kill(filesystem.forget_sandbox)  # a killed sandbox's watchers close with it
@@ -45,10 +54,11 @@ def envd_apps(runtimes: Runtimes) -> list[tuple[str, ASGIApp]]:
     def running() -> list[SandboxView]:
         return [entry.runtime for entry in runtimes.entries() if entry.runtime.state == "running"]
 
+    files = files_http_app(lookup, signed_candidates=running)  # /files, /health, /envs, /metrics
     return [
-        ("/process.Process/", process),
-        ("/filesystem.Filesystem/", filesystem),
-        ("/", files_http_app(lookup, signed_candidates=running)),  # /files, /health, /envs, /metrics
+        ("/process.Process/", connect_body_timeout(process, body_timeout)),
+        ("/filesystem.Filesystem/", connect_body_timeout(filesystem, body_timeout)),
+        ("/", http_body_timeout(files, body_timeout)),
     ]
 
 
@@ -67,11 +77,17 @@ def lookup_in(runtimes: Runtimes) -> Lookup:
 
 class Router:
     def __init__(
-        self, control_plane: ASGIApp, runtimes: Runtimes, apps: list[tuple[str, ASGIApp]] | None = None
+        self,
+        control_plane: ASGIApp,
+        runtimes: Runtimes,
+        apps: list[tuple[str, ASGIApp]] | None = None,
+        *,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
     ) -> None:
+        """`body_timeout`: the server's `--body-timeout`, for envd's default `apps`."""
         self.control_plane = control_plane
         self.runtimes = runtimes
-        self.apps = apps if apps is not None else envd_apps(runtimes)
+        self.apps = apps if apps is not None else envd_apps(runtimes, body_timeout)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
