@@ -70,3 +70,31 @@ def test_closing_stdin_ends_the_writes_waiting_for_room() -> None:
         asyncio.run(run())
     finally:
         os.close(read_end)
+
+
+def test_a_write_woken_then_closed_writes_nothing_more_to_the_fd_number() -> None:
+    # A reader's exit makes the pipe writable (the wait is woken) and then the process's end closes its input,
+    # before the writer runs on: the fd's number, soon another file's, must not get the rest of the input.
+    read_end, write_end = os.pipe()
+    other_read, other_write = os.pipe()
+    os.set_blocking(other_read, False)
+    os.set_blocking(other_write, False)  # as the process's own input is: a write never blocks the test
+
+    async def run() -> None:
+        process = managed(os.getpid(), write_end)
+        writing = asyncio.create_task(process.write_stdin(b"x" * PART))
+        await asyncio.sleep(0)
+        assert process._input_wait is not None and not writing.done()
+        process._input_wait[1].set_result(None)  # woken, as the loop's writer callback does
+        process.close_stdin()
+        os.dup2(other_write, write_end)  # the number is another pipe's now
+        with pytest.raises(ValueError, match="closed while being written"):
+            await asyncio.wait_for(writing, DEADLINE)
+
+    try:
+        asyncio.run(run())
+        with pytest.raises(BlockingIOError):
+            os.read(other_read, 1)  # nothing of the input reached the other pipe
+    finally:
+        for fd in (read_end, write_end, other_read, other_write):
+            os.close(fd)

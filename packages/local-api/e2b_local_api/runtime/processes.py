@@ -311,6 +311,10 @@ class ManagedProcess:
                     if self._input_wait is not None and self._input_wait[1] is ready:
                         self._input_wait = None
                         self._loop.remove_writer(fd)
+                if fd != self._stdin and fd != self.pty:
+                    # Woken (a reader's exit makes the pipe writable), then closed before this task ran on: the
+                    # number may already be another file's, which must not get the rest of this input.
+                    raise ValueError(f"the input of process {self.pid} was closed while being written")
 
     def _close_input(self, fd: int) -> None:
         """Close the input's fd, first ending a write's wait on it: the kernel drops a closed fd from epoll, so the
