@@ -72,3 +72,101 @@ def test_folder_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_missing_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(WatchError):
         Watch(str(tmp_path / "missing"), recursive=False)
+
+
+def _read(w: Watch) -> list[tuple[str, str]]:
+    """What the kernel queued so far, handled as the event loop would (no loop: nothing is read meanwhile)."""
+    w._on_readable()
+    return [(change.kind, change.name) for change in w.drain()]
+
+
+def test_recursive_follows_a_tree_made_at_once(tmp_path: Path) -> None:
+    w = Watch(str(tmp_path), recursive=True)
+    try:
+        # mkdir -p: the kernel queues p's create only; q and r exist before p is watched.
+        (tmp_path / "p" / "q" / "r").mkdir(parents=True)
+        (tmp_path / "p" / "q" / "r" / "f2").write_text("x")
+        # As envd's fsnotify: the folder's own event, then a create for each entry found, in WalkDir's order.
+        assert _read(w) == [("create", "p"), ("create", "p/q"), ("create", "p/q/r"), ("create", "p/q/r/f2")]
+        (tmp_path / "p" / "q" / "r" / "f3").write_text("x")
+        assert _read(w) == [("create", "p/q/r/f3"), ("write", "p/q/r/f3")]
+    finally:
+        w.close()
+
+
+def test_recursive_follows_a_folder_moved_in(tmp_path: Path) -> None:
+    (tmp_path / "out" / "x" / "y").mkdir(parents=True)
+    (tmp_path / "out" / "x" / "y" / "f1").write_text("x")
+    (tmp_path / "w").mkdir()
+    w = Watch(str(tmp_path / "w"), recursive=True)
+    try:
+        os.rename(tmp_path / "out" / "x", tmp_path / "w" / "x")
+        assert _read(w) == [("create", "x"), ("create", "x/y"), ("create", "x/y/f1")]
+        (tmp_path / "w" / "x" / "y" / "f4").write_text("x")
+        assert _read(w) == [("create", "x/y/f4"), ("write", "x/y/f4")]
+    finally:
+        w.close()
+
+
+def test_a_folder_moved_inside_is_renamed_not_walked(tmp_path: Path) -> None:
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    w = Watch(str(tmp_path), recursive=True)
+    try:
+        os.rename(tmp_path / "d", tmp_path / "g")
+        # envd's fsnotify reports no creates for a folder moved inside the watch: it only renames its watches.
+        assert _read(w) == [("rename", "d"), ("create", "g")]
+        (tmp_path / "g" / "e" / "f").write_text("x")
+        assert _read(w) == [("create", "g/e/f"), ("write", "g/e/f")]
+    finally:
+        w.close()
+
+
+def test_an_entry_both_listed_and_queued_is_reported_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = watch_module._entries
+
+    def create_then_list(fd: int) -> list[tuple[str, bool]]:
+        # A file made after the folder is watched and before it is listed: listed, and queued by the kernel.
+        if os.readlink(f"/proc/self/fd/{fd}") == str(tmp_path / "p"):
+            os.close(os.open("late", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, dir_fd=fd))
+        return listed(fd)
+
+    monkeypatch.setattr(watch_module, "_entries", create_then_list)
+    w = Watch(str(tmp_path), recursive=True)
+    try:
+        (tmp_path / "p").mkdir()
+        assert _read(w) == [("create", "p"), ("create", "p/late")]
+        assert _read(w) == []  # the kernel's create of p/late, read now, is not reported again
+        (tmp_path / "p" / "late").unlink()
+        (tmp_path / "p" / "late").write_text("x")
+        assert _read(w) == [("remove", "p/late"), ("create", "p/late"), ("write", "p/late")]
+    finally:
+        w.close()
+
+
+def _watched_inodes(w: Watch) -> set[int]:
+    """The inodes the kernel watches for `w` (one `inotify wd:N ino:HEX ...` line each)."""
+    with open(f"/proc/self/fdinfo/{w._fd}") as fdinfo:
+        lines = [line.split() for line in fdinfo if line.startswith("inotify ")]
+    return {int(part[4:], 16) for parts in lines for part in parts if part.startswith("ino:")}
+
+
+def test_a_symlink_swapped_into_a_path_leads_nowhere_outside(tmp_path: Path) -> None:
+    root, host = tmp_path / "root", tmp_path / "host"
+    (root / "a").mkdir(parents=True)
+    (host / "tmp").mkdir(parents=True)
+    w = Watch(str(root), recursive=True)
+    try:
+        # The sandbox's race, made deterministic: a/tmp's create is queued, then a becomes a link to the host
+        # before the server reads it. Resolved by name, a/tmp would be the host's tmp.
+        (root / "a" / "tmp").mkdir()
+        os.rename(root / "a", root / "b")
+        os.symlink(host, root / "a")
+        _read(w)
+        inside = {os.lstat(os.path.join(folder, name)).st_ino for folder, names, _ in os.walk(root) for name in names}
+        assert _watched_inodes(w) <= inside | {root.stat().st_ino}
+        assert (host / "tmp").stat().st_ino not in _watched_inodes(w)
+        (host / "tmp" / "HOST_FILE").write_text("x")
+        (root / "b" / "tmp" / "inside").write_text("x")
+        assert _read(w) == [("create", "b/tmp/inside"), ("write", "b/tmp/inside")]
+    finally:
+        w.close()

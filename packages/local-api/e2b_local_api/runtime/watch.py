@@ -2,20 +2,25 @@
 
 One inotify instance per watch, read on the event loop when the kernel says it
 is readable (no polling). Events are named as envd names them (fsnotify's
-Linux mapping): create and moved-to are CREATE, modify is WRITE, delete is
-REMOVE, moved-from is RENAME, attrib is CHMOD; names are relative to the
-watched folder. A recursive watch adds each folder created under it. Not
-`watchfiles`: it reports a rename as a delete and an add, and a chmod as a
-modify, which the SDK's event types tell apart.
+Linux mapping); names are relative to the watched folder. A recursive watch
+follows each folder that appears under it, with its whole subtree, reached
+only through descriptors opened `O_NOFOLLOW` from the watched folder's: no
+symlink the sandbox plants leads a watch outside it. Not `watchfiles`: it
+reports a rename as a delete and an add, and a chmod as a modify.
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
 import ctypes
 import ctypes.util
+import errno
+import fcntl
 import os
 import struct
+import termios
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -37,6 +42,11 @@ IN_DONT_FOLLOW = 0x02000000
 
 _MASK = IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
 _HEADER = struct.Struct("iIII")
+# A folder on the way down is only passed through (no read permission needed); the one watched is listed.
+_PASS_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Folder moves remembered to tell a move inside the watch from one into it (fsnotify remembers 10).
+_MOVES_REMEMBERED = 10
 
 # Bounds: folders one recursive watch follows, events queued unread.
 MAX_FOLDERS_PER_WATCH = 8192
@@ -78,7 +88,16 @@ def _kinds(mask: int) -> list[str]:
 
 
 class Watch:
-    """An open inotify watch on one host folder; iterate `changes()`, then `close()`."""
+    """An open inotify watch on one host folder; iterate `changes()`, then `close()`.
+
+    `host_folder` is trusted and followed (the server passes a `/proc/self/fd`
+    link to a folder it resolved inside the root); nothing below it is: every
+    folder under it is opened from its parent's descriptor, `O_NOFOLLOW`, and
+    watched through that descriptor. A symlink swapped into the middle of a
+    path before its event is read makes that folder unreachable, not a door to
+    the server's own tree (`paths.SandboxRoot` resolves symlinks inside the
+    root; here none is followed at all, as `os.walk` follows none).
+    """
 
     def __init__(self, host_folder: str, *, recursive: bool) -> None:
         self._top = host_folder.rstrip("/") or "/"
@@ -90,30 +109,123 @@ class Watch:
         self._folders: dict[int, str] = {}  # watch descriptor → folder relative to the top ("" is the top)
         self._queue: asyncio.Queue[Change | BaseException] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._moved_from: deque[int] = deque(maxlen=_MOVES_REMEMBERED)  # cookies of folders moved inside the watch
+        # Names reported as found by a walk, whose own create may still sit in the kernel's queue: it is
+        # reported once. Only bytes read before `_dedup_until` can hold one (the queue's length after the walk).
+        self._found: set[str] = set()
+        self._read_total = 0
+        self._dedup_until = 0
+        self._top_fd = -1
         try:
-            self._add("")
-            if recursive:
-                for dirpath, dirnames, _ in os.walk(self._top):
-                    for name in dirnames:
-                        rel = os.path.relpath(os.path.join(dirpath, name), self._top)
-                        self._add(rel)
-        except BaseException:
+            self._top_fd = os.open(self._top, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as error:
             os.close(self._fd)
+            raise WatchError(f"cannot watch the folder: {error.strerror}") from None
+        try:
+            self._add_top()
+            if recursive:
+                self._follow(self._top_fd, "", report=False)
+        except BaseException:
+            self._close_fds()
             raise
 
-    def _add(self, rel: str) -> None:
-        if len(self._folders) >= MAX_FOLDERS_PER_WATCH:
-            raise WatchLimit(f"a recursive watch follows at most {MAX_FOLDERS_PER_WATCH} folders: watch a smaller tree")
-        path = os.path.join(self._top, rel) if rel else self._top
-        # The top may be a /proc/self/fd link (to a folder opened inside the root): follow that one only.
-        flags = _MASK | IN_ONLYDIR | (IN_DONT_FOLLOW if rel else 0)
-        wd = _libc.inotify_add_watch(self._fd, os.fsencode(path), flags)
+    def _add_top(self) -> None:
+        # The top's own /proc/self/fd link is followed (to the folder opened above, nothing else).
+        wd = _libc.inotify_add_watch(self._fd, os.fsencode(f"/proc/self/fd/{self._top_fd}"), _MASK | IN_ONLYDIR)
         if wd < 0:
-            err = ctypes.get_errno()
-            if rel:
-                return  # a folder gone or replaced since it was seen: nothing to follow
-            raise WatchError(f"cannot watch the folder: {os.strerror(err)}")
-        self._folders[wd] = rel
+            raise WatchError(f"cannot watch the folder: {os.strerror(ctypes.get_errno())}")
+        self._folders[wd] = ""
+
+    def _add(self, fd: int, rel: str) -> bool:
+        """Watch the folder open as `fd` (False if it cannot be watched, e.g. unreadable)."""
+        # The /proc/self/fd link is followed to that open folder and nowhere else (IN_DONT_FOLLOW would
+        # watch the link itself, which IN_ONLYDIR refuses): no name is resolved again.
+        wd = _libc.inotify_add_watch(self._fd, os.fsencode(f"/proc/self/fd/{fd}"), _MASK | IN_ONLYDIR)
+        if wd < 0:
+            return False
+        if wd not in self._folders and len(self._folders) >= MAX_FOLDERS_PER_WATCH:
+            _libc.inotify_rm_watch(self._fd, wd)
+            raise WatchLimit(f"a recursive watch follows at most {MAX_FOLDERS_PER_WATCH} folders: watch a smaller tree")
+        self._folders[wd] = rel  # a folder moved inside the watch keeps its descriptor: this renames it
+        return True
+
+    def _open_folder(self, rel: str) -> int | None:
+        """An `O_PATH` descriptor of the folder `rel`, each name opened `O_NOFOLLOW` (None if one is not a folder)."""
+        fd = os.dup(self._top_fd)
+        for name in rel.split("/") if rel else []:
+            try:
+                child = os.open(name, _PASS_FLAGS, dir_fd=fd)
+            except OSError:
+                os.close(fd)
+                return None  # gone, or a symlink (ELOOP) or a file (ENOTDIR) now: nothing to follow there
+            os.close(fd)
+            fd = child
+        return fd
+
+    def _follow(self, parent_fd: int, rel: str, *, report: bool) -> None:
+        """Watch the folder `rel` (its last name opened from `parent_fd`) and every folder below it.
+
+        Each folder is watched before it is listed, so an entry made meanwhile is
+        either listed or queued by the kernel. With `report`, each entry listed is
+        reported as created, in `filepath.WalkDir`'s order (see `_on_readable`).
+        Depth-first, one descriptor open per level.
+        """
+        stack: list[tuple[int, str, list[tuple[str, bool]]]] = []
+        try:
+            fd = self._open_listable(parent_fd, os.path.basename(rel) or ".")
+            if fd is None or not self._add(fd, rel):
+                if fd is not None:
+                    os.close(fd)
+                return
+            stack.append((fd, rel, _entries(fd)))
+            while stack:
+                fd, folder, entries = stack[-1]
+                if not entries:
+                    os.close(fd)
+                    stack.pop()
+                    continue
+                name, is_dir = entries.pop()
+                child_rel = os.path.join(folder, name) if folder else name
+                if report:
+                    self._found.add(child_rel)
+                    self._put(Change("create", child_rel, os.path.join(self._top, child_rel)))
+                if not is_dir:
+                    continue
+                child = self._open_listable(fd, name)
+                if child is None:
+                    continue
+                if self._add(child, child_rel):
+                    stack.append((child, child_rel, _entries(child)))
+                else:
+                    os.close(child)
+        finally:
+            for fd, _, _ in stack:
+                os.close(fd)
+
+    @staticmethod
+    def _open_listable(parent_fd: int, name: str) -> int | None:
+        try:
+            return os.open(name, _LIST_FLAGS, dir_fd=parent_fd)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return None  # gone or replaced since it was seen, or unreadable (fsnotify skips those too)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                return None  # replaced by a symlink: not followed
+            raise WatchError(f"cannot open a folder to watch: {error.strerror}") from None
+
+    def _follow_new(self, folder: str, name: str, *, report: bool) -> None:
+        parent = self._open_folder(folder)
+        if parent is None:
+            return
+        try:
+            self._follow(parent, os.path.join(folder, name) if folder else name, report=report)
+        finally:
+            os.close(parent)
+        if report:
+            # Creates of found entries can only sit in what the kernel queued until now.
+            pending = array.array("i", [0])
+            fcntl.ioctl(self._fd, termios.FIONREAD, pending)
+            self._dedup_until = max(self._dedup_until, self._read_total + pending[0])
 
     def start(self) -> None:
         """Start delivering events to `changes()` (call on the event loop that reads them)."""
@@ -128,9 +240,13 @@ class Watch:
         except OSError as error:
             self._fail(WatchError(f"watcher error: {error}"))
             return
+        start = self._read_total
+        self._read_total += len(data)
         offset = 0
         while offset + _HEADER.size <= len(data):
-            wd, mask, _cookie, length = _HEADER.unpack_from(data, offset)
+            if self._found and start + offset >= self._dedup_until:
+                self._found.clear()
+            wd, mask, cookie, length = _HEADER.unpack_from(data, offset)
             raw = data[offset + _HEADER.size : offset + _HEADER.size + length].rstrip(b"\0")
             offset += _HEADER.size + length
             if mask & IN_Q_OVERFLOW:
@@ -146,14 +262,26 @@ class Watch:
             if not name and folder:
                 continue  # a subfolder's own delete/move: its parent reports it already
             rel = os.path.join(folder, name) if name else (folder or ".")
-            if self._recursive and name and mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
+            if rel in self._found:
+                self._found.discard(rel)
+                if mask & (IN_CREATE | IN_MOVED_TO):
+                    continue  # reported when its folder was walked (and followed then, if a folder)
+            for kind in _kinds(mask):
+                self._put(Change(kind, rel, os.path.join(self._top, rel)))
+            if not (self._recursive and name and mask & IN_ISDIR):
+                continue
+            if mask & IN_MOVED_FROM:
+                self._moved_from.append(cookie)
+            elif mask & (IN_CREATE | IN_MOVED_TO):
+                # envd's fsnotify (e2b-dev/fsnotify v0.0.1, backend_inotify.go) walks a folder created or
+                # moved in from outside, watching each folder and sending a create for every entry found
+                # after the folder's own; a folder moved inside the watch only has its watches renamed.
+                moved_inside = bool(mask & IN_MOVED_TO) and cookie in self._moved_from
                 try:
-                    self._add(rel)
+                    self._follow_new(folder, name, report=not moved_inside)
                 except WatchError as error:
                     self._fail(error)
                     return
-            for kind in _kinds(mask):
-                self._put(Change(kind, rel, os.path.join(self._top, rel)))
 
     def _put(self, item: Change | BaseException) -> None:
         if self._queue.qsize() >= MAX_QUEUED_EVENTS:
@@ -189,5 +317,20 @@ class Watch:
         if self._fd >= 0:
             if self._loop is not None and not self._loop.is_closed():
                 self._loop.remove_reader(self._fd)
-            os.close(self._fd)
-            self._fd = -1
+            self._close_fds()
+
+    def _close_fds(self) -> None:
+        os.close(self._fd)
+        self._fd = -1
+        if self._top_fd >= 0:
+            os.close(self._top_fd)
+            self._top_fd = -1
+
+
+def _entries(fd: int) -> list[tuple[str, bool]]:
+    """A folder's (name, is a folder) pairs, last name first: popped, they come in `filepath.WalkDir`'s order."""
+    try:
+        with os.scandir(fd) as listing:
+            return sorted(((e.name, e.is_dir(follow_symlinks=False)) for e in listing), reverse=True)
+    except OSError:
+        return []  # gone since it was opened: its parent reports that
