@@ -75,6 +75,7 @@ def create_app(
     app.state.runtimes = runtimes  # runtime
     if runtimes is not None:
         runtimes.records = state_store.all_records
+        runtimes.forget_record = state_store.kill
     app.include_router(routes.router)
     app.include_router(controls.router)
     app.add_exception_handler(ApiError, handle_api_error)

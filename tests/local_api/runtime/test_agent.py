@@ -1,4 +1,5 @@
-"""The agent as the server's plain child (`--no-isolation`): nothing it started outlives it, orphans included.
+"""The agent as the server's plain child (`--no-isolation`): nothing it started outlives it, orphans included,
+and no bad message ends it.
 
 Each test runs the agent's own source as the server does (`python3 -I -S -c SOURCE FD host`), asks it for a
 command over its socket, and counts, by name in /proc, what is left once the server's side goes.
@@ -30,11 +31,11 @@ SPREAD = (
 )
 
 
-def agent_argv(fd: int) -> list[str]:
+def agent_argv(fd: int, source: str = SOURCE) -> list[str]:
     found = without_isolation()
     if not found.available:
         pytest.skip(found.reason)
-    return sandbox_argv(found, Path("/"), network=True, agent_source=SOURCE, agent_fd=fd)
+    return sandbox_argv(found, Path("/"), network=True, agent_source=source, agent_fd=fd)
 
 
 def spawn(sock: socket.socket, command: str) -> int:
@@ -139,3 +140,40 @@ def test_descendants_follow_the_parent_chain() -> None:
     finally:
         shell.kill()
         shell.wait()
+
+
+def test_a_bad_message_is_answered_or_dropped_and_the_agent_goes_on(pair: tuple[socket.socket, ...]) -> None:
+    """Garbage, a message that is no request, one cut short at the agent's limit (4 KiB here, so that a send
+    buffer of any size holds it) and one whose fields are wrong: each is refused, the agent serves the next."""
+    ours, theirs = pair
+    small = SOURCE.replace("MAX_MESSAGE = 1 << 20\n", "MAX_MESSAGE = 1 << 12\n")
+    assert small != SOURCE
+    process = subprocess.Popen(
+        agent_argv(theirs.fileno(), small), pass_fds=(theirs.fileno(),), start_new_session=True, stderr=subprocess.PIPE
+    )
+    try:
+        theirs.close()
+        assert "ready" in json.loads(ours.recv(1 << 16))
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            socket.send_fds(ours, [b"\xffnot json"], [null])  # its fd is closed, not leaked
+        finally:
+            os.close(null)
+        ours.send(b"[1, 2]")
+        ours.send(json.dumps({"id": 7, "op": "spawn", "argv": ["/bin/true", "a" * 8192]}).encode())
+        ours.send(json.dumps({"id": 8, "op": "spawn", "pty": 5}).encode())
+        ours.send(json.dumps({"id": 9, "op": "ping"}).encode())
+        # Answers come in order: the two dropped messages got none.
+        answers = [json.loads(ours.recv(1 << 16)) for _ in range(3)]
+        assert [a["id"] for a in answers] == [7, 8, 9]
+        assert "longer than the agent's 4096 bytes" in answers[0]["error"]
+        assert answers[1]["error"].startswith("bad request")
+        assert "error" not in answers[2]
+        ours.close()
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        dropped = process.stderr.read().decode().splitlines()
+        assert len(dropped) == 2 and "undecodable request" in dropped[0] and "JSON object" in dropped[1]
+    finally:
+        process.kill()
+        process.wait()

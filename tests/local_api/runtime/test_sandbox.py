@@ -1,4 +1,5 @@
-"""One sandbox's process tree (runtime/sandbox.py): the per-sandbox process limit under concurrent spawns.
+"""One sandbox's process tree (runtime/sandbox.py): the per-sandbox process limit under concurrent spawns,
+command lines too long to pass, and an agent that dies by itself.
 
 The spawns are made in one event loop tick: each is past its checks and waiting
 for the agent's answer before any answer is read, the case where every one of
@@ -8,17 +9,23 @@ them used to pass the limit.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from e2b_local_api.runtime import isolation, sandbox
 from e2b_local_api.runtime.isolation import host_id, resolv_conf
 from e2b_local_api.runtime.layout import Layout
 from e2b_local_api.runtime.processes import ManagedProcess
 from e2b_local_api.runtime.sandbox import SandboxError, SandboxRuntime, Spawn
+
+from tests.local_api.sandboxes import RealServer, StreamEnded, real_server, wait_for
 
 LIMIT = 3
 DEADLINE = 10.0  # bounds a failure only
@@ -70,3 +77,52 @@ def test_concurrent_spawns_past_the_limit_are_refused(layout: Layout, monkeypatc
     refusals = [p for p in first if not isinstance(p, ManagedProcess)]
     assert [(type(r), getattr(r, "kind", None)) for r in refusals] == [(SandboxError, "resource_exhausted")] * 2
     assert running == LIMIT
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RealServer]:
+    with real_server() as running:
+        yield running
+
+
+@pytest.mark.parametrize(
+    ("process", "what"),
+    [
+        ({"cmd": "/bin/bash", "args": ["-c", "echo " + "a" * 1_100_000 + " | wc -c"]}, "argument 2 takes"),
+        ({"cmd": "/bin/true", "envs": {"BIG": "a" * 1_100_000}}, "environment variable 'BIG' takes"),
+        # Each under Linux's limit for one argument, together more than one message to the agent holds.
+        ({"cmd": "/bin/true", "args": ["a" * 100_000] * 3}, "the command and its environment take"),
+    ],
+    ids=["argument", "environment", "total"],
+)
+def test_a_command_line_too_long_is_refused_and_the_sandbox_goes_on(
+    server: RealServer, process: dict[str, Any], what: str
+) -> None:
+    envd = server.envd(server.create())
+    with pytest.raises(StreamEnded) as refused, envd.stream("Start", {"process": process}) as events:
+        list(events)
+    assert refused.value.code == "invalid_argument"
+    assert refused.value.message.startswith("argument list too long: ") and what in refused.value.message
+    assert "through a file" in refused.value.message
+    assert envd.run("echo alive")[1:3] == (b"alive\n", b"")
+
+
+def test_a_sandbox_whose_agent_is_killed_ends_as_a_kill_ends_it(server: RealServer) -> None:
+    sandbox = server.create()
+    sandbox_id, envd = sandbox["sandboxID"], server.envd(sandbox)
+    entry = server.runtimes.get(sandbox_id)
+    assert entry is not None and entry.runtime.agent_pid is not None
+    with (
+        pytest.raises(StreamEnded) as ended,
+        envd.stream("Start", {"process": {"cmd": "/bin/sleep", "args": ["300"]}}) as events,
+    ):
+        next(events)
+        os.kill(entry.runtime.agent_pid, signal.SIGKILL)  # the sandbox's pid 1, from the host
+        list(events)
+    assert ended.value.code == "unavailable" and "its agent" in ended.value.message
+    assert entry.runtime.state == "gone" and server.runtimes.get(sandbox_id) is None
+    wait_for(lambda: server.api.get(f"/sandboxes/{sandbox_id}").status_code == 404, "the record to be removed")
+    listed = server.api.get("/v2/sandboxes", params={"state": ["running", "paused"]})
+    assert listed.status_code == 200 and sandbox_id not in {s["sandboxID"] for s in listed.json()}
+    health = httpx.get(f"{server.url}/health", headers=envd.headers(), timeout=30)
+    assert health.status_code == 502 and "was not found" in health.text

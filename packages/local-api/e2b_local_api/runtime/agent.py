@@ -17,6 +17,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -28,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 MAX_MESSAGE = 1 << 20
+_ID_FIRST = re.compile(rb'\{"id": *(\d{1,18})[,}]')
 MAX_FDS = 3
 HOST = "host"  # the mode word: no namespace of its own
 # prctl(2) options (linux/prctl.h)
@@ -100,9 +102,37 @@ def _signal(request: dict[str, Any]) -> None:
         os.kill(pid, number)  # it left its group: the process alone
 
 
-def _handle(sock: socket.socket, children: set[int], message: bytes, fds: list[int]) -> None:
-    request = json.loads(message)
-    reply = {"id": request["id"]}
+def _parse(message: bytes, cut: str) -> tuple[dict[str, Any] | None, int | None, str]:
+    """The request, or None with the id it names (None: none found) and why it cannot be served (`cut`: why
+    the kernel cut the message short, if it did). The client puts the id first: a message cut short at
+    MAX_MESSAGE still names the request to answer."""
+    if not cut:
+        try:
+            request = json.loads(message)
+        except (ValueError, RecursionError) as error:
+            request, reason = None, f"undecodable request: {error}"
+        else:
+            if isinstance(request, dict) and isinstance(request.get("id"), int):
+                return request, request["id"], ""
+            reason = "a request must be a JSON object with an integer id"
+    else:
+        reason = cut
+    found = _ID_FIRST.match(message)
+    return None, int(found[1]) if found else None, reason
+
+
+def _handle(sock: socket.socket, children: set[int], message: bytes, fds: list[int], cut: str = "") -> None:
+    request, request_id, reason = _parse(message, cut)
+    if request is None:
+        # One bad message must not end the agent (pid 1: the whole sandbox would go with it).
+        for fd in fds:
+            os.close(fd)
+        if request_id is None:
+            print(f"e2b agent: a message dropped: {reason}", file=sys.stderr, flush=True)
+        else:
+            _send(sock, {"id": request_id, "error": reason})
+        return
+    reply: dict[str, Any] = {"id": request_id}
     back: list[int] = []
     try:
         op = request["op"]
@@ -124,7 +154,7 @@ def _handle(sock: socket.socket, children: set[int], message: bytes, fds: list[i
             raise ValueError(f"unknown operation {op!r}")
     except OSError as error:
         reply["error"] = error.strerror or str(error)
-    except (KeyError, TypeError, ValueError) as error:
+    except Exception as error:  # whatever a malformed request raises: it is refused, the agent goes on
         reply["error"] = f"bad request: {error}"
     finally:
         for fd in fds:
@@ -134,6 +164,14 @@ def _handle(sock: socket.socket, children: set[int], message: bytes, fds: list[i
     finally:
         for fd in back:
             os.close(fd)
+
+
+def _cut(flags: int) -> str:
+    if flags & socket.MSG_TRUNC:
+        return f"request longer than the agent's {MAX_MESSAGE} bytes, cut short"
+    if flags & socket.MSG_CTRUNC:
+        return f"request with more than {MAX_FDS} file descriptors, some lost"
+    return ""
 
 
 def _reap(sock: socket.socket, children: set[int]) -> None:
@@ -285,14 +323,14 @@ def _serve(sock: socket.socket, wake_r: int, server: int) -> None:
                 return  # the server died (the death signal woke us): its socket may not have closed yet
             _reap(sock, children)
         if sock.fileno() in readable:
-            message, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(MAX_FDS * 4))
+            message, ancillary, flags, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(MAX_FDS * 4))
             if not message:
                 return  # the server went away: the namespace ends with its first process (without one: `main`)
             fds: list[int] = []
             for level, kind, data in ancillary:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                     fds.extend(int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data) - 3, 4))
-            _handle(sock, children, message, fds)
+            _handle(sock, children, message, fds, _cut(flags))
 
 
 if __name__ == "__main__":

@@ -2,14 +2,16 @@
 
 One SOCK_SEQPACKET socket per sandbox, read by the event loop (`add_reader`):
 an answer completes its request's future, an exit is handed to `on_exit`, the
-socket's end (the sandbox died) fails every pending request. Requests go out
-one at a time, in order of arrival, while the socket is full (`_send`).
+socket's end (the sandbox died) fails every pending request and calls
+`on_gone`. Requests go out one at a time, in order of arrival, while the socket
+is full (`_send`); one larger than MAX_REQUEST is refused before it is sent.
 """
 
 from __future__ import annotations
 
 import array
 import asyncio
+import errno
 import itertools
 import json
 import os
@@ -18,6 +20,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 MAX_MESSAGE = 1 << 16
+# The largest request sent. A SOCK_SEQPACKET message must fit in its socket's send buffer, which a process can
+# raise to twice net.core.wmem_max (208 KiB by default, so 416 KiB); this fits anywhere and under the agent's
+# MAX_MESSAGE.
+MAX_REQUEST = 200 * 1024
 
 
 class AgentGone(Exception):
@@ -28,11 +34,24 @@ class AgentError(Exception):
     """The agent refused a request (its reason is the message)."""
 
 
+class RequestTooLarge(AgentError):
+    """A request longer than MAX_REQUEST: it was not sent, and the agent is as it was."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"the request takes {size} bytes, more than the {MAX_REQUEST} one message can hold")
+        self.size = size
+
+
 class AgentClient:
-    def __init__(self, sock: socket.socket, on_exit: Callable[[int, int], None]) -> None:
+    def __init__(
+        self, sock: socket.socket, on_exit: Callable[[int, int], None], on_gone: Callable[[], None] = lambda: None
+    ) -> None:
         self._sock = sock
         self._sock.setblocking(False)
+        # Room for one MAX_REQUEST message whatever net.core.wmem_default is (the kernel doubles what is asked).
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, MAX_REQUEST)
         self._on_exit = on_exit
+        self._on_gone = on_gone
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._loop = asyncio.get_running_loop()
@@ -48,15 +67,20 @@ class AgentClient:
         if self.gone:
             raise AgentGone("the sandbox's agent has ended")
         request_id = next(self._ids)
+        # The id first: a message the agent gets cut short still names the request its refusal answers.
+        data = json.dumps({"id": request_id, **message}).encode()
+        if len(data) > MAX_REQUEST:
+            raise RequestTooLarge(len(data))
         future = self._loop.create_future()
         self._pending[request_id] = future
-        data = json.dumps({**message, "id": request_id}).encode()
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
         try:
             await self._send(data, ancillary)
             answer = await future
         finally:
             self._pending.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # the send's own error was raised instead: this one is not worth a warning
         if "error" in answer:
             raise AgentError(answer["error"])
         return dict(answer)
@@ -72,6 +96,9 @@ class AgentClient:
                 except BlockingIOError:
                     await self._wait_for_room()
                 except OSError as error:
+                    if error.errno == errno.EMSGSIZE:
+                        # The kernel refused this one message (a smaller buffer than asked): the agent is fine.
+                        raise RequestTooLarge(len(data)) from error
                     self._close()
                     raise AgentGone(f"the sandbox's agent has ended ({error.strerror})") from error
 
@@ -142,6 +169,7 @@ class AgentClient:
                 future.set_exception(AgentGone("the sandbox's agent has ended"))
         if not self.ready.done():
             self.ready.set_exception(AgentGone("the sandbox's agent did not start"))
+        self._on_gone()
 
     def close(self) -> None:
         self._close()

@@ -3,7 +3,9 @@
 The store decides (create, pause, resume, kill, deadlines); the routes tell
 this registry right after, and a reconcile pass every half second catches what
 the store decides lazily (a deadline that passed, a reset): a runtime whose
-record is gone is killed, one whose record is paused is frozen.
+record is gone is killed, one whose record is paused is frozen. The other way,
+a sandbox that ended by itself (its agent died) is killed here and its record
+removed from the store, as the API's kill would.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import asyncio
 import contextlib
 import os
 import shutil
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -128,6 +131,7 @@ class Runtimes:
             isolation=self.isolation,
             env_vars=record.config.env_vars,
             network=network,
+            on_end=self._ended_by_itself,
         )
         runtime.access_token, runtime.secure = record.envd_access_token, bool(record.config.secure)
         self._entries[record.sandbox_id] = Entry(runtime, record.envd_access_token)
@@ -154,7 +158,28 @@ class Runtimes:
         elif not layout.root.is_dir():
             return  # nothing runs and nothing is on disk
         # Without a process tree (one that could not be restarted) its files go all the same.
-        task = asyncio.get_running_loop().create_task(self._remove(runtime, layout))
+        self._keep(asyncio.get_running_loop().create_task(self._remove(runtime, layout)))
+
+    def _ended_by_itself(self, runtime: SandboxRuntime) -> None:
+        """Its agent died (killed from the host, crashed): nothing runs in it any more. Killed as the API's
+        kill would, its record too, instead of a sandbox listed as running that runs no command."""
+        sandbox_id = runtime.sandbox_id
+        entry = self._entries.get(sandbox_id)
+        if entry is None or entry.runtime is not runtime:
+            return
+        print(
+            f"e2b-local-api: sandbox {sandbox_id} ended: its agent is gone; it is killed", file=sys.stderr, flush=True
+        )
+        self.kill(sandbox_id)
+        if self.forget_record is not None:
+            self._keep(asyncio.get_running_loop().create_task(self._forget_record(self.forget_record, sandbox_id)))
+
+    @staticmethod
+    async def _forget_record(forget: Callable[[str], Awaitable[None]], sandbox_id: str) -> None:
+        with contextlib.suppress(ApiError):  # killed through the API meanwhile
+            await forget(sandbox_id)
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
         # The loop keeps only weak references to tasks: keep this one until it is done.
         self._removals.add(task)
         task.add_done_callback(self._removals.discard)
@@ -216,6 +241,7 @@ class Runtimes:
             isolation=self.isolation,
             env_vars=record.config.env_vars,
             network=internet_allowed(record.config),
+            on_end=self._ended_by_itself,
         )
         runtime.access_token, runtime.secure = record.envd_access_token, bool(record.config.secure)
         self._entries[record.sandbox_id] = Entry(runtime, record.envd_access_token)
@@ -253,6 +279,7 @@ class Runtimes:
                     self.reconcile(await self.records())
 
     records: Any = None  # set by the app: an async callable returning the store's records
+    forget_record: Callable[[str], Awaitable[None]] | None = None  # set by the app: the store's kill
 
     def close_soon(self) -> None:
         """From any thread (a signal handler too): kill every sandbox, which ends their streams.

@@ -5,7 +5,8 @@ the host) ends every process of the namespace, `setsid`'d ones included.
 Pausing stops each process of the namespace with SIGSTOP, the agent too, until
 a pass over `/proc` finds none left running; resuming continues them. Without
 isolation (Mode.NONE) the members are the agent's descendants instead (it is
-their subreaper), frozen then killed before the agent at a kill.
+their subreaper), frozen then killed before the agent at a kill. An agent that
+ends by itself (killed from the host, crashed) ends the sandbox as a kill does.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +27,7 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
 from e2b_local_api.runtime import agent, exits, isolation
-from e2b_local_api.runtime.agent_client import AgentClient, AgentError, AgentGone
+from e2b_local_api.runtime.agent_client import MAX_REQUEST, AgentClient, AgentError, AgentGone, RequestTooLarge
 from e2b_local_api.runtime.isolation import ID_BASE, Isolation, Mode
 from e2b_local_api.runtime.layout import BOUND, USER_GID, USER_UID, Layout
 from e2b_local_api.runtime.network import Link, LinkError, attach
@@ -36,6 +37,8 @@ MAX_PROCESSES = 256
 START_SECONDS = 10.0
 RETAIN_SECONDS = 30.0  # an ended process's `end` stays available to a late Connect, as envd keeps it
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+MAX_ARG_STRLEN = 32 * 4096  # Linux's limit for one argument or `KEY=VALUE`, its NUL included (linux/binfmts.h)
+BIG_DATA_HINT = "pass big data through a file (files.write) or the process's stdin instead"
 _AGENT_SOURCE = Path(agent.__file__).read_text()
 
 
@@ -82,8 +85,11 @@ class SandboxRuntime:
         isolation: Isolation,
         env_vars: Mapping[str, str],
         network: bool,
+        on_end: Callable[[SandboxRuntime], None] = lambda runtime: None,
     ) -> None:
+        """`on_end`: called once the sandbox ended by itself (its agent did), not by `kill`."""
         self.sandbox_id = sandbox_id
+        self._on_end = on_end
         self.layout = layout
         self.isolation = isolation
         self.env_vars = dict(env_vars)
@@ -112,6 +118,9 @@ class SandboxRuntime:
     async def start(self) -> None:
         try:
             await self._start()
+            if self._agent is not None and self._agent.gone:  # it died after its first answer, while we waited
+                self.kill()
+                raise SandboxError("unavailable", f"sandbox {self.sandbox_id} could not start: its agent ended")
             self._start_succeeded = True
         finally:
             self._started.set()
@@ -134,7 +143,7 @@ class SandboxRuntime:
             )
         finally:
             theirs.close()
-        self._agent = AgentClient(ours, self._on_exit)
+        self._agent = AgentClient(ours, self._on_exit, self._agent_gone)
         process = self._bwrap
         try:
             await asyncio.wait_for(asyncio.shield(self._agent.ready), START_SECONDS)
@@ -186,8 +195,9 @@ class SandboxRuntime:
     def pids(self) -> list[int]:
         return self.members()
 
-    def kill(self) -> None:
-        """End every process of the sandbox now (the namespace's pid 1 dies, taking the rest)."""
+    def kill(self, reason: str = "it was killed or timed out") -> None:
+        """End every process of the sandbox now (the namespace's pid 1 dies, taking the rest); `reason` ends
+        its streams."""
         if self.ended:
             return
         self.ended = True
@@ -198,7 +208,9 @@ class SandboxRuntime:
             agent.end_descendants(self.agent_pid)
         target = self.agent_pid or (self._bwrap.pid if self._bwrap is not None else None)
         if target is not None:
-            for pid in (target, self._bwrap.pid if self._bwrap is not None else None):
+            # bubblewrap reaped already (asyncio did): its pid may be another process's by now.
+            child = self._bwrap.pid if self._bwrap is not None and self._bwrap.returncode is None else None
+            for pid in (target, child):
                 if pid is not None:
                     try:
                         os.kill(pid, signal.SIGKILL)
@@ -208,9 +220,7 @@ class SandboxRuntime:
             self._agent.close()
         if self._link is not None:
             self._link.close()  # slirp4netns exits as its exit pipe closes
-        gone = ConnectError(
-            Code.UNAVAILABLE, f"The sandbox {self.sandbox_id} was not found: it was killed or timed out"
-        )
+        gone = ConnectError(Code.UNAVAILABLE, f"The sandbox {self.sandbox_id} was not found: {reason}")
         for process in list(self.processes.values()):
             process.fail_streams(gone)
             process.abandon()
@@ -238,6 +248,16 @@ class SandboxRuntime:
         except (TimeoutError, AgentGone, AgentError):
             return False
         return True
+
+    def _agent_gone(self) -> None:
+        """The agent's socket ended. Not by `kill` (then the sandbox has ended already), nor while it starts
+        (`start` says so): the agent died, and in its namespace every process with it."""
+        if self.ended or not self._start_succeeded:
+            return
+        if not self.unisolated:
+            self.agent_pid = None  # dead and reaped by bubblewrap: its pid may be another process's soon
+        self.kill("its agent (the sandbox's first process) ended")
+        self._on_end(self)
 
     def _on_exit(self, pid: int, status: int) -> None:
         process = self.processes.get(pid)
@@ -302,6 +322,7 @@ class SandboxRuntime:
             # the agent already is the one uid inside (1000), and may not even drop its groups (setgroups is
             # denied in a user namespace that an unprivileged process maps).
             ids = (None, None, [])
+        _check_arguments([spawn.cmd, *spawn.args], env)
         request: dict[str, Any] = {
             "op": "spawn",
             "argv": [spawn.cmd, *spawn.args],
@@ -344,6 +365,12 @@ class SandboxRuntime:
                 outputs = {out_r: "stdout", err_r: "stderr"}
             try:
                 answer = await agent.request(request, theirs)
+            except RequestTooLarge as error:
+                raise SandboxError(
+                    "invalid_argument",
+                    f"argument list too long: the command and its environment take {error.size} bytes encoded, "
+                    f"more than the {MAX_REQUEST} the local server passes to a process; {BIG_DATA_HINT}",
+                ) from error
             except AgentError as error:
                 raise SandboxError(
                     "invalid_argument", f"error starting process '{' '.join(request['argv'])}': {error}"
@@ -441,6 +468,20 @@ class SandboxRuntime:
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 continue
+
+
+def _check_arguments(argv: list[str], env: Mapping[str, str]) -> None:
+    """Refuse what execve would (E2BIG), before it goes to the agent, with what to do instead."""
+    strings = [(f"argument {index}", arg) for index, arg in enumerate(argv)]
+    strings += [(f"environment variable {name!r}", f"{name}={value}") for name, value in env.items()]
+    for which, text in strings:
+        size = len(text.encode(errors="surrogatepass")) + 1
+        if size > MAX_ARG_STRLEN:
+            raise SandboxError(
+                "invalid_argument",
+                f"argument list too long: {which} takes {size} bytes, more than Linux's {MAX_ARG_STRLEN} "
+                f"for one argument or variable (MAX_ARG_STRLEN); {BIG_DATA_HINT}",
+            )
 
 
 def _resolve_cwd(cwd: str | None, user: User) -> str:
