@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from connectrpc.code import Code
@@ -265,3 +265,39 @@ def test_forget_sandbox_closes_its_watchers(tmp_path: Path) -> None:
         assert caught.value.code == Code.NOT_FOUND
 
     asyncio.run(run())
+
+
+def test_a_stream_whose_client_left_ends_quietly_however_connectrpc_says_it() -> None:
+    # connectrpc turns the cancellation into ConnectError(canceled): uvicorn logged that as an app's failure
+    # with its traceback, for every watch an SDK stopped.
+    async def stream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        try:
+            await asyncio.Event().wait()  # a watch with nothing to send
+        except asyncio.CancelledError as cancelled:
+            raise ConnectError(Code.CANCELED, "Request was cancelled") from cancelled
+
+    async def run(leaves: bool) -> None:
+        messages = [{"type": "http.request", "body": b"{}", "more_body": False}]
+        client_left = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            if messages:
+                return messages.pop(0)
+            await client_left.wait()
+            return {"type": "http.disconnect"}
+
+        served = asyncio.ensure_future(
+            service._ends_with_its_client(stream_app)({"type": "http", "path": "/x/WatchDir"}, receive, None)
+        )
+        await asyncio.sleep(0)
+        if leaves:
+            client_left.set()
+            await asyncio.wait_for(served, DEADLINE)  # ended, nothing raised
+        else:
+            served.cancel()  # the server's own cancellation (its shutdown) is not swallowed
+            with pytest.raises((asyncio.CancelledError, ConnectError)):
+                await asyncio.wait_for(served, DEADLINE)
+
+    asyncio.run(run(leaves=True))
+    asyncio.run(run(leaves=False))

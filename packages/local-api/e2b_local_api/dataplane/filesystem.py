@@ -521,6 +521,11 @@ def _ends_with_its_client(app: ASGIApp) -> ASGIApp:
         except asyncio.CancelledError:
             if not gone:
                 raise
+        except ConnectError as error:
+            # connectrpc turns the cancellation into its own `canceled` error as it leaves: the client is
+            # gone, and nobody is left to tell (uvicorn would log it as an app's failure, with its traceback).
+            if not (gone and error.code is Code.CANCELED):
+                raise
         finally:
             if listener is not None:
                 listener.cancel()
