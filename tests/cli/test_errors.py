@@ -145,6 +145,22 @@ def test_the_sandbox_s_refusal_is_a_failure_not_a_missing_key_or_a_usage_error(c
     assert convert(AuthenticationException("no key")).message == "no API key."  # the SDK's own: unchanged
 
 
+def test_a_sandbox_that_stopped_under_the_command_is_a_failure_not_a_timeout_of_ours() -> None:
+    # Both are TimeoutExceptions, as in e2b 2.x: "raise --request-timeout" would be the wrong advice.
+    for gone in (
+        rpc_exception(ConnectError(Code.UNAVAILABLE, "sandbox s1 was not found")),
+        rpc_exception(ConnectError(Code.CANCELED, "the sandbox was paused")),
+    ):
+        assert isinstance(gone, TimeoutException)
+        converted = convert(gone)
+        assert (converted.exit_code, converted.hint) == (
+            ExitStatus.FAILED,
+            "Run `e2b sandbox list` to see your team's sandboxes.",
+        )
+        assert converted.message == f"the sandbox stopped during the command: {gone}"
+    assert convert(TimeoutException("late")).exit_code == ExitStatus.NO_ANSWER  # a timeout of ours: unchanged
+
+
 def test_network_failure_names_the_url() -> None:
     assert convert(httpx.ConnectError("")).message == f"could not reach the API at {URL}: ConnectError"
 

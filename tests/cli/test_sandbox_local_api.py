@@ -35,7 +35,9 @@ class LocalApi:
         self.control.post("/_local/reset").raise_for_status()
 
     def create(self) -> str:
-        response = self.control.post("/sandboxes", json={"templateID": "base"}, headers={"X-API-Key": DEV_KEY})
+        # Ten minutes, not the API's 15 s default, which a test of several CLI runs can outlast on a loaded machine.
+        body = {"templateID": "base", "timeout": 600}
+        response = self.control.post("/sandboxes", json=body, headers={"X-API-Key": DEV_KEY})
         response.raise_for_status()
         sandbox_id: str = response.json()["sandboxID"]
         return sandbox_id

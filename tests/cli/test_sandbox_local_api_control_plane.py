@@ -39,7 +39,9 @@ class LocalApi:
         self.client.post("/_local/reset").raise_for_status()
 
     def create(self, **metadata: str) -> str:
-        body: dict[str, Any] = {"templateID": "base", "metadata": metadata}
+        # Ten minutes, not the API's 15 s default: a test of several CLI runs outlasted that on a loaded machine,
+        # and its "running" sandbox timed out under it.
+        body: dict[str, Any] = {"templateID": "base", "metadata": metadata, "timeout": 600}
         response = self.client.post("/sandboxes", json=body, headers={"X-API-Key": DEV_KEY})
         response.raise_for_status()
         sandbox_id: str = response.json()["sandboxID"]

@@ -24,6 +24,7 @@ from e2b import (
     RateLimitException,
     SandboxException,
     SandboxNotFoundException,
+    SandboxNotRunningException,
     SandboxPauseRefusedException,
     ServiceBusyException,
     TimeoutException,
@@ -63,8 +64,8 @@ MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.OK: "success (pausing a sandbox that is already paused included)",
     ExitStatus.FAILED: (
         "the API answered no: a refused pause, an unknown sandbox or snapshot, a rejected API key, busy, rate limited, "
-        "an invalid request, the sandbox's refusal (an unknown user, a missing directory), or an answer that is not "
-        "the API's (a proxy's page)"
+        "an invalid request, the sandbox's refusal (an unknown user, a missing directory), a sandbox that stopped "
+        "during the command (killed, paused), or an answer that is not the API's (a proxy's page)"
     ),
     ExitStatus.USAGE: (
         "usage error: an unknown command or option, a bad value (a malformed --api-url, time or sandbox id, "
@@ -265,6 +266,12 @@ def to_cli_error(
             # The SDK refused a value before sending anything: the user's to fix, like click's own.
             return CliUsageError(error.message, "Fix that value; nothing was sent.")
         return _api_error(error, f"the API refused the request as invalid: {error.message}", "Check the arguments.")
+    # A `TimeoutException` as in e2b 2.x, but no timeout of ours: the sandbox ended (killed, paused, past its
+    # timeout) under the call, or envd cancelled the call for that reason.
+    if isinstance(error, SandboxNotRunningException) or (
+        isinstance(error, TimeoutException) and connect_code(error) == "canceled"
+    ):
+        return _api_error(error, f"the sandbox stopped during the command: {error.message}", LIST_HINT)
     # httpx is what the SDK runs on; when no command loaded it, no error can be one of its.
     httpx = sys.modules.get("httpx")
     if isinstance(error, TimeoutException) or (httpx is not None and isinstance(error, httpx.TimeoutException)):
