@@ -3,11 +3,10 @@
 One inotify instance per watch, read on the event loop when the kernel says it
 is readable (no polling). Events are named as envd names them (fsnotify's
 Linux mapping); names are relative to the watched folder. A recursive watch
-follows each folder that appears under it, with its whole subtree, reached
-only through descriptors opened `O_NOFOLLOW` from the watched folder (itself
-reopened from its parent, if still the same folder): no symlink the sandbox
-plants leads a watch outside it. Not `watchfiles`: it reports a rename as a
-delete and an add, and a chmod as a modify.
+follows each folder that appears under it, reached only through descriptors
+opened `O_NOFOLLOW` from the watched folder (reopened from its parent if still
+the same): no symlink the sandbox plants leads a watch outside it. Not
+`watchfiles`: it reports a rename as a delete and an add, a chmod as a modify.
 """
 
 from __future__ import annotations
