@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -210,6 +211,24 @@ def test_create_get_remove_watcher(envd: Envd, sandbox: StandInSandbox) -> None:
     with pytest.raises(ConnectError) as caught:
         rpc.get_watcher_events(pb.GetWatcherEventsRequest(watcher_id=watcher_id), headers=headers_for(sandbox))
     assert caught.value.code == Code.NOT_FOUND
+
+
+def test_the_watched_folder_removed_is_reported(envd: Envd, sandbox: StandInSandbox) -> None:
+    for name in ("streamed", "polled"):
+        (sandbox.host(f"{HOME}/{name}") / "a").mkdir(parents=True)
+    stream = watch(envd, sandbox, "streamed", recursive=True)
+    watcher_id = (
+        envd.rpc()
+        .create_watcher(pb.CreateWatcherRequest(path="polled", recursive=True), headers=headers_for(sandbox))
+        .watcher_id
+    )
+    # The server holds nothing open on the folders it watches: the kernel reports their removal.
+    shutil.rmtree(sandbox.host(f"{HOME}/streamed"))
+    shutil.rmtree(sandbox.host(f"{HOME}/polled"))
+    stream.until(lambda: (".", pb.EventType.REMOVE) in stream.events())
+    assert stream.events() == [("a", pb.EventType.REMOVE), (".", pb.EventType.REMOVE)]
+    events = _poll_until(envd, sandbox, watcher_id, (".", pb.EventType.REMOVE))
+    assert [(e.name, e.type) for e in events] == [("a", pb.EventType.REMOVE), (".", pb.EventType.REMOVE)]
 
 
 def test_a_watcher_of_another_sandbox_is_not_found(envd: Envd, sandbox: StandInSandbox) -> None:

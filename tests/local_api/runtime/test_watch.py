@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,41 @@ def test_an_entry_both_listed_and_queued_is_reported_once(tmp_path: Path, monkey
         (tmp_path / "p" / "late").unlink()
         (tmp_path / "p" / "late").write_text("x")
         assert _read(w) == [("remove", "p/late"), ("create", "p/late"), ("write", "p/late")]
+    finally:
+        w.close()
+
+
+def test_a_folder_moved_out_is_no_longer_watched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "w" / "sub" / "deep").mkdir(parents=True)
+    (tmp_path / "out").mkdir()
+    monkeypatch.setattr(watch_module, "MAX_FOLDERS_PER_WATCH", 3)  # w, sub, deep
+    w = Watch(str(tmp_path / "w"), recursive=True)
+    try:
+        os.rename(tmp_path / "w" / "sub", tmp_path / "out" / "sub2")
+        assert _read(w) == [("rename", "sub")]
+        (tmp_path / "out" / "sub2" / "deep" / "OUTSIDE").write_text("x")
+        assert _read(w) == []
+        # The folders moved out no longer count toward the bound: a new one fits in their place.
+        (tmp_path / "w" / "n").mkdir()
+        assert _read(w) == [("create", "n")]
+        (tmp_path / "w" / "n" / "f").write_text("x")
+        assert _read(w) == [("create", "n/f"), ("write", "n/f")]
+    finally:
+        w.close()
+
+
+def test_the_watched_folder_removed_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "w" / "a").mkdir(parents=True)
+    (tmp_path / "w" / "a" / "f").write_text("x")
+    w = Watch(str(tmp_path / "w"), recursive=True)
+    try:
+        shutil.rmtree(tmp_path / "w")
+        # As envd's fsnotify: the top's IN_DELETE_SELF is a remove named ".".
+        assert _read(w) == [("remove", "a/f"), ("remove", "a"), ("remove", ".")]
+        # The watch followed the folder, not its name: a new folder there is not watched (nor by envd).
+        (tmp_path / "w").mkdir()
+        (tmp_path / "w" / "new").write_text("x")
+        assert _read(w) == []
     finally:
         w.close()
 

@@ -81,7 +81,6 @@ class _Watcher:
 
     sandbox_id: str
     watch: Watch
-    folder_fd: int
     task: asyncio.Task[None] | None = None
     events: list[pb.FilesystemEvent] = field(default_factory=list)
     error: ConnectError | None = None
@@ -90,7 +89,6 @@ class _Watcher:
         if self.task is not None:
             self.task.cancel()
         self.watch.close()
-        os.close(self.folder_fd)
 
 
 def _username_from(headers: Mapping[str, str]) -> str | None:
@@ -272,9 +270,7 @@ class FilesystemService(Filesystem):
         if not self._held[sandbox_id]:
             del self._held[sandbox_id]
 
-    async def _start_watch(
-        self, call: _Call, path: str, recursive: bool, allow_network_mounts: bool
-    ) -> tuple[Watch, int]:
+    async def _start_watch(self, call: _Call, path: str, recursive: bool, allow_network_mounts: bool) -> Watch:
         """A place reserved, then the folder opened and watched in a worker (a big tree takes a while to walk)."""
         self._reserve(call.sandbox.sandbox_id)
         try:
@@ -284,7 +280,7 @@ class FilesystemService(Filesystem):
             raise
 
     @staticmethod
-    def _open_watch(call: _Call, path: str, recursive: bool, allow_network_mounts: bool) -> tuple[Watch, int]:
+    def _open_watch(call: _Call, path: str, recursive: bool, allow_network_mounts: bool) -> Watch:
         """Resolve `path` to a folder and watch it (through its descriptor: no link swapped in later is followed)."""
         try:
             with call.root.resolve(path, follow=True) as found:
@@ -309,14 +305,14 @@ class FilesystemService(Filesystem):
             os.close(fd)
             raise
         try:
-            watch = Watch(f"/proc/self/fd/{fd}", recursive=recursive)
+            return Watch(f"/proc/self/fd/{fd}", recursive=recursive)
         except WatchLimit as error:
-            os.close(fd)
             raise ConnectError(Code.RESOURCE_EXHAUSTED, f"cannot watch {path}: {error}") from None
         except WatchError as error:
-            os.close(fd)
             raise ConnectError(Code.INTERNAL, f"error adding path {path} to watcher: {error}") from None
-        return watch, fd
+        finally:
+            # Not held open: the kernel reports a folder's removal only once nothing holds it (see `Watch`).
+            os.close(fd)
 
     @staticmethod
     def _event(call: _Call, folder: str, change: Change, include_entry: bool) -> pb.FilesystemEvent:
@@ -332,7 +328,7 @@ class FilesystemService(Filesystem):
     async def watch_dir(self, request: pb.WatchDirRequest, ctx: Any) -> AsyncIterator[pb.WatchDirResponse]:
         call = self._call(ctx)
         path = call.path(request.path)
-        watch, fd = await self._start_watch(call, path, request.recursive, request.allow_network_mounts)
+        watch = await self._start_watch(call, path, request.recursive, request.allow_network_mounts)
         interval = _keepalive_seconds(ctx.request_headers)
         stopped = asyncio.ensure_future(call.sandbox.wait_not_running())
         # The wait for the next change outlives a keepalive: cancelling it would end the changes' generator.
@@ -371,16 +367,15 @@ class FilesystemService(Filesystem):
             if next_change is not None:
                 next_change.cancel()
             watch.close()
-            os.close(fd)
             self._release(call.sandbox.sandbox_id)
 
     async def create_watcher(self, request: pb.CreateWatcherRequest, ctx: Any) -> pb.CreateWatcherResponse:
         call = self._call(ctx)
         self._forget_gone()
         path = call.path(request.path)
-        watch, fd = await self._start_watch(call, path, request.recursive, request.allow_network_mounts)
+        watch = await self._start_watch(call, path, request.recursive, request.allow_network_mounts)
         watcher_id = "w" + secrets.token_hex(10)
-        watcher = _Watcher(call.sandbox.sandbox_id, watch, fd)
+        watcher = _Watcher(call.sandbox.sandbox_id, watch)
         watch.start()
         watcher.task = asyncio.ensure_future(self._collect(call, path, watcher, request.include_entry))
         self._watchers[watcher_id] = watcher

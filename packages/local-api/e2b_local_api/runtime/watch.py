@@ -3,10 +3,10 @@
 One inotify instance per watch, read on the event loop when the kernel says it
 is readable (no polling). Events are named as envd names them (fsnotify's
 Linux mapping); names are relative to the watched folder. A recursive watch
-follows each folder that appears under it, with its whole subtree, reached
-only through descriptors opened `O_NOFOLLOW` from the watched folder's: no
-symlink the sandbox plants leads a watch outside it. Not `watchfiles`: it
-reports a rename as a delete and an add, and a chmod as a modify.
+follows each folder that appears under it, reached only through descriptors
+opened `O_NOFOLLOW` from the watched folder (reopened from its parent if still
+the same): no symlink the sandbox plants leads a watch outside it. Not
+`watchfiles`: it reports a rename as a delete and an add, a chmod as a modify.
 """
 
 from __future__ import annotations
@@ -69,7 +69,6 @@ class Change:
 
     kind: str
     name: str
-    host_path: str
 
 
 def _kinds(mask: int) -> list[str]:
@@ -115,23 +114,32 @@ class Watch:
         self._found: set[str] = set()
         self._read_total = 0
         self._dedup_until = 0
-        self._top_fd = -1
+        # The top is reached later from its parent, by name, and only if it is still the same folder: a
+        # descriptor held on the top itself would keep the kernel from ever sending its IN_DELETE_SELF (sent
+        # once the last reference to a removed folder goes), and its removal would never be reported.
+        self._parent_fd = -1
         try:
-            self._top_fd = os.open(self._top, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            top_fd = os.open(self._top, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as error:
             os.close(self._fd)
             raise WatchError(f"cannot watch the folder: {error.strerror}") from None
         try:
-            self._add_top()
+            st = os.fstat(top_fd)
+            self._top_id = (st.st_dev, st.st_ino)
+            self._top_name = os.path.basename(os.readlink(f"/proc/self/fd/{top_fd}")) or "."
+            self._parent_fd = os.open("..", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=top_fd)
+            self._add_top(top_fd)
             if recursive:
-                self._follow(self._top_fd, "", report=False)
+                self._follow(top_fd, "", report=False)
         except BaseException:
             self._close_fds()
             raise
+        finally:
+            os.close(top_fd)
 
-    def _add_top(self) -> None:
+    def _add_top(self, top_fd: int) -> None:
         # The top's own /proc/self/fd link is followed (to the folder opened above, nothing else).
-        wd = _libc.inotify_add_watch(self._fd, os.fsencode(f"/proc/self/fd/{self._top_fd}"), _MASK | IN_ONLYDIR)
+        wd = _libc.inotify_add_watch(self._fd, os.fsencode(f"/proc/self/fd/{top_fd}"), _MASK | IN_ONLYDIR)
         if wd < 0:
             raise WatchError(f"cannot watch the folder: {os.strerror(ctypes.get_errno())}")
         self._folders[wd] = ""
@@ -151,7 +159,14 @@ class Watch:
 
     def _open_folder(self, rel: str) -> int | None:
         """An `O_PATH` descriptor of the folder `rel`, each name opened `O_NOFOLLOW` (None if one is not a folder)."""
-        fd = os.dup(self._top_fd)
+        try:
+            fd = os.open(self._top_name, _PASS_FLAGS, dir_fd=self._parent_fd)
+        except OSError:
+            return None  # the top is gone or moved away: nothing below it to follow
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != self._top_id:
+            os.close(fd)
+            return None  # another folder under the top's old name
         for name in rel.split("/") if rel else []:
             try:
                 child = os.open(name, _PASS_FLAGS, dir_fd=fd)
@@ -188,7 +203,7 @@ class Watch:
                 child_rel = os.path.join(folder, name) if folder else name
                 if report:
                     self._found.add(child_rel)
-                    self._put(Change("create", child_rel, os.path.join(self._top, child_rel)))
+                    self._put(Change("create", child_rel))
                 if not is_dir:
                     continue
                 child = self._open_listable(fd, name)
@@ -242,6 +257,7 @@ class Watch:
             return
         start = self._read_total
         self._read_total += len(data)
+        moved_to = _moved_to_cookies(data)
         offset = 0
         while offset + _HEADER.size <= len(data):
             if self._found and start + offset >= self._dedup_until:
@@ -267,11 +283,17 @@ class Watch:
                 if mask & (IN_CREATE | IN_MOVED_TO):
                     continue  # reported when its folder was walked (and followed then, if a folder)
             for kind in _kinds(mask):
-                self._put(Change(kind, rel, os.path.join(self._top, rel)))
+                self._put(Change(kind, rel))
             if not (self._recursive and name and mask & IN_ISDIR):
                 continue
             if mask & IN_MOVED_FROM:
-                self._moved_from.append(cookie)
+                if cookie in moved_to:
+                    self._moved_from.append(cookie)
+                else:
+                    # Moved out of the watch (the kernel queues a move's two halves together): its watches
+                    # would go on reporting it under its old name. fsnotify drops them on the folder's
+                    # IN_MOVE_SELF; a move split across two reads is followed as moved in, as new.
+                    self._unwatch(rel)
             elif mask & (IN_CREATE | IN_MOVED_TO):
                 # envd's fsnotify (e2b-dev/fsnotify v0.0.1, backend_inotify.go) walks a folder created or
                 # moved in from outside, watching each folder and sending a create for every entry found
@@ -282,6 +304,14 @@ class Watch:
                 except WatchError as error:
                     self._fail(error)
                     return
+
+    def _unwatch(self, rel: str) -> None:
+        """Stop watching the folder `rel` and every folder below it; their later events are ignored."""
+        below = rel + "/"
+        for wd, folder in list(self._folders.items()):
+            if folder == rel or folder.startswith(below):
+                _libc.inotify_rm_watch(self._fd, wd)
+                del self._folders[wd]  # its IN_IGNORED, and anything queued before it, finds no folder
 
     def _put(self, item: Change | BaseException) -> None:
         if self._queue.qsize() >= MAX_QUEUED_EVENTS:
@@ -322,9 +352,21 @@ class Watch:
     def _close_fds(self) -> None:
         os.close(self._fd)
         self._fd = -1
-        if self._top_fd >= 0:
-            os.close(self._top_fd)
-            self._top_fd = -1
+        if self._parent_fd >= 0:
+            os.close(self._parent_fd)
+            self._parent_fd = -1
+
+
+def _moved_to_cookies(data: bytes) -> set[int]:
+    """The cookies of the IN_MOVED_TO events in one read."""
+    cookies = set()
+    offset = 0
+    while offset + _HEADER.size <= len(data):
+        _, mask, cookie, length = _HEADER.unpack_from(data, offset)
+        if mask & IN_MOVED_TO:
+            cookies.add(cookie)
+        offset += _HEADER.size + length
+    return cookies
 
 
 def _entries(fd: int) -> list[tuple[str, bool]]:
