@@ -75,6 +75,13 @@ BAD_BODIES: list[tuple[Parse, object, str]] = [
     (bodies.create, {"templateID": "base", "network": {"egressProxy": {"address": "p"}}}, "network.egressProxy"),
     (bodies.create, {"templateID": "base", "autoResume": {"enabled": "yes"}}, "autoResume.enabled"),
     (bodies.create, {"templateID": "base", "envVars": {"A": 1}}, "envVars"),
+    # No process could start with these: a variable past Linux's MAX_ARG_STRLEN, or all of them past one request.
+    (bodies.create, {"templateID": "base", "envVars": {"BIG": "a" * 150_000}}, "envVars: argument list too long"),
+    (
+        bodies.create,
+        {"templateID": "base", "envVars": {f"V{i}": "a" * 100_000 for i in range(3)}},
+        "envVars: argument list too long: the environment variables take",
+    ),
     (bodies.create, {"templateID": "base", "volumeMounts": [{"name": "v", "path": "data"}]}, "volumeMounts.0.path"),
     (
         bodies.create,

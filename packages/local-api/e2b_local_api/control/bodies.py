@@ -14,6 +14,7 @@ from typing import Any
 
 from e2b_local_api.http.errors import bad_request
 from e2b_local_api.http.validation import body_object, optional_bool, parse_body, string_map, unwrap
+from e2b_local_api.runtime.sandbox import environment_too_long
 from e2b_local_api.state.idempotency import fingerprint
 from e2b_local_api.state.network import NetworkConfig, network_config
 from e2b_local_api.state.sandbox_config import CreateRequest, IamToken, Lifecycle, SandboxConfig, VolumeMount
@@ -47,9 +48,13 @@ def create(raw: bytes, content_type: str | None) -> CreateRequest:
             "autoPauseMemory: false (a filesystem-only auto-pause) cannot be combined with autoResume.enabled: true"
         )
     allow_internet_access = model.allow_internet_access
+    env_vars = string_map(model.envVars, "envVars")
+    too_long = environment_too_long(env_vars)
+    if too_long is not None:
+        raise bad_request(f"envVars: {too_long}")
     config = SandboxConfig(
         metadata=string_map(model.metadata, "metadata"),
-        env_vars=string_map(model.envVars, "envVars"),
+        env_vars=env_vars,
         lifecycle=lifecycle,
         secure=model.secure,
         allow_internet_access=allow_internet_access,

@@ -12,6 +12,7 @@ ends by itself (killed from the host, crashed) ends the sandbox as a kill does.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import posixpath
 import signal
@@ -473,15 +474,41 @@ class SandboxRuntime:
 def _check_arguments(argv: list[str], env: Mapping[str, str]) -> None:
     """Refuse what execve would (E2BIG), before it goes to the agent, with what to do instead."""
     strings = [(f"argument {index}", arg) for index, arg in enumerate(argv)]
-    strings += [(f"environment variable {name!r}", f"{name}={value}") for name, value in env.items()]
+    problem = _string_too_long(strings + _variables(env))
+    if problem is not None:
+        raise SandboxError("invalid_argument", problem)
+
+
+def environment_too_long(env: Mapping[str, str]) -> str | None:
+    """Why no process could start with a create's `envVars` (a variable or the whole too long); None if they fit.
+
+    The create checks it, so that a sandbox is never made whose every command would be refused.
+    """
+    problem = _string_too_long(_variables(env))
+    if problem is not None:
+        return problem
+    size = len(json.dumps(dict(env)).encode())  # as the spawn request to the agent carries them
+    if size > MAX_REQUEST:
+        return (
+            f"argument list too long: the environment variables take {size} bytes encoded, more than the "
+            f"{MAX_REQUEST} the local server passes to a process; {BIG_DATA_HINT}"
+        )
+    return None
+
+
+def _variables(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [(f"environment variable {name!r}", f"{name}={value}") for name, value in env.items()]
+
+
+def _string_too_long(strings: list[tuple[str, str]]) -> str | None:
     for which, text in strings:
         size = len(text.encode(errors="surrogatepass")) + 1
         if size > MAX_ARG_STRLEN:
-            raise SandboxError(
-                "invalid_argument",
+            return (
                 f"argument list too long: {which} takes {size} bytes, more than Linux's {MAX_ARG_STRLEN} "
-                f"for one argument or variable (MAX_ARG_STRLEN); {BIG_DATA_HINT}",
+                f"for one argument or variable (MAX_ARG_STRLEN); {BIG_DATA_HINT}"
             )
+    return None
 
 
 def _resolve_cwd(cwd: str | None, user: User) -> str:
