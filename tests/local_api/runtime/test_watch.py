@@ -206,3 +206,30 @@ def test_a_symlink_swapped_into_a_path_leads_nowhere_outside(tmp_path: Path) -> 
         assert _read(w) == [("create", "b/tmp/inside"), ("write", "b/tmp/inside")]
     finally:
         w.close()
+
+
+def test_a_burst_past_the_queue_waits_in_the_kernel_and_none_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cap used to end the watch ("more than N events unread") although its reader was keeping up.
+    monkeypatch.setattr(watch_module, "MAX_QUEUED_EVENTS", 10)
+    count = 3000  # more than one 64 KiB read of the kernel's queue holds (about 2,000 such events)
+
+    async def run() -> list[str]:
+        w = Watch(str(tmp_path), recursive=False)
+        w.start()
+        try:
+            for i in range(count):
+                os.mkdir(tmp_path / f"d{i}")
+            w._on_readable()
+            assert 10 <= w._queue.qsize() < count  # read no further: the rest waits in the kernel's queue
+            created = [c.name for c in w.drain()]  # a client catches up: reading goes on
+            async for change in w.changes():
+                created.append(change.name)
+                if len(created) == count:
+                    break
+            return created
+        finally:
+            w.close()
+
+    assert asyncio.run(asyncio.wait_for(run(), DEADLINE)) == [f"d{i}" for i in range(count)]

@@ -48,7 +48,7 @@ _LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Folder moves remembered to tell a move inside the watch from one into it (fsnotify remembers 10).
 _MOVES_REMEMBERED = 10
 
-# Bounds: folders one recursive watch follows, events queued unread.
+# Bounds: folders one recursive watch follows, events queued here before the kernel's queue is left unread.
 MAX_FOLDERS_PER_WATCH = 8192
 MAX_QUEUED_EVENTS = 10_000
 
@@ -107,6 +107,8 @@ class Watch:
         self._fd = fd
         self._folders: dict[int, str] = {}  # watch descriptor → folder relative to the top ("" is the top)
         self._queue: asyncio.Queue[Change | BaseException] = asyncio.Queue()
+        self._held = False  # the kernel's queue left unread while this one is full (`_hold_if_full`)
+        self._failed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._moved_from: deque[int] = deque(maxlen=_MOVES_REMEMBERED)  # cookies of folders moved inside the watch
         # Names reported as found by a walk, whose own create may still sit in the kernel's queue: it is
@@ -248,6 +250,10 @@ class Watch:
         self._loop.add_reader(self._fd, self._on_readable)
 
     def _on_readable(self) -> None:
+        self._read_events()
+        self._hold_if_full()
+
+    def _read_events(self) -> None:
         try:
             data = os.read(self._fd, 64 * 1024)
         except BlockingIOError:
@@ -314,12 +320,28 @@ class Watch:
                 del self._folders[wd]  # its IN_IGNORED, and anything queued before it, finds no folder
 
     def _put(self, item: Change | BaseException) -> None:
-        if self._queue.qsize() >= MAX_QUEUED_EVENTS:
-            item = WatchError(f"watcher error: more than {MAX_QUEUED_EVENTS} events unread")
         self._queue.put_nowait(item)
+
+    def _hold_if_full(self) -> None:
+        """Stop reading the kernel's queue while MAX_QUEUED_EVENTS wait here unread.
+
+        A burst (`seq 12000 | xargs touch`) is read far faster than a stream sends it: a cap on this queue
+        ended watches whose client kept up. Held, the events wait in the kernel's queue, and only a client
+        that stays behind until that overflows loses the watch (IN_Q_OVERFLOW).
+        """
+        if not (self._held or self._failed) and self._queue.qsize() >= MAX_QUEUED_EVENTS and self._loop is not None:
+            self._loop.remove_reader(self._fd)
+            self._held = True
+
+    def _read_again_if_room(self) -> None:
+        if self._held and not self._failed and self._fd >= 0 and self._queue.qsize() <= MAX_QUEUED_EVENTS // 2:
+            assert self._loop is not None
+            self._held = False
+            self._loop.add_reader(self._fd, self._on_readable)
 
     def _fail(self, error: BaseException) -> None:
         self._queue.put_nowait(error)
+        self._failed = True  # never read again, held or not
         if self._loop is not None:
             self._loop.remove_reader(self._fd)
 
@@ -328,6 +350,7 @@ class Watch:
             item = await self._queue.get()
             if isinstance(item, BaseException):
                 raise item
+            self._read_again_if_room()
             yield item
 
     def drain(self) -> list[Change]:
@@ -341,6 +364,7 @@ class Watch:
                     return out
                 raise item
             out.append(item)
+        self._read_again_if_room()
         return out
 
     def close(self) -> None:
