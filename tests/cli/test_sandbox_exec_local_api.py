@@ -11,12 +11,16 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import e2b
+import httpx
 import pytest
+from e2b_cli.attach_terminal import KEEP_ALIVE_EVERY, TERMINAL_ONLY_TIMEOUT
 from e2b_cli.errors import ExitStatus
 
 from tests.cli.local_api_process import DEV_KEY, E2B, NEEDS_SCRIPTS, serving
@@ -233,3 +237,26 @@ def test_create_opens_a_terminal_and_kills_the_sandbox_after_it(server: Server, 
     found = re.search(r"Killed sandbox (\S+) ", killed)
     assert found is not None
     assert server.e2b("sandbox", "info", found.group(1)).returncode == ExitStatus.FAILED
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM], ids=["SIGHUP", "SIGTERM"])
+def test_a_signal_that_ends_create_s_terminal_kills_its_sandbox(
+    server: Server, tmp_path: Path, signum: signal.Signals
+) -> None:
+    assert E2B is not None
+    with terminal([E2B, "sandbox", "create"], tmp_path, server.env()) as session:
+        _prompt(session)
+        connecting = re.search(r"Terminal connecting to sandbox (\S+);", session.screen())
+        assert connecting is not None
+        os.kill(session.command_pid(), signum)  # as a closed window (SIGHUP) or a service manager (SIGTERM) does
+        assert session.wait_for_file("status") == f"{128 + signum}\n"  # dead of the signal, as the shell says
+    # Left running, the sandbox would live on until its deadline: at least this long after the CLI's end.
+    expires_in = TERMINAL_ONLY_TIMEOUT - min(KEEP_ALIVE_EVERY, TERMINAL_ONLY_TIMEOUT / 3)
+    deadline = time.monotonic() + expires_in / 2
+    url = f"{server.url}/sandboxes/{connecting.group(1)}"
+    with httpx.Client(headers={"X-API-Key": DEV_KEY}, timeout=10) as api:
+        while (status := api.get(url).status_code) != 404 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert status == 404, f"the sandbox was left running ({status}) after the CLI died of {signum.name}"

@@ -7,7 +7,8 @@ what `create` does with the sandbox once it is closed.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 import click
@@ -18,7 +19,15 @@ from e2b_cli.params import metadata_pairs, non_empty
 if TYPE_CHECKING:
     from e2b import Sandbox
 
-__all__ = ["KEEP_ALIVE_EVERY", "TERMINAL_ONLY_TIMEOUT", "after_terminal", "attach", "keep_alive", "terminal_options"]
+__all__ = [
+    "KEEP_ALIVE_EVERY",
+    "TERMINAL_ONLY_TIMEOUT",
+    "after_terminal",
+    "attach",
+    "keep_alive",
+    "terminal_options",
+    "then_after_terminal",
+]
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -91,3 +100,32 @@ def after_terminal(sbx: Sandbox, timeout: int | None) -> None:
     except Exception as error:  # the session's own failure, if any, is the one to report
         what = "set its timeout" if timeout is not None else "kill it"
         output.say(f"Could not {what} ({error}); run `e2b sandbox kill {sbx.sandbox_id}` when done.", "yellow")
+
+
+@contextmanager
+def then_after_terminal(sbx: Sandbox, timeout: int | None) -> Iterator[None]:
+    """`after_terminal` once the block ends, however it ends: a return, an exception, or a signal.
+
+    A signal (SIGTERM, SIGHUP: a closed window, `tmux kill-session`) ends the
+    process without unwinding the command's thread, so the block's `finally`
+    would never kill the sandbox; the launcher's hook does it instead, bounded
+    in time (`on_fatal_signal`) so that a server that does not answer cannot
+    hold the exit. The lock makes it happen once: a signal that lands while the
+    `finally` is at it waits for that instead of asking again.
+    """
+    from e2b_cli.terminal import on_fatal_signal  # loaded by a command that opens a terminal only
+
+    lock = threading.Lock()
+    done = [False]
+
+    def end() -> None:
+        with lock:
+            if not done[0]:
+                done[0] = True
+                after_terminal(sbx, timeout)
+
+    with on_fatal_signal(end):
+        try:
+            yield
+        finally:
+            end()

@@ -149,7 +149,7 @@ def create(
         click.echo(printable(created.sandbox_id))
         return
     state.sandbox_ids = (created.sandbox_id,)
-    try:
+    with attach_terminal.then_after_terminal(created, timeout if timeout_given else None):
         attach_terminal.attach(
             created,
             timeout=timeout if timeout_given else attach_terminal.TERMINAL_ONLY_TIMEOUT,
@@ -157,8 +157,6 @@ def create(
             cwd=cwd,
             envs=envs,
         )
-    finally:
-        attach_terminal.after_terminal(created, timeout if timeout_given else None)
 
 
 @sandbox.command("list")
