@@ -1,9 +1,9 @@
-"""Connect codecs that call a request they cannot decode `invalid_argument`, as connect-go does.
+"""Connect codecs and compressions that call a request they cannot read `invalid_argument`, as connect-go does.
 
-connectrpc's own codecs let a decoding error through as `unknown` (HTTP 500),
-which would tell a client the server failed when the client sent bad JSON.
-An answer that cannot be encoded (a file name that is not UTF-8) is `internal`, as
-connect-go's marshal error is in envd. Every envd service is built with `envd_codecs()`.
+connectrpc lets a decoding or decompressing error through as `unknown` (HTTP 500, or a stream's end),
+which would tell a client the server failed when the client sent bad JSON or a corrupt gzip body.
+An answer that cannot be encoded (a file name that is not UTF-8) is `internal`, as connect-go's
+marshal error is in envd. Every envd service is built with `envd_codecs()` and `envd_compressions()`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any
 
 from connectrpc.code import Code
 from connectrpc.codec import Codec, proto_binary_codec, proto_json_codec
+from connectrpc.compression import Compression
+from connectrpc.compression.gzip import GzipCompression
 from connectrpc.errors import ConnectError
 
 
@@ -49,3 +51,27 @@ class _StrictDecoding:
 
 def envd_codecs() -> list[Codec[Any, Any]]:
     return [_StrictDecoding(proto_binary_codec()), _StrictDecoding(proto_json_codec())]
+
+
+class _StrictDecompression:
+    def __init__(self, inner: Compression) -> None:
+        self._inner = inner
+
+    def name(self) -> str:
+        return self._inner.name()
+
+    def compress(self, data: bytes | bytearray | memoryview) -> bytes:
+        return self._inner.compress(data)
+
+    def decompress(self, data: bytes | bytearray | memoryview, read_max_bytes: int | None = None) -> bytes:
+        try:
+            return self._inner.decompress(data, read_max_bytes)
+        except ConnectError:  # a message over the limit: resource_exhausted already
+            raise
+        except Exception as error:  # zlib's error, EOFError, gzip.BadGzipFile
+            raise ConnectError(Code.INVALID_ARGUMENT, f"decompress: not valid {self.name()}: {error}") from error
+
+
+def envd_compressions() -> list[Compression]:
+    """gzip, as connectrpc's default; identity is always added by connectrpc itself."""
+    return [_StrictDecompression(GzipCompression())]

@@ -30,8 +30,7 @@ from ..runtime.paths import PathError, SandboxRoot, absolute
 from ..runtime.watch import Change, Watch, WatchError, WatchLimit
 from ..wire.envd.filesystem import filesystem_pb as pb
 from ..wire.envd.filesystem.filesystem_connect import Filesystem, FilesystemASGIApplication
-from .codecs import envd_codecs
-from .compressions import envd_compressions
+from .codecs import envd_codecs, envd_compressions
 from .entries import entry_info
 from .sandbox_view import Lookup, SandboxGone, SandboxView
 

@@ -15,8 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from e2b_local_api.dataplane.body_timeout import connect_body_timeout, http_body_timeout
-from e2b_local_api.dataplane.codecs import envd_codecs
-from e2b_local_api.dataplane.compressions import envd_compressions
+from e2b_local_api.dataplane.codecs import envd_codecs, envd_compressions
 from e2b_local_api.dataplane.current import current_sandbox
 from e2b_local_api.dataplane.files_http import files_http_app
 from e2b_local_api.dataplane.filesystem import filesystem_asgi_app

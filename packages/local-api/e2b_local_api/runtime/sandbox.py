@@ -368,9 +368,7 @@ class SandboxRuntime:
                 answer = await agent.request(request, theirs)
             except RequestTooLarge as error:
                 raise SandboxError(
-                    "invalid_argument",
-                    f"argument list too long: the command and its environment take {error.size} bytes encoded, "
-                    f"more than the {MAX_REQUEST} the local server passes to a process; {BIG_DATA_HINT}",
+                    "invalid_argument", _request_too_long("the command and its environment", error.size)
                 ) from error
             except AgentError as error:
                 raise SandboxError(
@@ -488,12 +486,14 @@ def environment_too_long(env: Mapping[str, str]) -> str | None:
     if problem is not None:
         return problem
     size = len(json.dumps(dict(env)).encode())  # as the spawn request to the agent carries them
-    if size > MAX_REQUEST:
-        return (
-            f"argument list too long: the environment variables take {size} bytes encoded, more than the "
-            f"{MAX_REQUEST} the local server passes to a process; {BIG_DATA_HINT}"
-        )
-    return None
+    return _request_too_long("the environment variables", size) if size > MAX_REQUEST else None
+
+
+def _request_too_long(what: str, size: int) -> str:
+    return (
+        f"argument list too long: {what} take {size} bytes encoded, more than the {MAX_REQUEST} "
+        f"the local server passes to a process; {BIG_DATA_HINT}"
+    )
 
 
 def _variables(env: Mapping[str, str]) -> list[tuple[str, str]]:

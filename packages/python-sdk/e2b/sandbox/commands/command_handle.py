@@ -12,6 +12,7 @@ it hands stdout and stderr on as envd's bytes instead (the CLI's `exec`).
 from __future__ import annotations
 
 import codecs
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeAlias, TypeVar
 
@@ -140,7 +141,7 @@ class OutputDecoder:
             return []
         return [(None, chunk, None)] if stderr else [(chunk, None, None)]
 
-    def feed(self, response: object) -> list[OutputEvent | BytesEvent]:
+    def feed(self, response: object) -> Sequence[OutputEvent | BytesEvent]:
         """The output in one Start/Connect response; an end event records the exit and flushes."""
         field, value = _oneof(getattr(response, "event", None), "event")
         if field == "data":
@@ -150,11 +151,11 @@ class OutputDecoder:
             if kind in ("stdout", "stderr") and self.pass_bytes:
                 stderr = kind == "stderr"
                 decoder, kept = (self._err, self._stderr) if stderr else (self._out, self._stdout)
-                return list(self._bytes(bytes(chunk), decoder, kept, stderr))
+                return self._bytes(bytes(chunk), decoder, kept, stderr)
             if kind == "stdout":
-                return list(self._text(self._out.decode(chunk), self._stdout, stderr=False))
+                return self._text(self._out.decode(chunk), self._stdout, stderr=False)
             if kind == "stderr":
-                return list(self._text(self._err.decode(chunk), self._stderr, stderr=True))
+                return self._text(self._err.decode(chunk), self._stderr, stderr=True)
             if kind == "pty":
                 return [(None, None, bytes(chunk))]
             return []
@@ -166,7 +167,7 @@ class OutputDecoder:
             error = getattr(value, "error", None)
             self.error = error if has_field is not None and has_field("error") and isinstance(error, str) else None
             self.ended = True
-            return list(flushed)
+            return flushed
         return []  # start (on connect), keep-alive, or a kind this SDK does not know
 
     def flush(self) -> list[OutputEvent]:

@@ -1,4 +1,4 @@
-"""`e2b_local_api.dataplane.compressions`: a body that is not valid gzip is the client's `invalid_argument`.
+"""`e2b_local_api.dataplane.codecs`: a body that is not valid gzip is the client's `invalid_argument`.
 
 Over a real socket, on both envd services, as a unary call (`Content-Encoding`) and as a stream
 (`Connect-Content-Encoding`, the envelope flagged compressed).
