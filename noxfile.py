@@ -36,6 +36,9 @@ XDIST = ("-n", str(CORES + 1), "--dist", "worksteal")
 # release sessions build what is published, and a committed .so or .pyc would ship or run instead
 # of the reviewed source. Bash and git alone, before the session's Python touches the tree.
 NO_COMPILED_CODE = ("bash", ".ci/no-compiled-code")
+# Where the tests' temporary folders go when it can hold them (`_memory_folder`): memory, not a disk.
+MEMORY_FOLDER = "/dev/shm"
+MEMORY_FOLDER_FREE = 8 << 30  # bytes: a failing run keeps its folders, and the last three runs' are kept
 # The sync twins codegen derives from the hand-written async modules (ruff skips generated folders).
 SYNC_TWINS = "packages/python-sdk/e2b/sandbox_sync"
 
@@ -190,13 +193,31 @@ def _temp_root_of_its_own(session: nox.Session) -> dict[str, str]:
     At its end a run deletes the oldest of the kept runs' folders in its root: in the shared
     /tmp/pytest-of-<user>, those of every checkout and agent on the machine (16 GB of them,
     fresh clones with virtualenvs, on 2026-12-05), which held one run in its finish for over
-    10 minutes. Here a run deletes at most its own checkout's oldest. Short, under the system's
-    temporary folder: a test's Unix socket path must stay within 108 bytes.
+    10 minutes. Here a run deletes at most its own checkout's oldest. Short, in memory where it can
+    be (`_memory_folder`), else under the system's temporary folder: a test's Unix socket path must
+    stay within 108 bytes.
     """
     digest = hashlib.sha256(session.virtualenv.location.encode()).hexdigest()[:8]
-    root = Path(tempfile.gettempdir(), f"e2b-tests-{digest}")
+    root = Path(_memory_folder() or tempfile.gettempdir(), f"e2b-tests-{digest}")
     root.mkdir(mode=0o700, exist_ok=True)
     return {"PYTEST_DEBUG_TEMPROOT": str(root)}
+
+
+def _memory_folder() -> str | None:
+    """Linux's /dev/shm (a tmpfs) when it is writable, lets programs run and has MEMORY_FOLDER_FREE left; else None.
+
+    A run writes about 8 GB in some 500,000 files (each codegen test copies the project, 12 MB and 1,800
+    files): on a disk, creating them waits on the file system's journal, slowest while the writes before
+    them are flushed. With the temporary folders in memory, a passing test's folder is deleted as it ends
+    (`_pytest`), so a run holds a few hundred MB at a time. docs/maintainers/performance.md, "The test suite".
+    """
+    try:
+        fs = os.statvfs(MEMORY_FOLDER)
+    except OSError:
+        return None
+    if fs.f_flag & (os.ST_RDONLY | os.ST_NOEXEC) or fs.f_bavail * fs.f_frsize < MEMORY_FOLDER_FREE:
+        return None
+    return MEMORY_FOLDER if os.access(MEMORY_FOLDER, os.W_OK | os.X_OK) else None
 
 
 @nox.session
@@ -219,7 +240,10 @@ def _pytest(session: nox.Session, markers: str) -> None:
     """pytest on the tests `markers` selects, cores + 1 workers, bytecode and temporary folders of the session's own."""
     _install_dev(session)
     env = {**_bytecode_outside_the_tree(session), **_temp_root_of_its_own(session)}
-    session.run("python", "-m", "pytest", *XDIST, "-m", markers, *session.posargs, env=env)
+    # In memory, a passing test's folder goes when it ends (a failing one's stays, to read); on a disk that
+    # deletion costs more than leaving them all to the next runs' clean-up.
+    kept = ("-o", "tmp_path_retention_policy=failed") if env["PYTEST_DEBUG_TEMPROOT"].startswith(MEMORY_FOLDER) else ()
+    session.run("python", "-m", "pytest", *XDIST, *kept, "-m", markers, *session.posargs, env=env)
 
 
 @nox.session(default=False)

@@ -40,6 +40,7 @@ from codegen.generation.generators import Toolchain, using_toolchain
 from codegen.messages import Messages
 from codegen.upstream.history import build_runtime_repo
 from tests.child_output import stderr_until
+from tests.codegen.memo_readings import READINGS, memoized_readings
 from tests.codegen.memo_toolchain import MemoToolchain
 from tests.once_per_run import build_once
 from tests.signal_dispositions import default_dispositions
@@ -232,11 +233,14 @@ _test_memo: Path | None = None
 
 @pytest.fixture(autouse=True)
 def _memoized_generation(generation_memo: Path) -> Iterator[None]:
-    """In-process runs use the memo's toolchain; a codegen process, whichever `codegen_module` says."""
+    """In-process runs use the memo's toolchain and readings; a codegen process, whichever `codegen_module` says."""
     global _test_memo
     _test_memo = generation_memo
     try:
-        with using_toolchain(functools.partial(MemoToolchain, shared=generation_memo)):
+        with (
+            using_toolchain(functools.partial(MemoToolchain, shared=generation_memo)),
+            memoized_readings(generation_memo / READINGS),
+        ):
             yield
     finally:
         _test_memo = None
