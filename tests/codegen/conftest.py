@@ -490,6 +490,8 @@ def _build_pristine(folder: Path, pristine_upstream: Path, generation_memo: Path
     if git_status(root):
         # Uncommitted work in this checkout; the tests need a consistent baseline.
         commit_all(root, "regenerate")
+    # Its 750 loose objects in one pack: each test's copy (`project`) creates half the files, in half the CPU.
+    repo.git.repack("-a", "-d", "-q")
 
 
 @pytest.fixture
