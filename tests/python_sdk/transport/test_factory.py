@@ -70,20 +70,22 @@ IDLE = 0.1
 
 
 async def _post_twice_idle_between(transport: RetryableTransport | AsyncRetryableTransport, url: str) -> httpx.Response:
-    """POST, idle 3x `IDLE`, POST again on the same client: the second answer.
+    """POST, idle 10x `IDLE`, POST again on the same client: the second answer.
 
     The wait is the client pool's own timer, which nothing outside it can
-    observe; 3x leaves it a wide margin (the server's idle clock starts
-    before the client's, as it answers before the client reads).
+    observe; 10x leaves it a wide margin (the server's idle clock starts
+    before the client's, as it answers before the client reads, and the pool's
+    own thread may take its connection back late on a starved machine: 3x
+    failed once under a profiler).
     """
     if isinstance(transport, AsyncRetryableTransport):
         async with httpx.AsyncClient(transport=transport) as client:
             assert (await client.post(url, json={})).status_code == 200
-            await asyncio.sleep(3 * IDLE)
+            await asyncio.sleep(10 * IDLE)
             return await client.post(url, json={})
     with httpx.Client(transport=transport) as client:
         assert client.post(url, json={}).status_code == 200
-        time.sleep(3 * IDLE)
+        time.sleep(10 * IDLE)
         return client.post(url, json={})
 
 
@@ -120,7 +122,8 @@ async def test_a_pool_keeping_idle_connections_longer_than_the_server_meets_its_
 ) -> None:
     # pyqwest's own default (90 s), overriding the SDK's through pyqwest_options.
     transport = FACTORIES[flavour](retries=0, pool_idle_timeout=90.0)
-    with pytest.raises(httpx.TransportError):
+    # The close itself, not any transport error: a timeout (a starved server) would say nothing of the pool.
+    with pytest.raises(httpx.RemoteProtocolError, match="connection closed before message completed"):
         await _post_twice_idle_between(transport, closing_server.url + "/ok")
     # The POST reached the server but not its handler: nothing re-sent it.
     assert (closing_server.accepted, closing_server.crossed, closing_server.hits["/ok"]) == (1, 1, 1)
