@@ -35,7 +35,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def default_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM at their defaults for the test, in process and in the subprocesses it starts.
+    """SIGINT, SIGTERM and SIGHUP at their defaults for the test, in process and in the subprocesses it starts.
 
     For every test that sends or expects a signal: the suite may run with
     SIGINT ignored (a background job) and must pass all the same.

@@ -3,14 +3,14 @@
 How the suite is started must not decide what a signal does: a shell runs a
 background job (`nox -s tests &` in a script) with SIGINT ignored, nohup
 ignores SIGHUP, and a CI runner may hand down anything. A test that sends
-SIGINT or SIGTERM, to itself or to a subprocess, therefore sets what it
-expects first, with `default_dispositions()` (or the `default_signals`
+SIGINT, SIGTERM or SIGHUP, to itself or to a subprocess, therefore sets what
+it expects first, with `default_dispositions()` (or the `default_signals`
 fixture of tests/conftest.py, which wraps it):
 
 - in this process, SIGINT raises KeyboardInterrupt (`signal.default_int_handler`,
-  what Python installs at start-up unless SIGINT was ignored) and SIGTERM
-  terminates (SIG_DFL);
-- in every subprocess started inside the block, both are SIG_DFL when it
+  what Python installs at start-up unless SIGINT was ignored), SIGTERM and
+  SIGHUP terminate (SIG_DFL);
+- in every subprocess started inside the block, all three are SIG_DFL when it
   starts: exec resets a caught signal (SIGINT here) to SIG_DFL and keeps
   SIG_DFL, whereas an ignored one would stay ignored across fork and exec.
   A Python child then installs its own SIGINT handler, as when started from
@@ -32,12 +32,15 @@ Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | No
 DEFAULTS: dict[signal.Signals, Handler] = {
     signal.SIGINT: signal.default_int_handler,
     signal.SIGTERM: signal.SIG_DFL,
+    # The e2b CLI keeps an ignored SIGHUP ignored, as `nohup e2b ...` asks: a suite started by nohup
+    # once left its SIGHUP test waiting for a death that never came.
+    signal.SIGHUP: signal.SIG_DFL,
 }
 
 
 @contextmanager
 def default_dispositions() -> Iterator[None]:
-    """SIGINT and SIGTERM as a terminal would give them, for the block; the previous ones after."""
+    """SIGINT, SIGTERM and SIGHUP as a terminal would give them, for the block; the previous ones after."""
     previous = {sig: signal.signal(sig, handler) for sig, handler in DEFAULTS.items()}
     try:
         yield
