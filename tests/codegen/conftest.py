@@ -36,6 +36,7 @@ from git import Actor, Repo
 
 import codegen.pipeline
 from codegen.cli import main as cli_main
+from codegen.commands.handwritten import PACKAGES
 from codegen.generation.generators import Toolchain, using_toolchain
 from codegen.messages import Messages
 from codegen.upstream.history import build_runtime_repo
@@ -44,6 +45,7 @@ from tests.codegen.memo_readings import READINGS, memoized_readings
 from tests.codegen.memo_toolchain import MemoToolchain
 from tests.once_per_run import build_once
 from tests.signal_dispositions import default_dispositions
+from toolkit.paths import GENERATED_ROOTS
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -466,6 +468,27 @@ def pristine_project(tmp_path_factory: pytest.TempPathFactory, pristine_upstream
         _build_pristine(folder, pristine_upstream, generation_memo)
 
     return build_once(tmp_path_factory, "pristine", build) / "project"
+
+
+@pytest.fixture
+def packages_only(pristine_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The hand-written packages of the pristine project (all the check reads), and a cache folder for it."""
+    root = tmp_path / "project"
+    for package in PACKAGES:
+        shutil.copytree(pristine_project / package, root / package, symlinks=True)
+    shutil.copy2(pristine_project / "pyproject.toml", root / "pyproject.toml")
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
+    return root
+
+
+def generated_files(root: Path) -> dict[str, bytes]:
+    """The generated folders' files under `root`, by their path from it."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for folder in GENERATED_ROOTS
+        for path in sorted((root / folder).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
 
 
 def _build_pristine(folder: Path, pristine_upstream: Path, generation_memo: Path) -> None:

@@ -1,13 +1,16 @@
-"""The test suite's memo of two pure readings that codegen repeats from test to test, by exactly what they read.
+"""The test suite's memo of three pure readings that codegen repeats from test to test, by exactly what they read.
 
-griffe's reading of a package (python_api/reader.py `read_api`: about 1 s a package) and openapi-spec-validator's
-verdict on a spec (codegen/openapi/document.py `validate_openapi`: about 1 s on the runtime's spec) take a tenth
-of the suite's CPU, and hundreds of tests ask them the same questions: every bump reads the pristine project's
-packages, every run validates one of a few specs.  An answer is remembered by the package's name and every file's
-bytes, or by the spec's content (each value with its type, in order), in each worker and in the folder the
-workers share with the memo toolchain (tests/codegen/memo_toolchain.py), so a test gets what the real reading
-gives; only a failure is never remembered.  codegen's own records (toolkit/records.py) run as in production on
-each test's empty cache folder.  A test that replaces either function (monkeypatch) replaces the memo too.
+griffe's reading of a package (python_api/reader.py `read_api`: about 1 s a package), openapi-spec-validator's
+verdict on a spec (codegen/openapi/document.py `validate_openapi`: about 1 s on the runtime's spec) and bump's
+check of the hand-written packages (codegen/commands/handwritten.py: mypy and an import, 3 to 5 s) take a large
+share of the suite's CPU, and many tests ask them the same questions: every bump reads the pristine project's
+packages, every run validates one of a few specs, 36 checks of bump's tests cover 21 distinct trees.  An answer
+is remembered by the package's name and every file's bytes, by the spec's content (each value with its type, in
+order), or by the check's own digest of what it depends on (`_digest`: the files, the configuration, mypy, the
+installed distributions) with its process's command, in each worker and in the folder the workers share with
+the memo toolchain (tests/codegen/memo_toolchain.py), so a test gets what the real reading gives; only a failure
+is never remembered.  codegen's own records (toolkit/records.py) run as in production on each test's empty cache
+folder, and the check still copies its tree.  A test that replaces one of them (monkeypatch) replaces the memo too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from codegen.commands import handwritten
 from codegen.openapi import document
 from python_api import reader
 from python_api.distributions import Distribution
@@ -37,18 +41,29 @@ _POINTER = "\0pointer:"
 
 def _answer(shared: Path, key: str, compute: Callable[[], Any]) -> Any:
     """The answer remembered for `key`, else `compute()`'s, remembered (whole or not at all for the others)."""
+    known = _recall(shared, key)
+    if known is None:
+        known = _remember(shared, key, compute())
+    return known[0]
+
+
+def _recall(shared: Path, key: str) -> tuple[Any] | None:
+    """The answer remembered for `key` (in a tuple: None is an answer too), else None."""
     if key not in _REMEMBERED:
         stored = shared / f"{key}.json"
-        if stored.exists():
-            _REMEMBERED[key] = json.loads(stored.read_text())
-        else:
-            value = compute()
-            fd, temporary = tempfile.mkstemp(dir=shared, prefix=".entry-")
-            with os.fdopen(fd, "w") as handle:
-                json.dump(value, handle)
-            os.replace(temporary, stored)
-            _REMEMBERED[key] = value
-    return _REMEMBERED[key]
+        if not stored.exists():
+            return None
+        _REMEMBERED[key] = json.loads(stored.read_text())
+    return (_REMEMBERED[key],)
+
+
+def _remember(shared: Path, key: str, value: Any) -> tuple[Any]:
+    fd, temporary = tempfile.mkstemp(dir=shared, prefix=".entry-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(value, handle)
+    os.replace(temporary, shared / f"{key}.json")  # whole or not at all for the other workers
+    _REMEMBERED[key] = value
+    return (value,)
 
 
 def _package_key(package: Distribution, package_dir: Path) -> str:
@@ -105,11 +120,71 @@ def memo_validate_openapi(shared: Path, real: Callable[..., list[Problem]]) -> C
     return validate_openapi
 
 
+# The check (and its context) whose processes are being started: `_Check.__init__` starts them.
+_CHECKING: list[tuple[Any, Any]] = []
+# What stands for a check's own folders in a remembered command or output.
+_PLACES = ("\0copy", "\0cache", "\0project")
+
+
+def memo_typecheck(shared: Path, real_check: Any, real_process: Any) -> tuple[Any, Any]:
+    """Bump's `_Check` and `_Process`, whose processes' output is remembered by the check's digest.
+
+    The key is the digest with the process's command, timeout and environment, each of the check's folders
+    (the copy, the cache, the project) named by a placeholder: a test that runs another command, or the real
+    one with another limit, is answered by a real process.  The output is stored with the copy's folder as
+    a placeholder and read back with the new copy's, which is where the import's traceback frames point.
+    """
+
+    class Check(real_check):  # type: ignore[misc]
+        def __init__(self, copy: Any, context: Any, *args: Any) -> None:
+            _CHECKING.append((copy, context))
+            try:
+                super().__init__(copy, context, *args)
+            finally:
+                _CHECKING.pop()
+
+    class Process:
+        def __init__(
+            self, command: list[str], cwd: Path | None, timeout: float, what: str, env: dict[str, str] | None = None
+        ) -> None:
+            copy, context = _CHECKING[-1]
+            folders = (str(copy.root), str(context.folder), str(context.project.root))
+            self.places = sorted(zip(folders, _PLACES, strict=True), key=lambda pair: -len(pair[0]))
+            self.copy = folders[0]
+            parts = [self._placed(part) for part in command]
+            key = ["typecheck", copy.digest, parts, cwd is not None and self._placed(str(cwd)), timeout, what, env]
+            self.key = hashlib.sha256(json.dumps(key).encode()).hexdigest()
+            self.known = _recall(shared, self.key)
+            self.real = None if self.known is not None else real_process(command, cwd, timeout, what, env=env)
+
+        def _placed(self, text: str) -> str:
+            for folder, place in self.places:
+                text = text.replace(folder, place)
+            return text
+
+        def output(self) -> str:
+            if self.real is None:
+                assert self.known is not None
+                return str(self.known[0]).replace(_PLACES[0], self.copy)
+            out: str = self.real.output()  # a failure raises: nothing remembered
+            _remember(shared, self.key, out.replace(self.copy, _PLACES[0]))
+            return out
+
+        def stop(self) -> None:
+            if self.real is not None:
+                self.real.stop()
+
+    return Check, Process
+
+
 @contextmanager
 def memoized_readings(shared: Path) -> Iterator[None]:
-    """Both readings answered from the memo in `shared` (a folder of its own) while the block runs."""
+    """The readings answered from the memo in `shared` (a folder of its own) while the block runs."""
     shared.mkdir(exist_ok=True)
+    check, process = memo_typecheck(shared, handwritten._Check, handwritten._Process)
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(handwritten, "_Check", check)
+        patch.setattr(handwritten, "_Process", process)
         patch.setattr(reader, "read_api", memo_read_api(shared, reader.read_api))
         patch.setattr(document, "validate_openapi", memo_validate_openapi(shared, document.validate_openapi))
         yield

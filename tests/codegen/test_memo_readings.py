@@ -1,17 +1,24 @@
-"""The suite's memo of griffe's and the validator's readings answers exactly what the real ones do."""
+"""The suite's memo of griffe's, the validator's and bump's type-check's readings answers what the real ones do."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from codegen.api_changes.report import ApiChangeReport
+from codegen.commands import handwritten
+from codegen.commands.handwritten import handwritten_check
+from codegen.messages import Messages
 from codegen.openapi.document import validate_openapi as real_validate
 from python_api.distributions import Distribution
 from python_api.reader import read_api as real_read_api
-from tests.codegen.memo_readings import memo_read_api, memo_validate_openapi
+from tests.codegen.conftest import generated_files
+from tests.codegen.memo_readings import memo_read_api, memo_typecheck, memo_validate_openapi
 from toolkit.errors import ToolError
+from toolkit.paths import Project
 
 # Two problems: a path without its leading slash, an operation without responses.
 INVALID = {
@@ -79,3 +86,53 @@ def test_a_failed_reading_is_not_remembered(tmp_path: Path) -> None:
         with pytest.raises(ToolError):
             memo(package, tmp_path / "demo")
     assert len(calls) == 2 and not list(tmp_path.glob("*.json"))
+
+
+def test_a_remembered_check_is_the_real_one_placed_in_the_new_copy(
+    packages_only: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bump's check, answered from the memo, gives the verdict real mypy and the real import gave.
+
+    The import's failure is placed by its traceback's frames, which name the copy's folder: a new folder
+    each time, so only a memo that puts the new copy's folder back gives the same lines.
+    """
+    started: list[str] = []
+
+    class Counted(handwritten._Process):
+        def __init__(self, command: list[str], cwd: Path | None, timeout: float, what: str, **kw: Any) -> None:
+            started.append(what)
+            super().__init__(command, cwd, timeout, what, **kw)
+
+    (tmp_path / "memo").mkdir()
+    check, process = memo_typecheck(tmp_path / "memo", handwritten._Check, Counted)
+    monkeypatch.setattr(handwritten, "_Check", check)
+    monkeypatch.setattr(handwritten, "_Process", process)
+    logic = packages_only / "packages/python-sdk/e2b/__init__.py"
+    # A name looked up as the package loads, which mypy cannot see (a module's attributes are Any to it).
+    gone = '_GONE = importlib.import_module("e2b.api.client.models").NoSuchModel'
+    logic.write_text(logic.read_text() + f"\nimport importlib\n\n{gone}\n")
+    line = len(logic.read_text().splitlines())
+    generated = generated_files(packages_only)
+    generated["packages/python-sdk/e2b/api/client/models/new_sandbox.py"] += b"\n# regenerated\n"
+
+    def verdict() -> handwritten.Verdict:
+        # codegen's own record of the findings: each check starts without it.
+        shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+        with handwritten_check(Project(packages_only), generated, Messages(err=print, out=print)) as pending:
+            return pending.verdict(ApiChangeReport(()), [])
+
+    first = verdict()
+    # The regenerated copy, then (it has findings) the tree as it is, each by mypy and an import.
+    assert sorted(started) == sorted(["the import of the packages", "mypy"] * 2)
+    placed = {(b.path, b.line, b.said_by) for b in first.breakages}
+    assert ("packages/python-sdk/e2b/__init__.py", line, "import") in placed, first.section
+    assert verdict() == first
+    assert len(started) == 4  # nothing ran
+    # Another limit is another question, answered by a real process; its failure is not remembered.
+    monkeypatch.setattr(handwritten, "MYPY_TIMEOUT", 0.001)
+    with pytest.raises(ToolError, match="mypy took more than"):
+        verdict()
+    assert started[4:] == ["mypy"]  # the import, asked as before, was answered
+    with pytest.raises(ToolError, match="mypy took more than"):
+        verdict()
+    assert started[5:] == ["mypy"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,36 +18,17 @@ import pytest
 
 from codegen.api_changes.report import ApiChange, ApiChangeReport
 from codegen.commands import handwritten
-from codegen.commands.handwritten import PACKAGES, SECTION_TITLE, handwritten_check
+from codegen.commands.handwritten import SECTION_TITLE, handwritten_check
 from codegen.messages import Messages
+from tests.codegen.conftest import generated_files
 from toolkit.errors import ToolError
-from toolkit.paths import GENERATED_ROOTS, Project
+from toolkit.paths import Project
 from toolkit.records import Records
-
-
-def generated_files(root: Path) -> dict[str, bytes]:
-    return {
-        path.relative_to(root).as_posix(): path.read_bytes()
-        for folder in GENERATED_ROOTS
-        for path in sorted((root / folder).rglob("*"))
-        if path.is_file() and "__pycache__" not in path.parts
-    }
 
 
 def quiet() -> tuple[Messages, list[str]]:
     lines: list[str] = []
     return Messages(err=lines.append, out=lines.append), lines
-
-
-@pytest.fixture
-def packages_only(pristine_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The hand-written packages of the pristine project (all the check reads), and a cache folder for it."""
-    root = tmp_path / "project"
-    for package in PACKAGES:
-        shutil.copytree(pristine_project / package, root / package, symlinks=True)
-    shutil.copy2(pristine_project / "pyproject.toml", root / "pyproject.toml")
-    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
-    return root
 
 
 def test_a_tree_left_broken_is_still_broken_when_the_generated_files_are_unchanged(packages_only: Path) -> None:
