@@ -5,7 +5,8 @@ or rely on an inherited signal disposition. This runs the tests most exposed
 to either (STRESSED) the way `nox -s tests` runs them (pytest-xdist, one
 worker per core), but:
 
-- with SIGINT ignored, as a shell hands it to `nox -s tests &` in a script;
+- with SIGINT ignored, as a shell hands it to `nox -s tests &` in a script, and SIGHUP
+  ignored, as `nohup` hands it down;
 - beside one busy loop per core, so that every worker competes for its core;
   each loop ends by itself after `--load-seconds` or when this process is
   gone, and all are stopped at the end;
@@ -125,19 +126,24 @@ def busy_cores(seconds: float) -> Iterator[list[subprocess.Popen[bytes]]]:
             loop.wait()
 
 
+# What `nohup nox -s tests &` in a script hands down.
+IGNORED_IN_THE_BACKGROUND = (signal.SIGINT, signal.SIGHUP)
+
+
 @contextmanager
-def sigint_ignored_for_children() -> Iterator[None]:
-    """Processes started in the block inherit SIGINT ignored (an ignored signal stays so across exec)."""
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+def started_in_the_background() -> Iterator[None]:
+    """Processes started in the block inherit SIGINT and SIGHUP ignored (an ignored signal stays so across exec)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in IGNORED_IN_THE_BACKGROUND}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run_round(pytest_args: Sequence[str], env: dict[str, str] | None = None) -> int:
     command = [sys.executable, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "-q", *pytest_args]
-    with sigint_ignored_for_children():
+    with started_in_the_background():
         proc = subprocess.Popen(command, env=None if env is None else {**os.environ, **env})
     try:
         return proc.wait()

@@ -1,4 +1,4 @@
-"""`tests.stress` (`nox -s stress`): its load is bounded and stopped, its test runs inherit SIGINT ignored."""
+"""`tests.stress` (`nox -s stress`): its load is bounded and stopped, its runs inherit SIGINT and SIGHUP ignored."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stress import BUSY_LOOP, DATAPLANE_ROUND, STRESSED, busy_cores, main, sigint_ignored_for_children
+from tests.stress import BUSY_LOOP, DATAPLANE_ROUND, STRESSED, busy_cores, main, started_in_the_background
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,12 +28,13 @@ def test_a_busy_loop_ends_by_itself_when_its_time_is_up() -> None:
 
 
 @pytest.mark.usefixtures("default_signals")
-def test_the_test_runs_start_with_sigint_ignored_and_this_process_keeps_its_own() -> None:
-    child = "import signal; print(int(signal.getsignal(signal.SIGINT)))"
-    with sigint_ignored_for_children():
+def test_the_test_runs_start_with_sigint_and_sighup_ignored_and_this_process_keeps_its_own() -> None:
+    child = "import signal; print(int(signal.getsignal(signal.SIGINT)), int(signal.getsignal(signal.SIGHUP)))"
+    with started_in_the_background():
         done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=False)
-    assert done.stdout == f"{int(signal.SIG_IGN)}\n"
+    assert done.stdout == f"{int(signal.SIG_IGN)} {int(signal.SIG_IGN)}\n"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
 
 
 def test_no_round_at_all_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
