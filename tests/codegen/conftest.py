@@ -452,12 +452,21 @@ def git_status(root: Path) -> str:
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    """sha256 of every file under root except .git: 'byte-identical' means equal digests."""
-    return {
-        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(root.rglob("*"))
-        if path.is_file() and ".git" not in path.relative_to(root).parts
-    }
+    """sha256 of every file under root except .git: 'byte-identical' means equal digests.
+
+    A link to a file counts as that file; a link to a folder is not entered.  By `os.walk` and strings:
+    pathlib's `rglob` and `relative_to` took half of the time of this, which many tests run twice.
+    """
+    found: dict[str, str] = {}
+    for folder, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if name != ".git"]
+        prefix = os.path.relpath(folder, root).replace(os.sep, "/") + "/"
+        for name in files:
+            path = os.path.join(folder, name)
+            if name != ".git" and os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    found[prefix.removeprefix("./") + name] = hashlib.sha256(handle.read()).hexdigest()
+    return dict(sorted(found.items()))
 
 
 @pytest.fixture(scope="session")

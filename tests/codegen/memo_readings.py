@@ -1,16 +1,19 @@
-"""The test suite's memo of three pure readings that codegen repeats from test to test, by exactly what they read.
+"""The test suite's memo of pure readings that codegen repeats from test to test, by exactly what they read.
 
 griffe's reading of a package (python_api/reader.py `read_api`: about 1 s a package), openapi-spec-validator's
-verdict on a spec (codegen/openapi/document.py `validate_openapi`: about 1 s on the runtime's spec) and bump's
-check of the hand-written packages (codegen/commands/handwritten.py: mypy and an import, 3 to 5 s) take a large
-share of the suite's CPU, and many tests ask them the same questions: every bump reads the pristine project's
-packages, every run validates one of a few specs, 36 checks of bump's tests cover 21 distinct trees.  An answer
-is remembered by the package's name and every file's bytes, by the spec's content (each value with its type, in
-order), or by the check's own digest of what it depends on (`_digest`: the files, the configuration, mypy, the
-installed distributions) with its process's command, in each worker and in the folder the workers share with
-the memo toolchain (tests/codegen/memo_toolchain.py), so a test gets what the real reading gives; only a failure
-is never remembered.  codegen's own records (toolkit/records.py) run as in production on each test's empty cache
-folder, and the check still copies its tree.  A test that replaces one of them (monkeypatch) replaces the memo too.
+verdict on a spec (codegen/openapi/document.py `validate_openapi`: about 1 s on the runtime's spec), bump's
+check of the hand-written packages (codegen/commands/handwritten.py: mypy and an import, 3 to 5 s), bump's parse
+of a spec as the client generator parses it (codegen/api_changes/generated_names.py) and the sync twin of an
+async module (codegen/generation/unasync.py) take a large share of the suite's CPU, and many tests ask them the
+same questions: every bump reads the pristine project's packages, every run validates one of a few specs and
+unasyncs the same sources, 36 checks of bump's tests cover 21 distinct trees.  An answer is remembered by
+exactly what the reading reads: a package's name and every file's bytes, a spec's content (each value with its
+type, in order) or its JSON, a module's bytes and path, or the check's own digest of what it depends on
+(`_digest`: the files, the configuration, mypy, the installed distributions) with its process's command; in
+each worker and in the folder the workers share with the memo toolchain (tests/codegen/memo_toolchain.py), so
+a test gets what the real reading gives; only a failure is never remembered.  codegen's own records
+(toolkit/records.py) are kept as in production on each test's empty cache folder, and the check still copies
+its tree.  A test that replaces one of them (monkeypatch) replaces the memo too.
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ from typing import Any
 
 import pytest
 
+from codegen.api_changes import compare
+from codegen.api_changes.generated_names import GeneratedNames, _as_value, _names_from
+from codegen.api_changes.generated_names import generated_names as real_generated_names
 from codegen.commands import handwritten
+from codegen.generation import unasync
 from codegen.openapi import document
 from python_api import reader
 from python_api.distributions import Distribution
@@ -120,6 +127,43 @@ def memo_validate_openapi(shared: Path, real: Callable[..., list[Problem]]) -> C
     return validate_openapi
 
 
+def memo_generated_names(shared: Path, real: Callable[..., GeneratedNames]) -> Callable[..., GeneratedNames]:
+    """bump's comparison's parse of a spec as openapi-python-client parses it, remembered by the spec's JSON.
+
+    The JSON is what the parse reads (it parses `json.loads(json.dumps(spec))`) and what codegen's own record
+    of it is keyed by; the record is written as the real function writes it, on the test's empty cache.
+    Another `path_key` than the comparison's is asked of the real function.
+    """
+
+    def generated_names(spec: dict[str, Any], path_key: Callable[[str], str], *, records: Any = None) -> GeneratedNames:
+        if path_key is not compare._path_key:
+            return real(spec, path_key, records=records)
+        data = json.dumps(spec).encode()
+        key = hashlib.sha256(b"generated_names\0" + data).hexdigest()
+        known = _recall(shared, key)
+        if known is None:
+            names = real(spec, path_key, records=records)
+            _remember(shared, key, _as_value(names))
+            return names
+        remembered = _names_from(known[0])
+        assert remembered is not None, key
+        if records is not None and _names_from(records.recall(data)) is None:
+            records.remember(data, known[0])
+        return remembered
+
+    return generated_names
+
+
+def memo_unasync_source(shared: Path, real: Callable[[bytes, str], str]) -> Callable[..., str]:
+    """A sync twin by its async source's bytes and path (a refusal, which names the path, is never remembered)."""
+
+    def unasync_source(data: bytes, path: str = "<source>") -> str:
+        key = hashlib.sha256(json.dumps(["unasync_source", path]).encode() + b"\0" + data).hexdigest()
+        return str(_answer(shared, key, lambda: real(data, path)))
+
+    return unasync_source
+
+
 # The check (and its context) whose processes are being started: `_Check.__init__` starts them.
 _CHECKING: list[tuple[Any, Any]] = []
 # What stands for a check's own folders in a remembered command or output.
@@ -183,6 +227,9 @@ def memoized_readings(shared: Path) -> Iterator[None]:
     shared.mkdir(exist_ok=True)
     check, process = memo_typecheck(shared, handwritten._Check, handwritten._Process)
     with pytest.MonkeyPatch.context() as patch:
+        # Where the comparison calls it: the name it imported.
+        patch.setattr(compare, "generated_names", memo_generated_names(shared, real_generated_names))
+        patch.setattr(unasync, "unasync_source", memo_unasync_source(shared, unasync.unasync_source))
         patch.setattr(handwritten, "_Check", check)
         patch.setattr(handwritten, "_Process", process)
         patch.setattr(reader, "read_api", memo_read_api(shared, reader.read_api))

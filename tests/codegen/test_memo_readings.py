@@ -8,15 +8,25 @@ from typing import Any
 
 import pytest
 
+from codegen.api_changes import compare
+from codegen.api_changes.generated_names import generated_names as real_generated_names
+from codegen.api_changes.generated_names import parser_records
 from codegen.api_changes.report import ApiChangeReport
 from codegen.commands import handwritten
 from codegen.commands.handwritten import handwritten_check
+from codegen.generation.unasync import unasync_source as real_unasync_source
 from codegen.messages import Messages
 from codegen.openapi.document import validate_openapi as real_validate
 from python_api.distributions import Distribution
 from python_api.reader import read_api as real_read_api
-from tests.codegen.conftest import generated_files
-from tests.codegen.memo_readings import memo_read_api, memo_typecheck, memo_validate_openapi
+from tests.codegen.conftest import ROOT, generated_files
+from tests.codegen.memo_readings import (
+    memo_generated_names,
+    memo_read_api,
+    memo_typecheck,
+    memo_unasync_source,
+    memo_validate_openapi,
+)
 from toolkit.errors import ToolError
 from toolkit.paths import Project
 
@@ -26,6 +36,11 @@ INVALID = {
     "info": {"title": "t", "version": "1"},
     "paths": {"/ok": {"get": {"responses": {"200": {"description": "ok"}}}}, "bad": {"get": {}}},
 }
+
+
+VALID = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}}
+ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+OK = {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}
 
 
 def counting(real: Any, calls: list[object]) -> Any:
@@ -136,3 +151,40 @@ def test_a_remembered_check_is_the_real_one_placed_in_the_new_copy(
     with pytest.raises(ToolError, match="mypy took more than"):
         verdict()
     assert started[5:] == ["mypy"]
+
+
+def test_a_remembered_parse_is_the_generator_s_and_its_record_is_kept_as_codegen_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = {
+        **VALID,
+        "paths": {"/things/{id}": {"get": {"operationId": "getThing", "parameters": [ID], "responses": OK}}},
+    }
+    spec["components"] = {"schemas": {"Thing": {"type": "object", "properties": {"name": {"type": "string"}}}}}
+    calls: list[object] = []
+    memo = memo_generated_names(tmp_path, counting(real_generated_names, calls))
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "cache"))
+    records = parser_records(Project(ROOT))
+    first = memo(spec, compare._path_key, records=records)
+    assert first == real_generated_names(spec, compare._path_key)
+    assert first.at == {("GET", "/things/{}", "200 response"): "Thing"}
+    # Another test: its own empty cache, the memo's answer, and codegen's record written all the same.
+    monkeypatch.setenv("E2B_CODEGEN_CACHE", str(tmp_path / "other-cache"))
+    other = parser_records(Project(ROOT))
+    assert memo(spec, compare._path_key, records=other) == first and len(calls) == 1
+    assert real_generated_names(spec, compare._path_key, records=other) == first  # recalled from that record
+    # Another path key is the real function's question.
+    memo(spec, lambda path: path)
+    assert len(calls) == 2
+
+
+def test_a_remembered_twin_is_unasync_s_and_a_refusal_is_not_remembered(tmp_path: Path) -> None:
+    calls: list[object] = []
+    memo = memo_unasync_source(tmp_path, counting(real_unasync_source, calls))
+    source = b"async def f(client: AsyncClient) -> None:\n    await client.aclose()\n"
+    assert memo(source, "e2b/a.py") == real_unasync_source(source, "e2b/a.py") == memo(source, "e2b/a.py")
+    assert len(calls) == 1
+    for _ in range(2):
+        with pytest.raises(ToolError, match=r"e2b/b\.py"):
+            memo(b"async def (:\n", "e2b/b.py")
+    assert len(calls) == 3
