@@ -23,8 +23,8 @@ the tests there.
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from types import FrameType
 
 Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
@@ -39,12 +39,17 @@ DEFAULTS: dict[signal.Signals, Handler] = {
 
 
 @contextmanager
-def default_dispositions() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP as a terminal would give them, for the block; the previous ones after."""
-    previous = {sig: signal.signal(sig, handler) for sig, handler in DEFAULTS.items()}
+def dispositions(handlers: Mapping[signal.Signals, Handler]) -> Iterator[None]:
+    """Each signal's handler as `handlers` says, for the block; the previous ones after."""
+    previous = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
     try:
         yield
     finally:
         for sig, handler in previous.items():
             # None: a handler installed outside Python, which cannot be put back; SIG_DFL is the closest.
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+
+def default_dispositions() -> AbstractContextManager[None]:
+    """SIGINT, SIGTERM and SIGHUP as a terminal would give them, for the block; the previous ones after."""
+    return dispositions(DEFAULTS)

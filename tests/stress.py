@@ -36,7 +36,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+
+from tests.signal_dispositions import dispositions
 
 STRESSED = (
     # signals: sent to the test process itself or to the subprocesses it starts
@@ -130,15 +132,9 @@ def busy_cores(seconds: float) -> Iterator[list[subprocess.Popen[bytes]]]:
 IGNORED_IN_THE_BACKGROUND = (signal.SIGINT, signal.SIGHUP)
 
 
-@contextmanager
-def started_in_the_background() -> Iterator[None]:
+def started_in_the_background() -> AbstractContextManager[None]:
     """Processes started in the block inherit SIGINT and SIGHUP ignored (an ignored signal stays so across exec)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in IGNORED_IN_THE_BACKGROUND}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return dispositions(dict.fromkeys(IGNORED_IN_THE_BACKGROUND, signal.SIG_IGN))
 
 
 def run_round(pytest_args: Sequence[str], env: dict[str, str] | None = None) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.signal_dispositions import default_dispositions
+from tests.signal_dispositions import default_dispositions, dispositions
 
 # The child says what it was handed, then waits for a line on stdin and says it lived to read it.
 CHILD = (
@@ -25,12 +25,8 @@ CHILD = (
 @pytest.fixture
 def started_as_a_background_job() -> Iterator[None]:
     """What `nohup nox -s tests &` in a script hands down: SIGINT and SIGHUP ignored, SIGTERM too (`trap '' TERM`)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
+    with dispositions(dict.fromkeys((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), signal.SIG_IGN)):
         yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _child() -> subprocess.Popen[str]:
