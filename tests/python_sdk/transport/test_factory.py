@@ -69,24 +69,34 @@ def test_closing_the_client_closes_the_owned_pyqwest_transport() -> None:
 IDLE = 0.1
 
 
-async def _post_twice_idle_between(transport: RetryableTransport | AsyncRetryableTransport, url: str) -> httpx.Response:
-    """POST, idle 10x `IDLE`, POST again on the same client: the second answer.
-
-    The wait is the client pool's own timer, which nothing outside it can
-    observe; 10x leaves it a wide margin (the server's idle clock starts
-    before the client's, as it answers before the client reads, and the pool's
-    own thread may take its connection back late on a starved machine: 3x
-    failed once under a profiler).
-    """
+async def _post_twice(
+    transport: RetryableTransport | AsyncRetryableTransport, url: str, between: Callable[[], None]
+) -> httpx.Response:
+    """POST, `between()` (blocking; the async flavour runs it in a thread), POST again on the same client:
+    the second answer."""
     if isinstance(transport, AsyncRetryableTransport):
         async with httpx.AsyncClient(transport=transport) as client:
             assert (await client.post(url, json={})).status_code == 200
-            await asyncio.sleep(10 * IDLE)
+            await asyncio.to_thread(between)
             return await client.post(url, json={})
     with httpx.Client(transport=transport) as client:
         assert client.post(url, json={}).status_code == 200
-        time.sleep(10 * IDLE)
+        between()
         return client.post(url, json={})
+
+
+def _until_the_client_closed_it(server: TestServer) -> Callable[[], None]:
+    """Until the pool has let its idle connection go, which the server sees as the client's close: the
+    pool's own timer, observed instead of outwaited (a sleep past it failed under a profiler at 3x)."""
+
+    def wait() -> None:
+        assert server.wait_live(at_most=0, timeout=30) == 0, "the pool kept its idle connection"
+
+    return wait
+
+
+def _past_the_server_s_idle_close() -> None:
+    time.sleep(2 * IDLE)  # a sleep is never shorter than asked: the next request always crosses the close
 
 
 @pytest.fixture
@@ -109,7 +119,8 @@ async def test_a_connection_idle_past_the_pool_idle_timeout_is_not_reused(
     closing_server: TestServer, flavour: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_factory, "POOL_IDLE_TIMEOUT", IDLE)  # the SDK's default, shortened
-    response = await _post_twice_idle_between(FACTORIES[flavour](retries=0), closing_server.url + "/ok")
+    transport = FACTORIES[flavour](retries=0)
+    response = await _post_twice(transport, closing_server.url + "/ok", _until_the_client_closed_it(closing_server))
     assert response.status_code == 200
     # A new connection carried the second request; the idle one never did.
     assert (closing_server.accepted, closing_server.crossed, closing_server.hits["/ok"]) == (2, 0, 2)
@@ -124,7 +135,7 @@ async def test_a_pool_keeping_idle_connections_longer_than_the_server_meets_its_
     transport = FACTORIES[flavour](retries=0, pool_idle_timeout=90.0)
     # The close itself, not any transport error: a timeout (a starved server) would say nothing of the pool.
     with pytest.raises(httpx.RemoteProtocolError, match="connection closed before message completed"):
-        await _post_twice_idle_between(transport, closing_server.url + "/ok")
+        await _post_twice(transport, closing_server.url + "/ok", _past_the_server_s_idle_close)
     # The POST reached the server but not its handler: nothing re-sent it.
     assert (closing_server.accepted, closing_server.crossed, closing_server.hits["/ok"]) == (1, 1, 1)
 
