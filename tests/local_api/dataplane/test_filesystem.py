@@ -204,6 +204,36 @@ def test_remove_files_trees_links_and_missing(envd: Envd, sandbox: StandInSandbo
     assert root_error.code == Code.INVALID_ARGUMENT
 
 
+@pytest.mark.parametrize("mount_point", ["/root", "/tmp", "/home", "/etc"])
+def test_a_mount_point_is_never_moved_replaced_or_removed(
+    envd: Envd, sandbox: StandInSandbox, mount_point: str
+) -> None:
+    """The red team's escape: `/root` moved aside and a link to `/` moved into its place, which the next
+    bubblewrap of the sandbox (a fork, a snapshot's sandbox) would have bound as `/root`."""
+    os.symlink("/", sandbox.host("/tmp/evil"))
+    rpc, headers = envd.rpc(), headers_for(sandbox, "root")
+    inside = f"{mount_point}/../{mount_point.lstrip('/')}"  # the same folder by another spelling
+    for source, destination, done in (
+        (mount_point, "/home/user/aside", "moved"),
+        (inside, "/home/user/aside", "moved"),
+        ("/tmp/evil", mount_point, "replaced"),
+    ):
+        error = _error(lambda: rpc.move(pb.MoveRequest(source=source, destination=destination), headers=headers))
+        assert (error.code, error.message) == (
+            Code.FAILED_PRECONDITION,
+            f"'{mount_point}' is a mount point of the sandbox and cannot be {done}",
+        )
+    for path in (mount_point, inside):
+        error = _error(lambda: rpc.remove(pb.RemoveRequest(path=path), headers=headers))
+        assert error.code == Code.FAILED_PRECONDITION and "cannot be removed" in error.message
+    assert sandbox.host(mount_point).is_dir() and not sandbox.host(mount_point).is_symlink()
+    # What is in them moves and goes as before.
+    sandbox.host(f"{mount_point}/inner").mkdir()
+    rpc.move(pb.MoveRequest(source=f"{mount_point}/inner", destination="/home/user/inner2"), headers=headers)
+    rpc.remove(pb.RemoveRequest(path="/home/user/inner2"), headers=headers)
+    assert not sandbox.host("/home/user/inner2").exists()
+
+
 def test_metadata_from_xattrs(envd: Envd, sandbox: StandInSandbox) -> None:
     path = sandbox.host(f"{HOME}/meta")
     path.write_text("x")

@@ -65,6 +65,26 @@ def test_the_api_key_is_not_asked_of_envd_and_the_token_opens_nothing_of_the_con
     assert response.status_code == 401
 
 
+@pytest.mark.parametrize("header", ["E2b-Sandbox-Id", "X-Access-Token", "E2b-Sandbox-Port"])
+@pytest.mark.parametrize("service", ["/filesystem.Filesystem/ListDir", "/process.Process/List", "/envs"])
+def test_a_routing_or_credential_header_sent_twice_is_refused(server: RealServer, header: str, service: str) -> None:
+    """The red team's cross-sandbox call: the victim's id first, the attacker's id and token after. The router
+    checked the token against the last id while the filesystem service acted on the first."""
+    victim, attacker = server.create(), server.create()
+    (server.envd(victim).run("echo secret > ~/secret"))
+    first = {"E2b-Sandbox-Id": victim["sandboxID"], "X-Access-Token": victim["envdAccessToken"]}.get(header, "49983")
+    headers = [(name, value) for name, value in server.envd(attacker).headers().items() if name != header]
+    headers = [(header, first), *headers, (header, server.envd(attacker).headers()[header])]
+    body = {"path": "/home/user"} if "ListDir" in service else {}
+    if service == "/envs":
+        response = httpx.get(f"{server.url}{service}", headers=headers)
+    else:
+        response = httpx.post(f"{server.url}{service}", json=body, headers=headers)
+    assert response.status_code == 400, response.text
+    assert response.json() == {"code": "invalid_argument", "message": f"the {header} header must be sent once"}
+    assert (server.envd(victim).run("cat ~/secret"))[1] == b"secret\n"
+
+
 def test_another_port_is_not_open(server: RealServer) -> None:
     sandbox = server.create()
     response = server.envd(sandbox).unary("List", {}, **{"E2b-Sandbox-Port": "8080"})

@@ -35,7 +35,7 @@ def agent_argv(fd: int, source: str = SOURCE) -> list[str]:
     found = without_isolation()
     if not found.available:
         pytest.skip(found.reason)
-    return sandbox_argv(found, Path("/"), network=True, agent_source=source, agent_fd=fd)
+    return sandbox_argv(found, {}, network=True, agent_source=source, agent_fd=fd)  # no folders bound
 
 
 def spawn(sock: socket.socket, command: str) -> int:

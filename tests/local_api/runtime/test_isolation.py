@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from e2b_local_api.runtime.isolation import Isolation, Mode, resolv_conf, sandbox_argv, without_isolation
+from e2b_local_api.runtime.layout import BOUND
 from e2b_local_api.runtime.network import GUARD_CLASS
 
 from tests.local_api.sandboxes import (
@@ -130,7 +131,7 @@ def test_the_server_says_how_networked_sandboxes_reach_out() -> None:
     assert "their own network through slirp4netns" in own.describe()
     # Their own network namespace from the start (slirp4netns connects it); the host's when shared.
     for box, unshared in ((own, True), (shared, False)):
-        argv = sandbox_argv(box, Path("/state/x"), network=True, agent_source="", agent_fd=3)
+        argv = sandbox_argv(box, dict.fromkeys(BOUND, 9), network=True, agent_source="", agent_fd=3)
         assert ("--unshare-net" in argv) is unshared
     assert resolv_conf(own, networked=True) == "nameserver 10.0.2.3\n"
     assert resolv_conf(own, networked=False) == resolv_conf(shared, networked=False) == "nameserver 127.0.0.1\n"

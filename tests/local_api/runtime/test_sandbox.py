@@ -126,3 +126,46 @@ def test_a_sandbox_whose_agent_is_killed_ends_as_a_kill_ends_it(server: RealServ
     assert listed.status_code == 200 and sandbox_id not in {s["sandboxID"] for s in listed.json()}
     health = httpx.get(f"{server.url}/health", headers=envd.headers(), timeout=30)
     assert health.status_code == 502 and "was not found" in health.text
+
+
+@pytest.mark.parametrize("swapped", ["root", "etc"])
+def test_a_bound_folder_swapped_for_a_link_is_never_bound(layout: Layout, swapped: str, tmp_path: Path) -> None:
+    """A sandbox's `/root` replaced on the host by a link to a host folder (the files service now refuses to
+    do it; an old server's state, or another path, might): the sandbox does not start, and nothing of the
+    host folder is reached."""
+    found = isolation.probe()
+    if not found.available:
+        pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
+    layout.create(resolv_conf=resolv_conf(found, False), host_id=lambda inside: host_id(found.mode, inside))
+    host_folder = tmp_path / "host"
+    host_folder.mkdir()
+    (layout.root / swapped).rename(layout.root / "aside")
+    (layout.root / swapped).symlink_to(host_folder)
+
+    async def start() -> SandboxError:
+        runtime = SandboxRuntime("swapped", layout=layout, isolation=found, env_vars={}, network=False)
+        with pytest.raises(SandboxError) as refused:
+            await runtime.start()
+        await runtime.wait_ended()
+        return refused.value
+
+    error = asyncio.run(start())
+    assert error.kind == "failed_precondition"
+    assert str(error) == f"sandbox swapped could not start: the sandbox's /{swapped} is not a folder: Not a directory"
+    assert list(host_folder.iterdir()) == []
+
+
+def test_the_bound_folders_are_opened_without_following_a_link(layout: Layout) -> None:
+    layout.create(resolv_conf="", host_id=lambda inside: inside)
+    assert layout.root.stat().st_mode & 0o777 == 0o700  # the server user's alone: see layout.PRIVATE
+    opened = layout.open_bound()
+    try:
+        assert sorted(opened) == ["etc", "home", "root", "tmp"]
+        for name, fd in opened.items():
+            assert os.path.samestat(os.fstat(fd), (layout.root / name).stat())
+    finally:
+        for fd in opened.values():
+            os.close(fd)
+    (layout.root / "tmp").rmdir()
+    with pytest.raises(NotADirectoryError, match=r"^the sandbox's /tmp is not a folder: No such file or directory$"):
+        layout.open_bound()

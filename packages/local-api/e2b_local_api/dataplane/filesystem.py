@@ -26,6 +26,7 @@ from connectrpc.errors import ConnectError
 from protobuf import Oneof
 
 from ..runtime.accounts import Account, Accounts, UnknownUser
+from ..runtime.layout import MOUNT_POINTS
 from ..runtime.paths import PathError, SandboxRoot, absolute
 from ..runtime.watch import Change, Watch, WatchError, WatchLimit
 from ..wire.envd.filesystem import filesystem_pb as pb
@@ -177,7 +178,9 @@ class FilesystemService(Filesystem):
         def work() -> pb.MakeDirResponse:
             with call.root.resolve(path, follow=True, create_parents=owner) as found:
                 try:
-                    st = os.stat(found.name, dir_fd=found.parent_fd)
+                    # Not followed: a link put there since the walk (which followed every one) would be
+                    # followed from the host, and its answer say whether a host path is a folder.
+                    st = os.stat(found.name, dir_fd=found.parent_fd, follow_symlinks=False)
                 except FileNotFoundError:
                     st = None
                 if st is not None:
@@ -209,6 +212,8 @@ class FilesystemService(Filesystem):
             with src, call.root.resolve(destination, follow=False, create_parents=owner) as dst:
                 if src.name == "." or dst.name == ".":
                     raise PathError("invalid_argument", "the sandbox's root folder cannot be moved or replaced")
+                _refuse_mount_point(src.path, "moved")
+                _refuse_mount_point(dst.path, "replaced")
                 try:
                     os.rename(src.name, dst.name, src_dir_fd=src.parent_fd, dst_dir_fd=dst.parent_fd)
                 except FileNotFoundError:
@@ -234,6 +239,7 @@ class FilesystemService(Filesystem):
             with found:
                 if found.name == ".":
                     raise PathError("invalid_argument", "the sandbox's root folder cannot be removed")
+                _refuse_mount_point(found.path, "removed")
                 try:
                     st = os.stat(found.name, dir_fd=found.parent_fd, follow_symlinks=False)
                 except FileNotFoundError:
@@ -438,6 +444,13 @@ class FilesystemService(Filesystem):
                 self.forget_sandbox(sandbox_id)
 
 
+def _refuse_mount_point(path: str, done: str) -> None:
+    """The sandbox's mount points stay where they are: a sandbox that swapped one for a symlink would have the
+    host folder it names bound in its place at its next start (layout.open_bound refuses to, as a second guard)."""
+    if path in MOUNT_POINTS:
+        raise PathError("failed_precondition", f"'{path}' is a mount point of the sandbox and cannot be {done}")
+
+
 def _walk(call: _Call, shown: str, real: str, depth: int, out: list[pb.EntryInfo], level: int = 1) -> None:
     """envd's ListDir walk: depth-first, names in order, links listed and never descended."""
     with call.root.resolve(real, follow=False) as found:
@@ -468,6 +481,8 @@ def _chown(parent_fd: int, name: str, owner: tuple[int, int]) -> None:
         os.chown(name, *owner, dir_fd=parent_fd, follow_symlinks=False)
     except PermissionError:
         pass  # an unprivileged server: its files are the sandbox user's already
+    except FileNotFoundError:
+        pass  # removed by the sandbox's own processes since it was made: nothing left to give
 
 
 def _keepalive_seconds(headers: Mapping[str, str]) -> float:

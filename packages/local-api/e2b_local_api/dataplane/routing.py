@@ -92,8 +92,14 @@ class Router:
         if scope["type"] != "http":
             await self.control_plane(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or ())
+        raw = scope.get("headers") or ()
+        headers = dict(raw)
         sandbox_id = headers.get(SANDBOX_HEADER)
+        if sandbox_id is not None and (repeated := _repeated(raw)):
+            # The services read a header's first value, this router its last: one value or none, so that
+            # the sandbox whose token was checked is the one every part of the request acts on.
+            await _refuse(send, 400, "invalid_argument", f"the {repeated} header must be sent once")
+            return
         if sandbox_id is None:
             if scope.get("path") == "/files" and b"signature=" in scope.get("query_string", b""):
                 # download_url/upload_url: the bare server URL, the sandbox known by the signature alone
@@ -158,6 +164,20 @@ class Router:
                     current_sandbox.reset(token)
                 return
         await _refuse(send, 404, "unimplemented", f"envd has no route {scope.get('method', '')} {path}")
+
+
+_ROUTING_HEADERS = {SANDBOX_HEADER: "E2b-Sandbox-Id", PORT_HEADER: "E2b-Sandbox-Port", TOKEN_HEADER: "X-Access-Token"}
+
+
+def _repeated(headers: Any) -> str | None:
+    """The first routing or credential header a request sends more than once, by name; None if none is."""
+    seen: set[bytes] = set()
+    for name, _ in headers:
+        if name in _ROUTING_HEADERS:
+            if name in seen:
+                return _ROUTING_HEADERS[name]
+            seen.add(name)
+    return None
 
 
 async def _refuse(send: Send, status: int, code: str, message: str) -> None:

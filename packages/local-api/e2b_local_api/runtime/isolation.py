@@ -16,6 +16,7 @@ import os
 import select
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -253,8 +254,14 @@ def _id_map_writers() -> str:
     return id_map_writers('#!/bin/sh\npid=$1; shift; echo "$@" > "/proc/$pid/{map_file}"\n')
 
 
-def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_source: str, agent_fd: int) -> list[str]:
-    """The whole command line of a sandbox whose first process is the agent."""
+def sandbox_argv(
+    isolation: Isolation, bound: Mapping[str, int], *, network: bool, agent_source: str, agent_fd: int
+) -> list[str]:
+    """The whole command line of a sandbox whose first process is the agent.
+
+    `bound`: each of the sandbox's folders (layout.BOUND), open, by name: the process must inherit them
+    (bubblewrap binds each by its descriptor, then closes it).
+    """
     assert isolation.python is not None
     if isolation.mode is Mode.NONE:
         # No bubblewrap: the agent alone, the server's child, told to keep its commands in reach itself.
@@ -264,7 +271,7 @@ def sandbox_argv(isolation: Isolation, root: Path, *, network: bool, agent_sourc
     argv = own_network_prefix(isolation.mode) if own_network else []
     argv += [*command_prefix(isolation.mode, isolation.bwrap), *_system_binds()]
     for name in BOUND:
-        argv += ["--bind", str(root / name), f"/{name}"]
+        argv += ["--bind-fd", str(bound[name]), f"/{name}"]
     for name in _HOST_ETC:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", HOSTNAME]

@@ -20,8 +20,14 @@ USER_UID = 1000
 USER_GID = 1000
 HOSTNAME = "e2b.local"
 
-# The folders bound read-write at the same path inside the sandbox.
+# The folders bound read-write at the same path inside the sandbox: its mount points, which nothing
+# may move, remove or replace (the files service refuses to; `open_bound` checks at every start).
 BOUND = ("home", "root", "tmp", "etc")
+MOUNT_POINTS = frozenset(f"/{name}" for name in BOUND)
+# A sandbox's folder is its root's (the host id bubblewrap runs as, which resolves the bound folders
+# through it) and the server's alone: no other host user reaches what a sandbox writes (a setuid program
+# made by root inside would otherwise run for any of them as that root's host id).
+PRIVATE = 0o700
 
 _PASSWD = (
     "root:x:0:0:root:/root:/bin/bash\n"
@@ -45,8 +51,8 @@ class Layout:
 
     def create(self, *, resolv_conf: str, host_id: Callable[[int], int]) -> None:
         """Lay out a new sandbox's folders and `/etc` files, owned as inside (`host_id` maps an id inside)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.root, 0o711)  # bubblewrap runs as the sandbox's root, not the host's: let it through
+        self.root.mkdir(PRIVATE, parents=True, exist_ok=True)
+        os.chmod(self.root, PRIVATE)
         for name in BOUND:
             (self.root / name).mkdir(exist_ok=True)
         os.chmod(self.root / "tmp", 0o1777)
@@ -65,19 +71,45 @@ class Layout:
         ):
             (etc / name).write_text(text)
         root_id = host_id(0)
-        for path in [self.root / name for name in BOUND] + [etc / "profile.d", *etc.iterdir()]:
+        for path in [self.root] + [self.root / name for name in BOUND] + [etc / "profile.d", *etc.iterdir()]:
             _chown(path, root_id, root_id)
         _chown(home, host_id(USER_UID), host_id(USER_GID))
 
     def copy_from(self, source: Layout) -> None:
         """This sandbox starts with a copy of `source`'s files (its processes are not copied)."""
         # cp -a keeps owners (the sandbox's ids), which shutil.copytree does not.
-        self.root.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.root, 0o711)
+        self.root.mkdir(PRIVATE, parents=True, exist_ok=True)
         subprocess.run(["cp", "-a", "--", f"{source.root}/.", str(self.root)], check=True, capture_output=True)
+        os.chmod(self.root, PRIVATE)  # after the copy, which gives it the source's mode
+
+    def open_bound(self) -> dict[str, int]:
+        """Each bound folder opened (`O_PATH`), by its name, for bubblewrap's `--bind-fd`; the caller closes them.
+
+        Opened from the sandbox's folder without following a link: the files service works on these folders
+        from the host, so a folder a sandbox had swapped for a symlink (to `/`) would otherwise be bound where
+        it points. Raises `NotADirectoryError` naming the first that is not a real folder.
+        """
+        opened: dict[str, int] = {}
+        root = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for name in BOUND:
+                try:
+                    opened[name] = os.open(name, _BOUND_FLAGS, dir_fd=root)
+                except OSError as error:
+                    raise NotADirectoryError(f"the sandbox's /{name} is not a folder: {error.strerror}") from None
+        except BaseException:
+            for fd in opened.values():
+                os.close(fd)
+            raise
+        finally:
+            os.close(root)
+        return opened
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+_BOUND_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # a link fails: ENOTDIR
 
 
 def host_resolv_conf() -> str:

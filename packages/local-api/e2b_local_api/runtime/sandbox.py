@@ -127,9 +127,13 @@ class SandboxRuntime:
             self._started.set()
 
     async def _start(self) -> None:
+        try:
+            bound = {} if self.unisolated else self.layout.open_bound()
+        except NotADirectoryError as error:
+            raise SandboxError("failed_precondition", f"sandbox {self.sandbox_id} could not start: {error}") from None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = isolation.sandbox_argv(
-            self.isolation, self.layout.root, network=self.network, agent_source=_AGENT_SOURCE, agent_fd=theirs.fileno()
+            self.isolation, bound, network=self.network, agent_source=_AGENT_SOURCE, agent_fd=theirs.fileno()
         )
         try:
             # bubblewrap passes inherited fds on: the agent finds its socket under the same number.
@@ -138,12 +142,14 @@ class SandboxRuntime:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
-                pass_fds=(theirs.fileno(),),
+                pass_fds=(theirs.fileno(), *bound.values()),
                 env=isolation.environment(self.isolation.mode),
                 start_new_session=True,
             )
         finally:
             theirs.close()
+            for fd in bound.values():
+                os.close(fd)
         self._agent = AgentClient(ours, self._on_exit, self._agent_gone)
         process = self._bwrap
         try:
