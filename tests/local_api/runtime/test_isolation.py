@@ -70,10 +70,13 @@ def test_root_inside_is_not_root_outside(server: RealServer) -> None:
     text = as_root(
         server.envd(server.create()),
         "id -u; mount -o remount,rw /usr 2>&1 || echo refused; "
+        "mount -o remount,bind,rw /usr 2>/dev/null || echo bind-refused; "
+        "umount /tmp 2>/dev/null || echo umount-refused; "
         "f=/proc/sys/kernel/printk_ratelimit; v=$(cat $f); (echo $v > $f) 2>/dev/null || echo sysctl-refused",
     )
     assert text.startswith("0\n")
-    assert "refused" in text and "sysctl-refused" in text
+    for refused in ("refused", "bind-refused", "umount-refused", "sysctl-refused"):
+        assert f"{refused}\n" in text, text
 
 
 def test_no_network_without_internet_access(server: RealServer) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.local_api.sandboxes import RealServer, StreamEnded, real_server, wait_for
+from tests.local_api.sandboxes import RealServer, StreamEnded, alive_named, real_server, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +156,23 @@ def test_a_filesystem_only_pause_resumes_with_the_files_and_no_process(server: R
     assert server.api.post(f"/sandboxes/{sandbox['sandboxID']}/connect", json={"timeout": 60}).status_code == 201
     assert envd.call("List", {}) == {}  # a cold boot: the processes are gone
     assert envd.run("cat note; pgrep -c sleep || true")[1] == b"kept\n0\n"
+
+
+def test_pause_freezes_a_nested_pid_namespace_too(server: RealServer) -> None:
+    """A process in a pid namespace of the sandbox's own making is not in the sandbox's namespace: the pause
+    found it by namespace and left it running (a red-team finding)."""
+    sandbox = server.create()
+    sandbox_id, envd = sandbox["sandboxID"], server.envd(sandbox)
+    _, out, _, _ = envd.run("unshare -Urpf true && echo nests")
+    if out != b"nests\n":
+        pytest.skip("this kernel lets no user namespace be made inside a sandbox")
+    name = f"e2b-nested-{sandbox_id}"
+    envd.run(f"nohup unshare -Urpf bash -c 'exec -a {name} sleep 1000' >/dev/null 2>&1 &")
+    (nested,) = wait_for(lambda: alive_named(name), "the nested sleep")
+    assert os.readlink(f"/proc/{nested}/ns/pid") != os.readlink(f"/proc/{os.getpid()}/ns/pid")
+    assert server.api.post(f"/sandboxes/{sandbox_id}/pause", json={}).status_code == 200
+    assert _state(nested) == "T"
+    assert server.api.post(f"/sandboxes/{sandbox_id}/connect", json={"timeout": 60}).status_code == 201
+    wait_for(lambda: _state(nested) == "S", "the nested sleep to go on")
+    assert server.api.delete(f"/sandboxes/{sandbox_id}").status_code == 204
+    wait_for(lambda: not alive_named(name), "the nested sleep to end with its sandbox")

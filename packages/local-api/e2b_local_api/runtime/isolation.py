@@ -281,6 +281,11 @@ def sandbox_argv(
         # slirp4netns opens a host socket for whatever reaches tap0, 127.0.0.1 included: root inside must not
         # route loopback there (CAP_NET_ADMIN: routes, route_localnet) nor write frames to it (CAP_NET_RAW).
         argv += ["--cap-drop", "CAP_NET_ADMIN", "--cap-drop", "CAP_NET_RAW"]
+    if isolation.mode is Mode.MAPPED_ROOT:
+        # Root inside holds every capability of the sandbox's user namespace, and bubblewrap's mounts, made in
+        # it, are not locked: with CAP_SYS_ADMIN, `mount -o remount,bind,rw /usr` made the host's /usr writable
+        # (wherever its files' owners are mapped) and `umount /tmp` showed what is under a bound folder.
+        argv += ["--cap-drop", "CAP_SYS_ADMIN"]
     argv += ["--die-with-parent", "--new-session", "--as-pid-1", "--chdir", "/"]
     argv += ["--", isolation.python, "-I", "-S", "-c", agent_source, str(agent_fd)]
     return argv

@@ -433,24 +433,13 @@ class SandboxRuntime:
     # --- pause -----------------------------------------------------------------------------------------------------
 
     def members(self) -> list[int]:
-        """Host pids of every process of the sandbox's pid namespace (without isolation: the agent's tree)."""
+        """Host pids of the agent and every process descended from it: the whole sandbox, nested pid namespaces
+        included (a process of one is not in the sandbox's namespace, but, orphaned, it is adopted by its own
+        namespace's first process, itself a descendant; the red team's `unshare -pf` loop ran on through a pause
+        that stopped the sandbox's namespace alone)."""
         if self.agent_pid is None:
             return []
-        if self.unisolated:
-            return [self.agent_pid, *agent.descendants(self.agent_pid)]
-        try:
-            namespace = os.readlink(f"/proc/{self.agent_pid}/ns/pid")
-        except OSError:
-            return []
-        found = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
-                        found.append(int(entry))
-                except OSError:
-                    continue
-        return found
+        return [self.agent_pid, *agent.descendants(self.agent_pid)]
 
     def freeze(self) -> None:
         """SIGSTOP every process of the namespace, again until a pass finds none running (forks race the first)."""
