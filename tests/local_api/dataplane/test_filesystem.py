@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import pytest
@@ -218,13 +219,14 @@ def test_a_mount_point_is_never_moved_replaced_or_removed(
         (inside, "/home/user/aside", "moved"),
         ("/tmp/evil", mount_point, "replaced"),
     ):
-        error = _error(lambda: rpc.move(pb.MoveRequest(source=source, destination=destination), headers=headers))
+        request = pb.MoveRequest(source=source, destination=destination)
+        error = _error(lambda: rpc.move(request, headers=headers))  # noqa: B023 -- called at once
         assert (error.code, error.message) == (
             Code.FAILED_PRECONDITION,
             f"'{mount_point}' is a mount point of the sandbox and cannot be {done}",
         )
     for path in (mount_point, inside):
-        error = _error(lambda: rpc.remove(pb.RemoveRequest(path=path), headers=headers))
+        error = _error(lambda: rpc.remove(pb.RemoveRequest(path=path), headers=headers))  # noqa: B023 -- at once
         assert error.code == Code.FAILED_PRECONDITION and "cannot be removed" in error.message
     assert sandbox.host(mount_point).is_dir() and not sandbox.host(mount_point).is_symlink()
     # What is in them moves and goes as before.
@@ -232,6 +234,26 @@ def test_a_mount_point_is_never_moved_replaced_or_removed(
     rpc.move(pb.MoveRequest(source=f"{mount_point}/inner", destination="/home/user/inner2"), headers=headers)
     rpc.remove(pb.RemoveRequest(path="/home/user/inner2"), headers=headers)
     assert not sandbox.host("/home/user/inner2").exists()
+
+
+def test_list_dir_walks_a_tree_deeper_than_python_s_recursion_limit(envd: Envd, sandbox: StandInSandbox) -> None:
+    """A recursive walk failed past the interpreter's limit (a red team's 1,500 levels: `unknown`). The limit is
+    lowered for the call, so that the tree, which the walk resolves level by level from the root, stays small."""
+    levels = 350
+    folder = sandbox.host(f"{HOME}/deep")
+    folder.mkdir()
+    for _ in range(levels - 1):
+        folder = folder / "d"
+        folder.mkdir()
+    (sandbox.host(f"{HOME}/deep") / "after").write_text("x")  # after the whole tree: depth first, names in order
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)  # the walk's server thread starts a few dozen frames deep
+    try:
+        listed = envd.rpc().list_dir(pb.ListDirRequest(path="deep", depth=levels + 5), headers=headers_for(sandbox))
+    finally:
+        sys.setrecursionlimit(limit)
+    paths = [entry.path for entry in listed.entries]
+    assert paths == [f"{HOME}/deep/after"] + [f"{HOME}/deep" + "/d" * level for level in range(1, levels)]
 
 
 def test_metadata_from_xattrs(envd: Envd, sandbox: StandInSandbox) -> None:

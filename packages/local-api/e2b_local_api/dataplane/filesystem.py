@@ -15,9 +15,8 @@ import base64
 import binascii
 import os
 import secrets
-import shutil
 import stat
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -27,7 +26,7 @@ from protobuf import Oneof
 
 from ..runtime.accounts import Account, Accounts, UnknownUser
 from ..runtime.layout import MOUNT_POINTS
-from ..runtime.paths import PathError, SandboxRoot, absolute
+from ..runtime.paths import PathError, SandboxRoot, absolute, remove_tree
 from ..runtime.watch import Change, Watch, WatchError, WatchLimit
 from ..wire.envd.filesystem import filesystem_pb as pb
 from ..wire.envd.filesystem.filesystem_connect import Filesystem, FilesystemASGIApplication
@@ -37,6 +36,7 @@ from .sandbox_view import Lookup, SandboxGone, SandboxView
 
 # Watches (WatchDir streams and CreateWatcher watchers together) one sandbox may hold open.
 MAX_WATCHES_PER_SANDBOX = 64
+LANES_PER_SANDBOX = 2  # worker threads one sandbox's filesystem calls may hold at once
 # Events a CreateWatcher watcher keeps between two polls.
 MAX_PENDING_EVENTS = 10_000
 DEFAULT_KEEPALIVE_SECONDS = 90
@@ -112,6 +112,7 @@ class FilesystemService(Filesystem):
         self._lookup = lookup
         self._watchers: dict[str, _Watcher] = {}
         self._held: dict[str, int] = {}  # sandbox id → watches it holds (streams and watchers)
+        self._lanes: dict[str, asyncio.Semaphore] = {}  # sandbox id → its share of the worker threads
 
     # -- per call -------------------------------------------------------------------------
 
@@ -130,10 +131,16 @@ class FilesystemService(Filesystem):
             raise ConnectError(Code.UNAUTHENTICATED, f"invalid username: '{name}'") from None
         return _Call(sandbox, root, accounts, user)
 
-    @staticmethod
-    async def _in_thread(work: Callable[[], T]) -> T:
+    async def _in_thread(self, call: _Call, work: Callable[[], T]) -> T:
+        """`work` in a worker thread, holding one of its sandbox's lanes until the thread is done with it (a
+        call given up by its client included): the worker threads are the whole server's, and one sandbox's
+        slow calls (a red team's deep ListDirs) held them all while another sandbox's Stat waited 124 s."""
+        lane = self._lanes.setdefault(call.sandbox.sandbox_id, asyncio.Semaphore(LANES_PER_SANDBOX))
+        await lane.acquire()
+        running = asyncio.ensure_future(asyncio.to_thread(work))
+        running.add_done_callback(lambda done: _release(lane, done))
         try:
-            return await asyncio.to_thread(work)
+            return await asyncio.shield(running)
         except PathError as error:
             raise _connect_error(error) from None
 
@@ -148,7 +155,7 @@ class FilesystemService(Filesystem):
                 real = found.path
             return pb.StatResponse(entry=entry_info(call.root, call.accounts, path, real))
 
-        return await self._in_thread(work)
+        return await self._in_thread(call, work)
 
     async def list_dir(self, request: pb.ListDirRequest, ctx: Any) -> pb.ListDirResponse:
         call = self._call(ctx)
@@ -168,7 +175,7 @@ class FilesystemService(Filesystem):
             _walk(call, path, real, depth, entries)
             return pb.ListDirResponse(entries=entries)
 
-        return await self._in_thread(work)
+        return await self._in_thread(call, work)
 
     async def make_dir(self, request: pb.MakeDirRequest, ctx: Any) -> pb.MakeDirResponse:
         call = self._call(ctx)
@@ -195,7 +202,7 @@ class FilesystemService(Filesystem):
                 real = found.path
             return pb.MakeDirResponse(entry=entry_info(call.root, call.accounts, path, real))
 
-        return await self._in_thread(work)
+        return await self._in_thread(call, work)
 
     async def move(self, request: pb.MoveRequest, ctx: Any) -> pb.MoveResponse:
         call = self._call(ctx)
@@ -223,7 +230,7 @@ class FilesystemService(Filesystem):
                 real = dst.path
             return pb.MoveResponse(entry=entry_info(call.root, call.accounts, destination, real))
 
-        return await self._in_thread(work)
+        return await self._in_thread(call, work)
 
     async def remove(self, request: pb.RemoveRequest, ctx: Any) -> pb.RemoveResponse:
         call = self._call(ctx)
@@ -246,8 +253,7 @@ class FilesystemService(Filesystem):
                     return pb.RemoveResponse()
                 try:
                     if stat.S_ISDIR(st.st_mode):
-                        # rmtree with dir_fd walks by descriptors and never follows a link.
-                        shutil.rmtree(found.name, dir_fd=found.parent_fd)
+                        remove_tree(found.parent_fd, found.name)
                     else:
                         os.unlink(found.name, dir_fd=found.parent_fd)
                 except FileNotFoundError:
@@ -256,7 +262,7 @@ class FilesystemService(Filesystem):
                     raise PathError("internal", f"error removing file or directory: {error}") from None
             return pb.RemoveResponse()
 
-        return await self._in_thread(work)
+        return await self._in_thread(call, work)
 
     # -- watching -------------------------------------------------------------------------
 
@@ -430,6 +436,7 @@ class FilesystemService(Filesystem):
 
     def forget_sandbox(self, sandbox_id: str) -> None:
         """Close every watcher of a sandbox that is gone (the runtime calls it on kill; polls also sweep)."""
+        self._lanes.pop(sandbox_id, None)
         for watcher_id, watcher in list(self._watchers.items()):
             if watcher.sandbox_id == sandbox_id:
                 del self._watchers[watcher_id]
@@ -444,6 +451,12 @@ class FilesystemService(Filesystem):
                 self.forget_sandbox(sandbox_id)
 
 
+def _release(lane: asyncio.Semaphore, done: asyncio.Future[Any]) -> None:
+    lane.release()
+    if not done.cancelled():
+        done.exception()  # retrieved: a call its client gave up on fails unlogged, as it would have answered
+
+
 def _refuse_mount_point(path: str, done: str) -> None:
     """The sandbox's mount points stay where they are: a sandbox that swapped one for a symlink would have the
     host folder it names bound in its place at its next start (layout.open_bound refuses to, as a second guard)."""
@@ -451,29 +464,44 @@ def _refuse_mount_point(path: str, done: str) -> None:
         raise PathError("failed_precondition", f"'{path}' is a mount point of the sandbox and cannot be {done}")
 
 
-def _walk(call: _Call, shown: str, real: str, depth: int, out: list[pb.EntryInfo], level: int = 1) -> None:
-    """envd's ListDir walk: depth-first, names in order, links listed and never descended."""
+def _walk(call: _Call, shown: str, real: str, depth: int, out: list[pb.EntryInfo]) -> None:
+    """envd's ListDir walk: depth-first, names in order, links listed and never descended.
+
+    By a stack of the folders being listed, not recursion: a sandbox can make a tree deeper than Python's
+    recursion limit (a red team's 1,500 levels answered `unknown: maximum recursion depth exceeded`)."""
+    top = _children(call, shown, real)
+    stack: list[Iterator[tuple[str, str]]] = [iter(top)] if top else []
+    while stack:
+        try:
+            child_shown, child_real = next(stack[-1])
+        except StopIteration:
+            stack.pop()
+            continue
+        try:
+            info = entry_info(call.root, call.accounts, child_shown, child_real)
+        except PathError:
+            continue  # removed while listing
+        out.append(info)
+        if len(stack) < depth and info.type == pb.FileType.DIRECTORY and not info.is_symlink:
+            below = _children(call, child_shown, child_real)
+            if below:
+                stack.append(iter(below))
+
+
+def _children(call: _Call, shown: str, real: str) -> list[tuple[str, str]]:
+    """The (shown, real) paths of a folder's entries, by name; none if it went meanwhile."""
     with call.root.resolve(real, follow=False) as found:
         try:
             fd = os.open(
                 found.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=found.parent_fd
             )
         except FileNotFoundError:
-            return
+            return []
     try:
         names = sorted(os.listdir(fd))
     finally:
         os.close(fd)
-    for name in names:
-        child_real = real.rstrip("/") + "/" + name
-        child_shown = shown.rstrip("/") + "/" + name
-        try:
-            info = entry_info(call.root, call.accounts, child_shown, child_real)
-        except PathError:
-            continue  # removed while listing
-        out.append(info)
-        if level < depth and info.type == pb.FileType.DIRECTORY and not info.is_symlink:
-            _walk(call, child_shown, child_real, depth, out, level + 1)
+    return [(shown.rstrip("/") + "/" + name, real.rstrip("/") + "/" + name) for name in names]
 
 
 def _chown(parent_fd: int, name: str, owner: tuple[int, int]) -> None:

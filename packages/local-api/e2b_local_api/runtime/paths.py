@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,3 +225,17 @@ def _make_dir(parent_fd: int, name: str, owner: tuple[int, int]) -> None:
     except OSError as error:
         if error.errno != errno.ENOENT:
             raise
+
+
+def remove_tree(parent_fd: int, name: str) -> None:
+    """Remove the folder `name` of `parent_fd` and everything under it, never following a link.
+
+    Python 3.11's `shutil.rmtree` recurses once a level: a sandbox's tree deeper than the interpreter's limit
+    goes by coreutils' `rm`, handed the folder through this process's descriptor of its parent.
+    """
+    try:
+        shutil.rmtree(name, dir_fd=parent_fd)
+    except RecursionError:
+        subprocess.run(
+            ["rm", "-rf", "--", f"/proc/{os.getpid()}/fd/{parent_fd}/{name}"], check=True, capture_output=True
+        )
