@@ -12,10 +12,13 @@ import pytest
 def test_all_is_sorted_and_lists_exactly_the_public_names() -> None:
     for name in e2b.__all__:
         getattr(e2b, name)  # the lazy ones land in the module's namespace
-    # The subpackages (api, the data plane's, the envd client) are attributes once imported, not exports.
+    # The subpackages (api, the data plane's, the envd client) and 2.x's module paths are attributes
+    # once imported, not exports.
     public = {name for name in vars(e2b) if not name.startswith("_")} - {
         "api",
+        "connection_config",
         "envd",
+        "exceptions",
         "sandbox",
         "sandbox_async",
         "sandbox_sync",
@@ -127,6 +130,30 @@ def test_the_sandbox_classes_live_at_the_released_sdk_s_module_paths() -> None:
         e2b.AsyncSnapshotPaginator,
     )
     assert (Sandbox, SandboxPaginator, SnapshotPaginator) == (e2b.Sandbox, e2b.SandboxPaginator, e2b.SnapshotPaginator)
+
+
+def test_the_exceptions_settings_and_options_live_at_the_released_sdk_s_module_paths() -> None:
+    """2.x's `e2b.exceptions`, `e2b.connection_config` and `e2b.sandbox.sandbox_api` re-export `e2b`'s objects.
+
+    tests/conformance/test_released_modules.py checks each module's names against 2.63.0's.
+    """
+    from e2b import connection_config, exceptions
+    from e2b.exceptions import TimeoutException
+    from e2b.sandbox import sandbox_api
+
+    assert TimeoutException is e2b.TimeoutException
+    for module in (exceptions, connection_config, sandbox_api):
+        assert module.__all__ == sorted(module.__all__)
+        for name in module.__all__:
+            assert getattr(module, name) is getattr(e2b, name, getattr(module, name)), (module.__name__, name)
+    assert {"SandboxOnTimeoutKill", "SandboxOnTimeoutPause"} <= set(sandbox_api.__all__) - set(e2b.__all__)
+
+
+def test_2x_s_module_paths_stay_cheap() -> None:
+    """Like `import e2b`: none of them loads httpx, pyqwest or the generated client."""
+    heavy = {"httpx", "pyqwest", "attr", "e2b.api.client", "e2b.sandbox_sync.main"}
+    code = "import e2b.exceptions, e2b.connection_config, e2b.sandbox.sandbox_api"
+    assert _modules_after(code) & heavy == set()
 
 
 def test_the_data_plane_s_names_live_at_the_released_sdk_s_module_paths() -> None:
