@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,27 @@ def test_a_burst_past_the_queue_waits_in_the_kernel_and_none_is_lost(
             w.close()
 
     assert asyncio.run(asyncio.wait_for(run(), DEADLINE)) == [f"d{i}" for i in range(count)]
+
+
+def test_no_inotify_instance_left_is_a_limit_not_a_failure(tmp_path: Path) -> None:
+    """Out of inotify instances (the server user's `max_user_instances`, which two sandboxes' watchers can use
+    up) is `WatchLimit` (`resource_exhausted`), not an internal error. Reached here the way a process reaches
+    it, in a child process whose descriptors are all in use (inotify_init1 answers EMFILE either way)."""
+    script = f"""
+import resource
+from e2b_local_api.runtime.watch import Watch, WatchLimit
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+held = []
+try:
+    while True:
+        held.append(open("/dev/null"))
+except OSError:
+    pass
+try:
+    Watch({str(tmp_path)!r}, recursive=False)
+except WatchLimit as error:
+    print("limit:", error)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "limit: cannot create an inotify instance: Too many open files\n"

@@ -103,7 +103,10 @@ class Watch:
         self._recursive = recursive
         fd = _libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
-            raise WatchError(f"cannot create an inotify instance: {os.strerror(ctypes.get_errno())}")
+            number = ctypes.get_errno()
+            # EMFILE: the server user's inotify instances (fs.inotify.max_user_instances) are all in use.
+            kind = WatchLimit if number in (errno.EMFILE, errno.ENFILE, errno.ENOMEM) else WatchError
+            raise kind(f"cannot create an inotify instance: {os.strerror(number)}")
         self._fd = fd
         self._folders: dict[int, str] = {}  # watch descriptor → folder relative to the top ("" is the top)
         self._queue: asyncio.Queue[Change | BaseException] = asyncio.Queue()
