@@ -3,14 +3,16 @@
 `Routine[P, T]` returns an awaitable of `T`; `call_handler` awaits a callback that is a coroutine
 function; `Pump` drains a stream into callbacks in a task from the start, as 2.x's async handles do,
 and an `async for` follows it; `first_item` waits for a stream's first event within
-`request_timeout`. `call`, `items` and `http_client` are the plain await, iteration and
-`httpx.AsyncClient`: the sync twin makes them interruptible by Ctrl-C.
+`request_timeout`; `items` ends a stream at its `timeout` (a timer on each read: the reads of one
+stream are made by more than one task). `call`, `items` and `http_client` are the plain await,
+iteration and `httpx.AsyncClient`: the sync twin makes them interruptible by Ctrl-C.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, ParamSpec, TypeAlias, TypeVar
 
@@ -18,7 +20,17 @@ import httpx
 
 from e2b._exceptions import TimeoutException, UnexpectedResponseException
 
-__all__ = ["Pump", "Routine", "bounded", "call", "call_handler", "first_item", "http_client", "items"]
+__all__ = [
+    "Pump",
+    "Routine",
+    "bounded",
+    "call",
+    "call_handler",
+    "first_item",
+    "http_client",
+    "items",
+    "stream_options",
+]
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -33,9 +45,30 @@ async def call(function: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any)
     return await function(*args, **kwargs)
 
 
-async def items(stream: AsyncIterator[T]) -> AsyncIterator[T]:
-    """The items of `stream`, as they come."""
-    async for item in stream:
+def stream_options(timeout_ms: int | None) -> dict[str, Any]:
+    """None here: connectrpc's `timeout_ms` is a timer of the task that opens the stream, and a handle
+    reads its stream from another (its pump), where it never fires. `items` keeps the deadline."""
+    return {}
+
+
+async def items(stream: AsyncIterator[T], deadline: float | None = None) -> AsyncIterator[T]:
+    """The items of `stream`, as they come; past `deadline` (time.monotonic()) a read is cancelled.
+
+    The timer is set for each read, not once around the loop: the first read is made by the caller's
+    task, the others by the handle's pump, and a timer cancels the task that set it.
+    """
+    if deadline is None:
+        async for item in stream:
+            yield item
+        return
+    loop = asyncio.get_running_loop()
+    at = loop.time() + (deadline - time.monotonic())
+    while True:
+        try:
+            async with asyncio.timeout_at(at):
+                item = await anext(stream)
+        except StopAsyncIteration:
+            return
         yield item
 
 
