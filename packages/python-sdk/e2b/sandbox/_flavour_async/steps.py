@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, ParamSpec, TypeAlias, TypeVar
 
@@ -95,18 +96,47 @@ async def call_handler(handler: Callable[[T], object] | None, value: T) -> None:
         await result
 
 
+class _Follower:
+    """One loop's items not yet taken: at most FOLLOWER_QUEUE while the loop keeps up, more once a
+    `wait()` needs the stream read to its end (a loop left half-way must not hold the reading)."""
+
+    def __init__(self) -> None:
+        self.items: deque[tuple[bool, Any]] = deque()
+        self.ready = asyncio.Event()  # set while `items` holds something
+        self.room = asyncio.Event()  # set while the pump may add (or must, for a wait)
+        self.room.set()
+
+    def put(self, entry: tuple[bool, Any]) -> None:
+        self.items.append(entry)
+        self.ready.set()
+        if len(self.items) >= FOLLOWER_QUEUE:
+            self.room.clear()
+
+    async def get(self) -> tuple[bool, Any]:
+        while not self.items:
+            self.ready.clear()
+            await self.ready.wait()
+        entry = self.items.popleft()
+        if len(self.items) < FOLLOWER_QUEUE:
+            self.room.set()
+        return entry
+
+
 class Pump(Generic[E]):
     """Drains `source()` into `sink` in a task started now, as e2b 2.x's async handles read their stream.
 
     `items()` follows the same items as they pass, from the moment it is called (the handle's
-    `async for`); its queue is bounded, so a slow loop slows the reading instead of filling memory.
+    `async for`); its queue is bounded, so a slow loop slows the reading instead of filling memory,
+    except while `run()` (the handle's `wait()`) waits: then the reading goes on, and a loop that
+    lags (or was left half-way without being closed) keeps what it has not taken yet.
     """
 
     def __init__(self, source: Callable[[], AsyncIterator[E]], sink: Callable[[E], Awaitable[None]]) -> None:
         self._source = source
         self._sink = sink
-        self._followers: list[asyncio.Queue[tuple[bool, Any]]] = []
+        self._followers: list[_Follower] = []
         self._error: Exception | None = None
+        self._waiting = 0  # how many run() wait: while one does, no follower holds the reading
         self._task = asyncio.get_running_loop().create_task(self._drain())
 
     async def _drain(self) -> None:
@@ -114,27 +144,29 @@ class Pump(Generic[E]):
             async for item in self._source():
                 await self._sink(item)
                 for follower in list(self._followers):
-                    await follower.put((True, item))
+                    while not follower.room.is_set() and not self._waiting:
+                        await follower.room.wait()
+                    follower.put((True, item))
         except asyncio.CancelledError:
             raise
         except Exception as error:
             # Kept for `run()`: a failure nobody waits for is no "exception never retrieved" warning.
             self._error = error
             for follower in list(self._followers):
-                follower.put_nowait((False, error))
+                follower.put((False, error))
             return
         for follower in list(self._followers):
-            follower.put_nowait((False, None))
+            follower.put((False, None))
 
     def items(self) -> AsyncIterator[E]:
         # Registered now, not at the first step: nothing passes between the call and the loop.
-        follower: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue(FOLLOWER_QUEUE)
+        follower = _Follower()
         self._followers.append(follower)
         if self._task.done():
-            follower.put_nowait((False, self._error))
+            follower.put((False, self._error))
         return self._follow(follower)
 
-    async def _follow(self, follower: asyncio.Queue[tuple[bool, Any]]) -> AsyncIterator[E]:
+    async def _follow(self, follower: _Follower) -> AsyncIterator[E]:
         try:
             while True:
                 more, value = await follower.get()
@@ -145,8 +177,7 @@ class Pump(Generic[E]):
                 yield value
         finally:
             self._followers.remove(follower)
-            while not follower.empty():  # a pump waiting on this full queue goes on
-                follower.get_nowait()
+            follower.room.set()  # a pump waiting on this loop goes on
 
     async def run(self, *, callbacks: bool = True) -> None:
         """Until the source is drained; its exception, if any, is raised here.
@@ -154,7 +185,13 @@ class Pump(Generic[E]):
         `callbacks=False` says the sink calls none of the user's code: the sync twin then drains in
         one step on its worker; here the task drains as ever.
         """
-        await asyncio.shield(self._task)
+        self._waiting += 1
+        for follower in self._followers:
+            follower.room.set()  # the pump, if it waits for a loop, goes on
+        try:
+            await asyncio.shield(self._task)
+        finally:
+            self._waiting -= 1
         if self._error is not None:
             raise self._error
 
