@@ -1,14 +1,12 @@
 """How the sync flavour waits: the twin of `e2b.sandbox._flavour_async.steps`, both written by hand.
 
-`Routine[P, T]` returns a `T`; `call_handler` calls a callback and drops what it returns; `Pump` runs
-nothing in the background: the stream is read into the callbacks by `run()` (the handle's `wait()`) or
-as the handle is iterated, as 2.x's sync handles do. A stream's `timeout` is pyqwest's own deadline
-for the whole exchange (`stream_options`: connectrpc's `timeout_ms`), which ends the read in native
-code; `first_item` bounds the start by `request_timeout` by waiting for it on a worker
-(`run_interruptibly`'s deadline). `call`, `items` and `http_client` wait on a worker thread while the main thread
-waits in short slices (`e2b._interruptible`): pyqwest waits in native code that never looks at signals,
-and Ctrl-C must end a call within a second. An abandoned step goes on in its worker until its stream
-ends; the command in the sandbox keeps running, as in 2.x.
+`Routine[P, T]` returns a `T`; `call_handler` calls a callback and drops what it returns; `Pump` reads
+the stream into the callbacks at `run()` (the handle's `wait()`) or as the handle is iterated, as 2.x.
+A stream's `timeout` is pyqwest's deadline for the whole exchange (`stream_options`), which ends a read
+in native code; `first_item` bounds the start by `request_timeout` (`run_interruptibly`'s deadline).
+`call`, `items` and `http_client` wait on a worker thread while the main thread waits in short slices
+(`e2b._interruptible`): pyqwest never looks at signals, and Ctrl-C must end a call within a second. An
+abandoned step goes on in its worker until its stream ends; the command keeps running, as in 2.x.
 """
 
 from __future__ import annotations
