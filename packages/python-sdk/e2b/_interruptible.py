@@ -17,12 +17,15 @@ import os
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 __all__ = ["InterruptibleClient", "abandoned", "run_interruptibly"]
+
+T = TypeVar("T")
 
 # The longest the main thread waits between two looks at its signals: a signal the
 # kernel gave to another thread (one pyqwest started before this module's first
@@ -33,16 +36,21 @@ SLICE = 0.1
 class _Exchange:
     """One blocking exchange handed to a worker, and its outcome."""
 
-    def __init__(self, run: Callable[[], httpx.Response]) -> None:
+    def __init__(self, run: Callable[[], Any]) -> None:
         # The caller's context variables (tracing spans, for one) hold in the worker too.
         self._context = contextvars.copy_context()
         self._run = run
         self.done = _thread.allocate_lock()
         self.done.acquire()
-        self.response: httpx.Response | None = None
+        self.response: Any = None
         self.error: BaseException | None = None
         # Set when the waiting thread left (a signal handler raised): the steps still to come may stop.
         self.abandoned = False
+        # A deadline (time.monotonic()) the waiting thread watches, and the exception it raises past it.
+        # Set by the exchange itself too (`run_interruptibly(..., deadline)` on the worker): a command's
+        # whole run is one exchange, and only its start is bounded by request_timeout.
+        self.deadline: float | None = None
+        self.late: Callable[[], BaseException] | None = None
 
     def run(self) -> None:
         _running.exchange = self
@@ -114,32 +122,50 @@ def _worker() -> _Worker | None:
         return None
 
 
-def run_interruptibly(run: Callable[[], httpx.Response]) -> httpx.Response:
+def run_interruptibly(
+    run: Callable[[], T], deadline: float | None = None, late: Callable[[], BaseException] | None = None
+) -> T:
     """`run()`, on a worker thread when called from the main thread, which then waits for it in slices.
 
-    An exception a signal handler raises during the wait (KeyboardInterrupt)
+    An exception a signal handler raised during the wait (KeyboardInterrupt)
     is raised at once; the exchange goes on in the worker and its outcome is
     dropped: `run` must leave nothing open behind it (an httpx send that
     reads the body closes the response).
+
+    With a `deadline` (time.monotonic()), `late()` is raised once it passed: pyqwest's wait for an
+    answer cannot be cut short from Python, so the wait is left to a worker, from any thread, and
+    abandoned as for Ctrl-C (the worker comes back when the stream ends: at its `timeout` at the
+    latest). Called on a worker, inside an exchange, the deadline is the exchange's own while `run`
+    runs: the thread waiting for it watches it, and no second hand-over is paid.
     """
-    if threading.current_thread() is not threading.main_thread():
+    current: _Exchange | None = getattr(_running, "exchange", None)
+    if current is not None and deadline is not None:
+        saved = current.deadline, current.late
+        current.deadline, current.late = deadline, late
+        try:
+            return run()
+        finally:
+            current.deadline, current.late = saved
+    if deadline is None and threading.current_thread() is not threading.main_thread():
         return run()
     worker = _worker()
     if worker is None:
         return run()
     exchange = _Exchange(run)
+    exchange.deadline, exchange.late = deadline, late
     worker.exchanges.put(exchange)
     try:
         while not exchange.done.acquire(timeout=SLICE):
-            pass
+            passed = exchange.deadline
+            if passed is not None and time.monotonic() >= passed and exchange.late is not None:
+                raise exchange.late()
     except BaseException:
         exchange.abandoned = True
         raise
     if exchange.error is not None:
         error, exchange.error = exchange.error, None  # no cycle through this frame
         raise error
-    assert exchange.response is not None
-    return exchange.response
+    return exchange.response  # type: ignore[no-any-return]
 
 
 class InterruptibleClient(httpx.Client):

@@ -364,3 +364,16 @@ def test_ctrl_c_ends_run_within_a_second_and_the_command_keeps_running(envd: Env
     assert took < 1.0
     assert not envd.app.process.procs[pid].done  # as in e2b 2.x: the remote command goes on
     os.killpg(pid, signal.SIGKILL)
+
+
+async def test_wait_returns_though_a_loop_over_the_handle_was_left_half_way(sbx: AsyncSandbox) -> None:
+    """A loop that took one piece and was neither closed nor read on must not hold the reading that `wait()` needs."""
+    # A pause between lines makes each its own piece of output: more pieces than a loop's queue holds.
+    handle = await sbx.commands.run("for i in $(seq 300); do echo line $i; sleep 0.002; done", background=True)
+    loop = handle.__aiter__()
+    await loop.__anext__()
+    with anyio.fail_after(30):  # a failure bound: the command ends at once
+        result = await handle.wait()
+    assert result.stdout.count("\n") == 300
+    left = [out async for out, _, _ in loop if out]  # the loop still gets the rest, in order
+    assert "".join(left).endswith("line 300\n")

@@ -212,6 +212,29 @@ async def test_unsupported_data_is_refused(sbx: AsyncSandbox, tmp_path: Path) ->
         await sbx.files.write(str(tmp_path / "n"), _chunks(b"a", "b"))  # type: ignore[arg-type]
 
 
+class _ProducerFailed(Exception):
+    """The caller's own failure, raised by the data it hands to `files.write`."""
+
+
+class _BrokenFile(io.RawIOBase):
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: object) -> int:
+        raise _ProducerFailed("the file's read failed")
+
+
+async def test_the_data_producers_own_exception_reaches_the_caller_as_itself(sbx: AsyncSandbox, tmp_path: Path) -> None:
+    async def broken() -> AsyncIterator[bytes]:
+        yield b"first chunk"
+        raise _ProducerFailed("the generator broke")
+
+    with pytest.raises(_ProducerFailed, match="generator broke"):
+        await sbx.files.write(str(tmp_path / "g"), broken())
+    with pytest.raises(_ProducerFailed, match="read failed"):
+        await sbx.files.write(str(tmp_path / "f"), io.BufferedReader(_BrokenFile()))
+
+
 async def test_watch_dir_streams_changes_to_callbacks(sbx: AsyncSandbox, tmp_path: Path) -> None:
     events: list[FilesystemEvent] = []
     ended: list[Exception | None] = []

@@ -97,6 +97,20 @@ def test_a_file_of_many_chunks_reads_back_whole(sandbox: Sandbox, tmp_path: Path
     assert sandbox.files.read(str(tmp_path / "text")) == "é" * (3 << 20)
 
 
+class _ProducerFailed(Exception):
+    """The caller's own failure, raised by the data it hands to `files.write`."""
+
+
+def test_the_data_producers_own_exception_reaches_the_caller_as_itself(sandbox: Sandbox, tmp_path: Path) -> None:
+    def broken() -> Iterator[bytes]:
+        yield b"first chunk"
+        raise _ProducerFailed("the generator broke")
+
+    with pytest.raises(_ProducerFailed, match="generator broke"):
+        sandbox.files.write(str(tmp_path / "g"), broken())
+    assert sandbox.files.write(str(tmp_path / "g"), iter([b"after"])).path == str(tmp_path / "g")  # nothing left stuck
+
+
 def test_a_terminal(sandbox: Sandbox) -> None:
     output = bytearray()
     terminal = sandbox.pty.create(PtySize(24, 80), on_data=output.extend)

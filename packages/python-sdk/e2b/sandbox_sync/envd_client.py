@@ -140,6 +140,10 @@ class EnvdClient:
             headers[CONNECT_TIMEOUT_HEADER] = str(milliseconds)
         return headers
 
+    def stream_options(self, stream_timeout: float | None) -> dict[str, Any]:
+        """A stream call's options: the deadline as the flavour's client keeps it (`_flavour.stream_options`)."""
+        return _flavour.stream_options(timeout_ms(stream_timeout))
+
     def request_timeout(self, request_timeout: float | None) -> float | None:
         """A call's `request_timeout`: the one given (0: no limit), else the connection's."""
         if request_timeout is None:
@@ -236,13 +240,30 @@ class EnvdClient:
         return envd_errors.health_state(response.status_code, response.content)
 
     def stream_items(
-        self, stream: Iterator[R], not_found: type[NotFoundException] = NotFoundException
+        self,
+        stream: Iterator[R],
+        not_found: type[NotFoundException] = NotFoundException,
+        *,
+        stream_timeout: float | None = None,
     ) -> Iterator[R]:
-        """The items of an open stream; a failure is raised as the SDK's exception."""
+        """The items of an open stream; a failure is raised as the SDK's exception.
+
+        `stream_timeout` (seconds, None or 0: no limit) is the stream's `timeout`, counted from now,
+        which the client enforces itself: envd ends the stream at `Connect-Timeout-Ms`, but a network
+        that goes silent (a proxy that stops forwarding) leaves no end to read.
+        """
+        deadline = time.monotonic() + stream_timeout if stream_timeout else None
         try:
-            for item in _flavour.items(stream):
+            for item in _flavour.items(stream, deadline):
                 yield item
-        except ConnectError as error:
+        except (ConnectError, TimeoutError) as error:
+            # The deadline's end: pyqwest's DEADLINE_EXCEEDED (its timer may fire a hair before this
+            # clock says the deadline passed), or the read cancelled at it (the async flavour).
+            expired = isinstance(error, TimeoutError) or error.code is Code.DEADLINE_EXCEEDED
+            if deadline is not None and (expired or time.monotonic() >= deadline):
+                raise _stream_late(stream_timeout) from None
+            if not isinstance(error, ConnectError):
+                raise
             raise self.failure(error, not_found) from None
         finally:
             # Closing this generator (a handle's disconnect) must end the HTTP stream under it.
@@ -259,3 +280,10 @@ class EnvdClient:
             self._http = None
         self._process = self._filesystem = None
         self._pyqwest = None
+
+
+def _stream_late(stream_timeout: float | None) -> TimeoutException:
+    return TimeoutException(
+        f"the stream outlasted its timeout ({stream_timeout:g} s) and the SDK ended it; "
+        "pass a longer `timeout`, or 0 for no limit"
+    )

@@ -3,14 +3,17 @@
 `Routine[P, T]` returns an awaitable of `T`; `call_handler` awaits a callback that is a coroutine
 function; `Pump` drains a stream into callbacks in a task from the start, as 2.x's async handles do,
 and an `async for` follows it; `first_item` waits for a stream's first event within
-`request_timeout`. `call`, `items` and `http_client` are the plain await, iteration and
-`httpx.AsyncClient`: the sync twin makes them interruptible by Ctrl-C.
+`request_timeout`; `items` ends a stream at its `timeout` (a timer on each read: the reads of one
+stream are made by more than one task). `call`, `items` and `http_client` are the plain await,
+iteration and `httpx.AsyncClient`: the sync twin makes them interruptible by Ctrl-C.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, ParamSpec, TypeAlias, TypeVar
 
@@ -18,7 +21,17 @@ import httpx
 
 from e2b._exceptions import TimeoutException, UnexpectedResponseException
 
-__all__ = ["Pump", "Routine", "bounded", "call", "call_handler", "first_item", "http_client", "items"]
+__all__ = [
+    "Pump",
+    "Routine",
+    "bounded",
+    "call",
+    "call_handler",
+    "first_item",
+    "http_client",
+    "items",
+    "stream_options",
+]
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -33,9 +46,30 @@ async def call(function: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any)
     return await function(*args, **kwargs)
 
 
-async def items(stream: AsyncIterator[T]) -> AsyncIterator[T]:
-    """The items of `stream`, as they come."""
-    async for item in stream:
+def stream_options(timeout_ms: int | None) -> dict[str, Any]:
+    """None here: connectrpc's `timeout_ms` is a timer of the task that opens the stream, and a handle
+    reads its stream from another (its pump), where it never fires. `items` keeps the deadline."""
+    return {}
+
+
+async def items(stream: AsyncIterator[T], deadline: float | None = None) -> AsyncIterator[T]:
+    """The items of `stream`, as they come; past `deadline` (time.monotonic()) a read is cancelled.
+
+    The timer is set for each read, not once around the loop: the first read is made by the caller's
+    task, the others by the handle's pump, and a timer cancels the task that set it.
+    """
+    if deadline is None:
+        async for item in stream:
+            yield item
+        return
+    loop = asyncio.get_running_loop()
+    at = loop.time() + (deadline - time.monotonic())
+    while True:
+        try:
+            async with asyncio.timeout_at(at):
+                item = await anext(stream)
+        except StopAsyncIteration:
+            return
         yield item
 
 
@@ -62,18 +96,47 @@ async def call_handler(handler: Callable[[T], object] | None, value: T) -> None:
         await result
 
 
+class _Follower:
+    """One loop's items not yet taken: at most FOLLOWER_QUEUE while the loop keeps up, more once a
+    `wait()` needs the stream read to its end (a loop left half-way must not hold the reading)."""
+
+    def __init__(self) -> None:
+        self.items: deque[tuple[bool, Any]] = deque()
+        self.ready = asyncio.Event()  # set while `items` holds something
+        self.room = asyncio.Event()  # set while the pump may add (or must, for a wait)
+        self.room.set()
+
+    def put(self, entry: tuple[bool, Any]) -> None:
+        self.items.append(entry)
+        self.ready.set()
+        if len(self.items) >= FOLLOWER_QUEUE:
+            self.room.clear()
+
+    async def get(self) -> tuple[bool, Any]:
+        while not self.items:
+            self.ready.clear()
+            await self.ready.wait()
+        entry = self.items.popleft()
+        if len(self.items) < FOLLOWER_QUEUE:
+            self.room.set()
+        return entry
+
+
 class Pump(Generic[E]):
     """Drains `source()` into `sink` in a task started now, as e2b 2.x's async handles read their stream.
 
     `items()` follows the same items as they pass, from the moment it is called (the handle's
-    `async for`); its queue is bounded, so a slow loop slows the reading instead of filling memory.
+    `async for`); its queue is bounded, so a slow loop slows the reading instead of filling memory,
+    except while `run()` (the handle's `wait()`) waits: then the reading goes on, and a loop that
+    lags (or was left half-way without being closed) keeps what it has not taken yet.
     """
 
     def __init__(self, source: Callable[[], AsyncIterator[E]], sink: Callable[[E], Awaitable[None]]) -> None:
         self._source = source
         self._sink = sink
-        self._followers: list[asyncio.Queue[tuple[bool, Any]]] = []
+        self._followers: list[_Follower] = []
         self._error: Exception | None = None
+        self._waiting = 0  # how many run() wait: while one does, no follower holds the reading
         self._task = asyncio.get_running_loop().create_task(self._drain())
 
     async def _drain(self) -> None:
@@ -81,27 +144,29 @@ class Pump(Generic[E]):
             async for item in self._source():
                 await self._sink(item)
                 for follower in list(self._followers):
-                    await follower.put((True, item))
+                    while not follower.room.is_set() and not self._waiting:
+                        await follower.room.wait()
+                    follower.put((True, item))
         except asyncio.CancelledError:
             raise
         except Exception as error:
             # Kept for `run()`: a failure nobody waits for is no "exception never retrieved" warning.
             self._error = error
             for follower in list(self._followers):
-                follower.put_nowait((False, error))
+                follower.put((False, error))
             return
         for follower in list(self._followers):
-            follower.put_nowait((False, None))
+            follower.put((False, None))
 
     def items(self) -> AsyncIterator[E]:
         # Registered now, not at the first step: nothing passes between the call and the loop.
-        follower: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue(FOLLOWER_QUEUE)
+        follower = _Follower()
         self._followers.append(follower)
         if self._task.done():
-            follower.put_nowait((False, self._error))
+            follower.put((False, self._error))
         return self._follow(follower)
 
-    async def _follow(self, follower: asyncio.Queue[tuple[bool, Any]]) -> AsyncIterator[E]:
+    async def _follow(self, follower: _Follower) -> AsyncIterator[E]:
         try:
             while True:
                 more, value = await follower.get()
@@ -112,8 +177,7 @@ class Pump(Generic[E]):
                 yield value
         finally:
             self._followers.remove(follower)
-            while not follower.empty():  # a pump waiting on this full queue goes on
-                follower.get_nowait()
+            follower.room.set()  # a pump waiting on this loop goes on
 
     async def run(self, *, callbacks: bool = True) -> None:
         """Until the source is drained; its exception, if any, is raised here.
@@ -121,7 +185,13 @@ class Pump(Generic[E]):
         `callbacks=False` says the sink calls none of the user's code: the sync twin then drains in
         one step on its worker; here the task drains as ever.
         """
-        await asyncio.shield(self._task)
+        self._waiting += 1
+        for follower in self._followers:
+            follower.room.set()  # the pump, if it waits for a loop, goes on
+        try:
+            await asyncio.shield(self._task)
+        finally:
+            self._waiting -= 1
         if self._error is not None:
             raise self._error
 

@@ -114,8 +114,9 @@ class AsyncWatching:
             headers=self._envd.stream_headers(
                 arguments.optional_text("user", user), user_given=True, stream_timeout=stream_timeout
             ),
+            **self._envd.stream_options(stream_timeout),
         )
-        stream = self._envd.stream_items(events, not_found=FileNotFoundException)
+        stream = self._envd.stream_items(events, not_found=FileNotFoundException, stream_timeout=stream_timeout)
         try:
             first = await first_item(stream, self._envd.request_timeout(request_timeout), "could not watch the folder")
             chosen = getattr(first, "event", None)

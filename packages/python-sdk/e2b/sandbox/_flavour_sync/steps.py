@@ -1,24 +1,35 @@
 """How the sync flavour waits: the twin of `e2b.sandbox._flavour_async.steps`, both written by hand.
 
-`Routine[P, T]` returns a `T`; `call_handler` calls a callback and drops what it returns; `Pump` runs
-nothing in the background: the stream is read into the callbacks by `run()` (the handle's `wait()`) or
-as the handle is iterated, as 2.x's sync handles do; `first_item` has no timer (envd ends the stream at
-`Connect-Timeout-Ms`). `call`, `items` and `http_client` wait on a worker thread while the main thread
-waits in short slices (`e2b._interruptible`): pyqwest waits in native code that never looks at signals,
-and Ctrl-C must end a call within a second. An abandoned step goes on in its worker until its stream
-ends; the command in the sandbox keeps running, as in 2.x.
+`Routine[P, T]` returns a `T`; `call_handler` calls a callback and drops what it returns; `Pump` reads
+the stream into the callbacks at `run()` (the handle's `wait()`) or as the handle is iterated, as 2.x.
+A stream's `timeout` is pyqwest's deadline for the whole exchange (`stream_options`), which ends a read
+in native code; `first_item` bounds the start by `request_timeout` (`run_interruptibly`'s deadline).
+`call`, `items` and `http_client` wait on a worker thread while the main thread waits in short slices
+(`e2b._interruptible`): pyqwest never looks at signals, and Ctrl-C must end a call within a second. An
+abandoned step goes on in its worker until its stream ends; the command keeps running, as in 2.x.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, ParamSpec, TypeAlias, TypeVar, cast
 
 from e2b._exceptions import SandboxException, TimeoutException, UnexpectedResponseException
 from e2b._interruptible import InterruptibleClient, abandoned, run_interruptibly
 
-__all__ = ["Pump", "Routine", "bounded", "call", "call_handler", "first_item", "http_client", "items"]
+__all__ = [
+    "Pump",
+    "Routine",
+    "bounded",
+    "call",
+    "call_handler",
+    "first_item",
+    "http_client",
+    "items",
+    "stream_options",
+]
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -28,14 +39,24 @@ Routine: TypeAlias = Callable[P, T]
 
 def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`function(*args, **kwargs)`, on a worker thread when called from the main thread."""
-    return cast(T, run_interruptibly(lambda: function(*args, **kwargs)))  # type: ignore[arg-type,return-value]
+    return run_interruptibly(lambda: function(*args, **kwargs))
+
+
+def stream_options(timeout_ms: int | None) -> dict[str, Any]:
+    """A stream call's deadline: connectrpc's `timeout_ms`, which it sends as `Connect-Timeout-Ms` and
+    gives pyqwest as the deadline of the whole exchange, so that a stream the network left silent ends
+    at it too, not only one that envd ends."""
+    return {} if timeout_ms is None else {"timeout_ms": timeout_ms}
 
 
 _END = object()
 
 
-def items(stream: Iterator[T]) -> Iterator[T]:
+def items(stream: Iterator[T], deadline: float | None = None) -> Iterator[T]:
     """The items of `stream`, each read as `call` runs a call.
+
+    `deadline` is pyqwest's here (`stream_options`), which ends the stream with connectrpc's
+    DEADLINE_EXCEEDED.
 
     Read inside a step the caller abandoned (Ctrl-C during a `call` that drains the stream on the
     worker), it ends before its next read: the stream is closed, not read on for no one.
@@ -139,8 +160,18 @@ class Pump(Generic[E]):
 
 
 def first_item(stream: Iterator[T], timeout: float | None, what: str) -> T:
-    """The first item of `stream`."""
-    item = call(next, stream, _END)
+    """The first item of `stream`; `TimeoutException` when it takes longer than `timeout` seconds."""
+    if timeout:
+        deadline = time.monotonic() + timeout
+        item = run_interruptibly(lambda: next(stream, _END), deadline, lambda: _late(what, timeout))
+    else:
+        item = call(next, stream, _END)
     if item is _END:
         raise UnexpectedResponseException(f"{what}: the answer is not envd's: its stream ended before its first event")
     return cast(T, item)
+
+
+def _late(what: str, timeout: float) -> TimeoutException:
+    return TimeoutException(
+        f"{what}: no answer within request_timeout ({timeout:g} s); pass a longer one, or 0 for no limit"
+    )

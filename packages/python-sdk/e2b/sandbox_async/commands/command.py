@@ -165,20 +165,29 @@ class Commands(AsyncStreamingInput):
         events = self._envd.process.start(
             request,
             headers=self._envd.stream_headers(user, user_given=True, stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
         if not background and on_stdout is None and on_stderr is None:
             # Nothing of the caller's runs before the result: the sync flavour waits for the whole
             # command in one step on its worker (start, end, end of stream), not in one per event.
-            return await call(self._run_quietly, events, request_timeout, retain_output)
-        handle = await self._handle(events, "start the command", request_timeout, on_stdout, on_stderr, retain_output)
+            return await call(self._run_quietly, events, stream_timeout, request_timeout, retain_output)
+        handle = await self._handle(
+            events, stream_timeout, "start the command", request_timeout, on_stdout, on_stderr, retain_output
+        )
         if background:
             return handle
         return await handle.wait()
 
     async def _run_quietly(
-        self, events: AsyncIterator[Any], request_timeout: float | None, retain_output: bool
+        self,
+        events: AsyncIterator[Any],
+        stream_timeout: float | None,
+        request_timeout: float | None,
+        retain_output: bool,
     ) -> CommandResult[Any]:
-        handle = await self._handle(events, "start the command", request_timeout, None, None, retain_output)
+        handle = await self._handle(
+            events, stream_timeout, "start the command", request_timeout, None, None, retain_output
+        )
         return await handle.wait()
 
     async def connect(
@@ -197,21 +206,23 @@ class Commands(AsyncStreamingInput):
         events = self._envd.process.connect(
             request,
             headers=self._envd.stream_headers(stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
         return await self._handle(
-            events, "connect to the command", request_timeout, on_stdout, on_stderr, retain_output
+            events, stream_timeout, "connect to the command", request_timeout, on_stdout, on_stderr, retain_output
         )
 
     async def _handle(
         self,
         events: AsyncIterator[Any],
+        stream_timeout: float | None,
         action: str,
         request_timeout: float | None,
         on_stdout: Callable[[Stdout], object] | None,
         on_stderr: Callable[[Stderr], object] | None,
         retain_output: bool,
     ) -> AsyncCommandHandle[Any]:
-        stream = self._envd.stream_items(events)
+        stream = self._envd.stream_items(events, stream_timeout=stream_timeout)
         try:
             first = await first_item(stream, self._envd.request_timeout(request_timeout), f"could not {action}")
             pid = start_pid(first, action)

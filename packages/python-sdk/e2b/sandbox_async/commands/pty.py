@@ -84,8 +84,9 @@ class Pty(AsyncStreamingInput):
         events = self._envd.process.start(
             process_pb.StartRequest(process=config, pty=pty),
             headers=self._envd.stream_headers(user, user_given=True, stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
-        return await self._handle(events, "start the terminal", request_timeout, on_data)
+        return await self._handle(events, stream_timeout, "start the terminal", request_timeout, on_data)
 
     async def connect(
         self,
@@ -100,8 +101,9 @@ class Pty(AsyncStreamingInput):
         events = self._envd.process.connect(
             process_pb.ConnectRequest(process=_selector(pid)),
             headers=self._envd.stream_headers(stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
-        return await self._handle(events, "connect to the terminal", request_timeout, on_data)
+        return await self._handle(events, stream_timeout, "connect to the terminal", request_timeout, on_data)
 
     async def resize(self, pid: int, size: PtySize, request_timeout: float | None = None) -> None:
         """Tell the terminal `pid` its new size."""
@@ -115,9 +117,14 @@ class Pty(AsyncStreamingInput):
         )
 
     async def _handle(
-        self, events: Any, action: str, request_timeout: float | None, on_data: Callable[[PtyOutput], object] | None
+        self,
+        events: Any,
+        stream_timeout: float | None,
+        action: str,
+        request_timeout: float | None,
+        on_data: Callable[[PtyOutput], object] | None,
     ) -> AsyncCommandHandle[Any]:
-        stream = self._envd.stream_items(events)
+        stream = self._envd.stream_items(events, stream_timeout=stream_timeout)
         try:
             first = await first_item(stream, self._envd.request_timeout(request_timeout), f"could not {action}")
             pid = start_pid(first, action)

@@ -168,23 +168,34 @@ class Commands(StreamingInput):
         events = self._envd.process.start(
             request,
             headers=self._envd.stream_headers(user, user_given=True, stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
         if not background and on_stdout is None and on_stderr is None:
             # Nothing of the caller's runs before the result: the sync flavour waits for the whole
             # command in one step on its worker (start, end, end of stream), not in one per event.
-            return call(self._run_quietly, events, request_timeout, retain_output)
+            return call(self._run_quietly, events, stream_timeout, request_timeout, retain_output)
         handle = self._handle(
-            events, "start the command", request_timeout, on_stdout, on_stderr, retain_output
+            events,
+            stream_timeout,
+            "start the command",
+            request_timeout,
+            on_stdout,
+            on_stderr,
+            retain_output,
         )
         if background:
             return handle
         return handle.wait()
 
     def _run_quietly(
-        self, events: Iterator[Any], request_timeout: float | None, retain_output: bool
+        self,
+        events: Iterator[Any],
+        stream_timeout: float | None,
+        request_timeout: float | None,
+        retain_output: bool,
     ) -> CommandResult[Any]:
         handle = self._handle(
-            events, "start the command", request_timeout, None, None, retain_output
+            events, stream_timeout, "start the command", request_timeout, None, None, retain_output
         )
         return handle.wait()
 
@@ -204,21 +215,29 @@ class Commands(StreamingInput):
         events = self._envd.process.connect(
             request,
             headers=self._envd.stream_headers(stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
         return self._handle(
-            events, "connect to the command", request_timeout, on_stdout, on_stderr, retain_output
+            events,
+            stream_timeout,
+            "connect to the command",
+            request_timeout,
+            on_stdout,
+            on_stderr,
+            retain_output,
         )
 
     def _handle(
         self,
         events: Iterator[Any],
+        stream_timeout: float | None,
         action: str,
         request_timeout: float | None,
         on_stdout: Callable[[Stdout], object] | None,
         on_stderr: Callable[[Stderr], object] | None,
         retain_output: bool,
     ) -> CommandHandle[Any]:
-        stream = self._envd.stream_items(events)
+        stream = self._envd.stream_items(events, stream_timeout=stream_timeout)
         try:
             first = first_item(
                 stream, self._envd.request_timeout(request_timeout), f"could not {action}"

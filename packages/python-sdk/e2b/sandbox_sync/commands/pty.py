@@ -87,8 +87,9 @@ class Pty(StreamingInput):
         events = self._envd.process.start(
             process_pb.StartRequest(process=config, pty=pty),
             headers=self._envd.stream_headers(user, user_given=True, stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
-        return self._handle(events, "start the terminal", request_timeout, on_data)
+        return self._handle(events, stream_timeout, "start the terminal", request_timeout, on_data)
 
     def connect(
         self,
@@ -103,8 +104,11 @@ class Pty(StreamingInput):
         events = self._envd.process.connect(
             process_pb.ConnectRequest(process=_selector(pid)),
             headers=self._envd.stream_headers(stream_timeout=stream_timeout),
+            **self._envd.stream_options(stream_timeout),
         )
-        return self._handle(events, "connect to the terminal", request_timeout, on_data)
+        return self._handle(
+            events, stream_timeout, "connect to the terminal", request_timeout, on_data
+        )
 
     def resize(self, pid: int, size: PtySize, request_timeout: float | None = None) -> None:
         """Tell the terminal `pid` its new size."""
@@ -120,11 +124,12 @@ class Pty(StreamingInput):
     def _handle(
         self,
         events: Any,
+        stream_timeout: float | None,
         action: str,
         request_timeout: float | None,
         on_data: Callable[[PtyOutput], object] | None,
     ) -> CommandHandle[Any]:
-        stream = self._envd.stream_items(events)
+        stream = self._envd.stream_items(events, stream_timeout=stream_timeout)
         try:
             first = first_item(
                 stream, self._envd.request_timeout(request_timeout), f"could not {action}"

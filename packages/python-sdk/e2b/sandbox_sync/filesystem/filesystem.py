@@ -108,8 +108,9 @@ def _whole_content(response: httpx.Response) -> bytearray:
 def _upload_chunks(data: object, gzip: bool, refused: list[Exception]) -> Iterator[bytes]:
     """A streamed upload's body: a file object's chunks or an iterable's, gzip-compressed as they go if asked.
 
-    A chunk that is not bytes ends the upload; the transport reports that as a failed request,
-    so the refusal is kept in `refused` for the caller to raise instead.
+    A chunk that is not bytes ends the upload, and so does the producer's own exception (a generator
+    that raises, a file whose read fails); the transport reports either as a failed request (one that
+    blames the sandbox), so the exception is kept in `refused` for the caller to raise instead.
     """
     compressor = zlib.compressobj(wbits=31) if gzip else None
     for chunk in _source_chunks(data, refused):
@@ -121,19 +122,20 @@ def _upload_chunks(data: object, gzip: bool, refused: list[Exception]) -> Iterat
 
 
 def _source_chunks(data: object, refused: list[Exception]) -> Iterator[bytes]:
-    if is_file_like(data):
-        for chunk in file_chunks(data):  # type: ignore[arg-type]
-            yield chunk
-    elif isinstance(data, Iterable):
-        for chunk in data:
-            if not isinstance(chunk, bytes | bytearray | memoryview):
-                refused.append(
-                    InvalidArgumentException(
+    try:
+        if is_file_like(data):
+            for chunk in file_chunks(data):  # type: ignore[arg-type]
+                yield chunk
+        elif isinstance(data, Iterable):
+            for chunk in data:
+                if not isinstance(chunk, bytes | bytearray | memoryview):
+                    raise InvalidArgumentException(
                         f"data must yield bytes chunks (got a {type(chunk).__name__})"
                     )
-                )
-                raise refused[-1]
-            yield bytes(chunk)
+                yield bytes(chunk)
+    except Exception as error:
+        refused.append(error)
+        raise
 
 
 class Filesystem(Watching):
