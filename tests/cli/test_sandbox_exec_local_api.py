@@ -260,3 +260,21 @@ def test_a_signal_that_ends_create_s_terminal_kills_its_sandbox(
         while (status := api.get(url).status_code) != 404 and time.monotonic() < deadline:
             time.sleep(0.1)
     assert status == 404, f"the sandbox was left running ({status}) after the CLI died of {signum.name}"
+
+
+@NEEDS_DATA_PLANE
+@pytest.mark.parametrize(
+    ("line", "status"),
+    [
+        # envd says "signal: aborted (core dumped)": the core dump is no other status.
+        ("ulimit -c unlimited; exec python3 -c 'import os; os.abort()'", 128 + 6),
+        # A real-time signal has no name in Go's table: "signal: signal 40".
+        ("exec python3 -c 'import os, signal; signal.signal(40, signal.SIG_DFL); os.kill(os.getpid(), 40)'", 128 + 40),
+    ],
+    ids=["core-dumped", "real-time"],
+)
+def test_a_command_killed_by_a_signal_exits_128_plus_its_number(
+    server: Server, sandbox_id: str, line: str, status: int
+) -> None:
+    done = server.e2b("sandbox", "exec", "-c", "/tmp", sandbox_id, "--", "bash", "-c", line)
+    assert done.returncode == status, done.stderr

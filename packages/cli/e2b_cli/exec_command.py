@@ -12,8 +12,8 @@ through the released SDK's sync data-plane names and one hook of this SDK's
 from __future__ import annotations
 
 import os
+import re
 import shlex
-import signal
 import stat
 import sys
 import threading
@@ -43,16 +43,67 @@ def stdin_is_piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
+# Go's names for Linux's signals (syscall's signal table), which envd reports as "signal: NAME". Linux's
+# numbers, written out: the sandbox is Linux whatever system the CLI runs on (SIGUSR1 is 30 on macOS).
+GO_SIGNAL_NAMES: dict[str, int] = {
+    "hangup": 1,
+    "interrupt": 2,
+    "quit": 3,
+    "illegal instruction": 4,
+    "trace/breakpoint trap": 5,
+    "aborted": 6,
+    "bus error": 7,
+    "floating point exception": 8,
+    "killed": 9,
+    "user defined signal 1": 10,
+    "segmentation fault": 11,
+    "user defined signal 2": 12,
+    "broken pipe": 13,
+    "alarm clock": 14,
+    "terminated": 15,
+    "stack fault": 16,
+    "child exited": 17,
+    "continued": 18,
+    "stopped (signal)": 19,
+    "stopped": 20,
+    "stopped (tty input)": 21,
+    "stopped (tty output)": 22,
+    "urgent i/o condition": 23,
+    "cpu time limit exceeded": 24,
+    "file size limit exceeded": 25,
+    "virtual timer expired": 26,
+    "profiling timer expired": 27,
+    "window changed": 28,
+    "i/o possible": 29,
+    "power failure": 30,
+    "bad system call": 31,
+}
+# Go names a signal its table lacks (the real-time ones, 32-64) by number: "signal: signal 40".
+_NUMBERED = re.compile(r"signal (\d+)")
+
+
+def signal_number(reason: str | None) -> int | None:
+    """The signal envd's reason names (Go's `os.ProcessState` text), or None when it names none.
+
+    "signal: killed", "signal: aborted (core dumped)", "signal: signal 40".
+    """
+    text = (reason or "").strip().lower()
+    if not text.startswith("signal: "):
+        return None
+    name = text.removeprefix("signal: ").removesuffix(" (core dumped)").strip()
+    numbered = _NUMBERED.fullmatch(name)
+    number = int(numbered.group(1)) if numbered else GO_SIGNAL_NAMES.get(name)
+    # A shell's 128+N must stay a status (at most 255).
+    return number if number is not None and 0 < number < 128 else None
+
+
 def exit_status(exit_code: int, error: str | None = None) -> int:
     """The process's exit status for a command's: 0-255 as is; a signal's death as a shell says it (128+N)."""
     if 0 <= exit_code <= 255:
         return exit_code
-    # envd reports a process killed by a signal as -1 and Go's "signal: killed" (strsignal's words).
-    reason = (error or "").removeprefix("signal: ").strip().lower()
-    for number in signal.valid_signals():
-        if reason and (signal.strsignal(number) or "").lower() == reason:
-            return 128 + int(number)
-    return OUT_OF_RANGE
+    # envd reports a process killed by a signal as -1 and Go's text for it, e.g. "signal: killed".
+    number = signal_number(error)
+    return 128 + number if number is not None else OUT_OF_RANGE
 
 
 def run_foreground(
