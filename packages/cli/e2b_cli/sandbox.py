@@ -94,11 +94,12 @@ def sandbox() -> None:
 @click.argument("template", default=DEFAULT_TEMPLATE, required=False)
 @click.option(
     "--timeout",
-    type=click.IntRange(min=0),
+    # At least 1: a sandbox that expires as it is made would be gone before its id was used.
+    type=click.IntRange(min=1),
     default=DEFAULT_SANDBOX_TIMEOUT,
     show_default=True,
     metavar="SECONDS",
-    help="The sandbox expires this long from now (`e2b sandbox timeout` changes it).",
+    help="The sandbox expires this long from now, 1 or more (`e2b sandbox timeout` changes it).",
 )
 @attach_terminal.terminal_options
 @json_option("Print {sandbox_id, template_id, envd_version} as JSON (no terminal is opened).")
