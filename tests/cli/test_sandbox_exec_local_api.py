@@ -60,6 +60,18 @@ class Server:
         assert E2B is not None
         return subprocess.run([E2B, *args], stdin=subprocess.DEVNULL, capture_output=True, env=self.env(), timeout=120)
 
+    def e2b_redirected(self, redirect: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """`e2b ARGS...` run by sh with REDIRECT (`>&-`, `2>&-`, `>/dev/full`); what it wrote elsewhere."""
+        assert E2B is not None
+        return subprocess.run(
+            ["sh", "-c", f'exec "$@" {redirect}', "sh", E2B, *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=120,
+        )
+
     def sandbox(self) -> str:
         created = self.e2b("sandbox", "create", "-d")
         assert created.returncode == 0, created.stderr
@@ -278,3 +290,50 @@ def test_a_command_killed_by_a_signal_exits_128_plus_its_number(
 ) -> None:
     done = server.e2b("sandbox", "exec", "-c", "/tmp", sandbox_id, "--", "bash", "-c", line)
     assert done.returncode == status, done.stderr
+
+
+def _running(server: Server, sandbox_id: str, marker: str) -> str:
+    """The command lines of the sandbox's processes that are `marker`."""
+    return server.e2b("sandbox", "exec", sandbox_id, f"ps -eo args | grep -x -F -- '{marker}' || true").stdout
+
+
+@NEEDS_DATA_PLANE
+@pytest.mark.parametrize(
+    ("redirect", "line", "said"),
+    [
+        (">/dev/full", "echo hi; sleep 97.1", "Error: could not write to stdout: No space left on device\n"),
+        (">&-", "echo hi; sleep 97.2", "Error: could not write to stdout: Bad file descriptor\n"),
+        ("2>&-", "echo hi >&2; sleep 97.3", ""),  # nowhere to say it: the status does
+    ],
+    ids=["full", "stdout-closed", "stderr-closed"],
+)
+def test_output_that_cannot_be_written_is_an_error_and_ends_the_command(
+    server: Server, sandbox_id: str, redirect: str, line: str, said: str
+) -> None:
+    done = server.e2b_redirected(redirect, "sandbox", "exec", sandbox_id, line)
+    assert (done.returncode, done.stderr) == (ExitStatus.FAILED, said)
+    assert _running(server, sandbox_id, line.rsplit("; ", 1)[1]) == ""  # killed before the CLI ended
+
+
+@NEEDS_DATA_PLANE
+def test_a_closed_stderr_does_not_fail_a_command_that_writes_none(server: Server, sandbox_id: str) -> None:
+    done = server.e2b_redirected("2>&-", "sandbox", "exec", sandbox_id, "--", "echo", "hi")
+    assert (done.returncode, done.stdout) == (0, "hi\n")
+
+
+@NEEDS_DATA_PLANE
+def test_a_background_pid_that_cannot_be_printed_ends_the_command(server: Server, sandbox_id: str) -> None:
+    done = server.e2b_redirected(">&-", "sandbox", "exec", "-b", sandbox_id, "--", "sleep", "97.4")
+    assert (done.returncode, done.stderr) == (
+        ExitStatus.FAILED,
+        "Error: could not write to stdout: Bad file descriptor\n",
+    )
+    assert _running(server, sandbox_id, "sleep 97.4") == ""
+
+
+def test_a_listing_with_stdout_closed_is_one_line_and_status_1(server: Server) -> None:
+    done = server.e2b_redirected(">&-", "sandbox", "list")
+    assert (done.returncode, done.stderr) == (
+        ExitStatus.FAILED,
+        "Error: could not write to stdout: Bad file descriptor\n",
+    )

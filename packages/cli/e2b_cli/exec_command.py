@@ -20,9 +20,10 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from e2b_cli.stdio import OutputError
 from e2b_cli.terminal import on_fatal_signal, sdk_name
 
-__all__ = ["CHUNK", "command_line", "exit_status", "run_background", "run_foreground", "stdin_is_piped"]
+__all__ = ["CHUNK", "command_line", "exit_status", "kill_quietly", "run_background", "run_foreground", "stdin_is_piped"]
 
 CHUNK = 64 * 1024  # bytes per stdin request
 NO_LIMIT = 0  # the SDK's `timeout=0`: the command may run as long as it likes
@@ -131,7 +132,7 @@ def run_foreground(
     handle._pass_bytes()  # the SDK's text would turn bytes that are not UTF-8 into U+FFFD
     failures: list[BaseException] = []
     ended = threading.Event()
-    with on_fatal_signal(lambda: _kill_quietly(sbx, handle.pid)):
+    with on_fatal_signal(lambda: kill_quietly(sbx, handle.pid)):
         if piped:
             forwarding = (sbx, handle.pid, ended, failures)
             threading.Thread(target=_forward_in_background, args=forwarding, daemon=True).start()
@@ -140,8 +141,10 @@ def run_foreground(
             status = exit_status(result.exit_code, result.error)
         except CommandExitException as exited:
             status = exit_status(exited.exit_code, exited.error)
-        except BrokenPipeError:  # our reader went away: the command's output has nowhere to go
-            _kill_quietly(sbx, handle.pid)
+        except (BrokenPipeError, OutputError):
+            # Our reader went away, or stdout or stderr cannot take more (a full disk, `2>&-`):
+            # the command's output has nowhere to go, and it must not run on unseen.
+            kill_quietly(sbx, handle.pid)
             raise
         finally:
             ended.set()
@@ -172,7 +175,7 @@ def run_background(
     )
     try:
         if piped:
-            with on_fatal_signal(lambda: _kill_quietly(sbx, handle.pid)):
+            with on_fatal_signal(lambda: kill_quietly(sbx, handle.pid)):
                 forward_stdin(sbx, handle.pid)
     finally:
         handle.disconnect()
@@ -212,7 +215,7 @@ def _forward_in_background(sbx: Any, pid: int, ended: threading.Event, failures:
             sys.stderr.write("e2b: the command exited before it read all of its input.\n")
             return
         failures.append(error)  # it would wait for input forever: end it, then say why
-        _kill_quietly(sbx, pid)
+        kill_quietly(sbx, pid)
 
 
 def _writer(stream: Any) -> Callable[[bytes], None]:
@@ -227,7 +230,7 @@ def _writer(stream: Any) -> Callable[[bytes], None]:
     return write
 
 
-def _kill_quietly(sbx: Any, pid: int) -> None:
+def kill_quietly(sbx: Any, pid: int) -> None:
     try:
         sbx.commands.kill(pid, request_timeout=5)
     except Exception:  # best effort: the process may be gone, the sandbox too

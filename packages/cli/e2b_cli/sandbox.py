@@ -8,6 +8,7 @@ What runs inside a sandbox is `e2b_cli.exec_command` and `e2b_cli.pty_session`.
 from __future__ import annotations
 
 import datetime
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, cast
 
@@ -400,10 +401,15 @@ def exec_command(
     piped = remote.stdin_is_piped()
     if background:
         pid = remote.run_background(sbx, line, envs=envs, user=user, cwd=cwd, piped=piped)
-        if as_json:
-            output.print_json({"sandbox_id": sandbox_id, "pid": pid})
-        else:
-            click.echo(pid)
+        try:
+            if as_json:
+                output.print_json({"sandbox_id": sandbox_id, "pid": pid})
+            else:
+                click.echo(pid)
+            sys.stdout.flush()
+        except OSError:  # a pid nobody can read is a command nobody can end: end it
+            remote.kill_quietly(sbx, pid)
+            raise
         return
     ctx.exit(remote.run_foreground(sbx, line, envs=envs, user=user, cwd=cwd, piped=piped))
 
