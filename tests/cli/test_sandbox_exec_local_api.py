@@ -337,3 +337,27 @@ def test_a_listing_with_stdout_closed_is_one_line_and_status_1(server: Server) -
         ExitStatus.FAILED,
         "Error: could not write to stdout: Bad file descriptor\n",
     )
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+@pytest.mark.parametrize("options", [[], ["--timeout", "600"]], ids=["killed-after", "kept-after"])
+def test_create_leaves_a_sandbox_paused_under_its_terminal_paused(
+    server: Server, tmp_path: Path, options: list[str]
+) -> None:
+    assert E2B is not None
+    with terminal([E2B, "sandbox", "create", *options], tmp_path, server.env()) as session:
+        _prompt(session)
+        connecting = re.search(r"Terminal connecting to sandbox (\S+);", session.screen())
+        assert connecting is not None
+        sandbox_id = connecting.group(1)
+        paused = server.e2b("sandbox", "pause", sandbox_id)  # from another shell: the snapshot is wanted
+        assert paused.returncode == 0, paused.stderr
+        session.wait_for_file("status")
+        said = f"Sandbox {sandbox_id} was paused meanwhile: left paused; `e2b sandbox connect {sandbox_id}` resumes it."
+        screen = session.wait_for("the word on the pause", lambda screen: said in screen.replace("\n", ""))
+    assert "Killed sandbox" not in screen and "keeps running" not in screen
+    info = server.e2b("sandbox", "info", "--json", sandbox_id)
+    assert (info.returncode, json.loads(info.stdout)["state"] if info.stdout else None) == (0, "paused"), info.stderr
+    server.e2b("sandbox", "kill", sandbox_id)
+
