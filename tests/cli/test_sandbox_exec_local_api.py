@@ -7,6 +7,7 @@ into the sandbox skip, with the reason, while the SDK has no data plane
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ import httpx
 import pytest
 from e2b_cli.attach_terminal import KEEP_ALIVE_EVERY, TERMINAL_ONLY_TIMEOUT
 from e2b_cli.errors import ExitStatus
+from e2b_cli.exec_command import ALIVE_AHEAD
 
 from tests.cli.local_api_process import DEV_KEY, E2B, NEEDS_SCRIPTS, serving
 from tests.cli.tmux import NEEDS_TMUX, Tmux, terminal
@@ -361,3 +363,27 @@ def test_create_leaves_a_sandbox_paused_under_its_terminal_paused(
     assert (info.returncode, json.loads(info.stdout)["state"] if info.stdout else None) == (0, "paused"), info.stderr
     server.e2b("sandbox", "kill", sandbox_id)
 
+
+@NEEDS_DATA_PLANE
+def test_exec_keeps_a_sandbox_alive_past_its_timeout_while_the_command_runs(server: Server) -> None:
+    created = server.e2b("sandbox", "create", "-d", "--timeout", "5")
+    assert created.returncode == 0, created.stderr
+    sandbox_id = created.stdout.strip()
+    # Longer than the sandbox's timeout and than exec's own margin: only the refreshes keep it.
+    done = server.e2b("sandbox", "exec", sandbox_id, f"sleep {ALIVE_AHEAD + 10}; echo done")
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
+    server.e2b("sandbox", "kill", sandbox_id)
+
+
+@NEEDS_DATA_PLANE
+def test_exec_moves_a_short_timeout_no_further_than_its_margin(server: Server) -> None:
+    created = server.e2b("sandbox", "create", "-d", "--timeout", "10")
+    assert created.returncode == 0, created.stderr
+    sandbox_id = created.stdout.strip()
+    assert server.e2b("sandbox", "exec", sandbox_id, "--", "true").returncode == 0
+    info = server.e2b("sandbox", "info", "--json", sandbox_id)
+    assert info.returncode == 0, info.stderr
+    left = datetime.datetime.fromisoformat(json.loads(info.stdout)["end_at"]) - datetime.datetime.now(datetime.UTC)
+    # The SDK's default would have made it 300 s.
+    assert left.total_seconds() <= ALIVE_AHEAD + 15, left
+    server.e2b("sandbox", "kill", sandbox_id)

@@ -197,7 +197,14 @@ def _timeout_error(api_url: str | None, request_timeout: float | None, elapsed: 
     )
 
 
+# The SDK's advice for a sandbox that ended under a call, in the SDK's words (envd_errors._GONE).
+SDK_TIMEOUT_ADVICE = "set a longer timeout with `timeout=` at create or `set_timeout()`"
+CLI_TIMEOUT_ADVICE = "set a longer one with `--timeout` at create or `e2b sandbox timeout`"
+
+
 def _api_error(error: SandboxException, message: str, hint: str | None = None) -> CliError:
+    # A user of the CLI has options and commands, not the SDK's keywords and methods.
+    message = message.replace(SDK_TIMEOUT_ADVICE, CLI_TIMEOUT_ADVICE)
     return CliError(message, hint, status=error.status_code, error_code=error.error_code)
 
 

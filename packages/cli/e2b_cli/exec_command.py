@@ -20,13 +20,26 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from e2b_cli.attach_terminal import keep_alive
 from e2b_cli.stdio import OutputError
 from e2b_cli.terminal import on_fatal_signal, sdk_name
 
-__all__ = ["CHUNK", "command_line", "exit_status", "kill_quietly", "run_background", "run_foreground", "stdin_is_piped"]
+__all__ = [
+    "ALIVE_AHEAD",
+    "CHUNK",
+    "command_line",
+    "exit_status",
+    "kill_quietly",
+    "run_background",
+    "run_foreground",
+    "stdin_is_piped",
+]
 
 CHUNK = 64 * 1024  # bytes per stdin request
 NO_LIMIT = 0  # the SDK's `timeout=0`: the command may run as long as it likes
+# While a command runs, the sandbox's deadline is kept at least this far ahead (refreshed every third of it):
+# a command may outlast the sandbox's own timeout, and the sandbox outlives the command by this at most.
+ALIVE_AHEAD = 30
 OUT_OF_RANGE = 255  # a status a process cannot have, reported as shells report `exit -1`
 
 
@@ -132,6 +145,8 @@ def run_foreground(
     handle._pass_bytes()  # the SDK's text would turn bytes that are not UTF-8 into U+FFFD
     failures: list[BaseException] = []
     ended = threading.Event()
+    refresher = threading.Thread(target=keep_alive, args=(sbx, ALIVE_AHEAD, ended), name="e2b-keep-alive", daemon=True)
+    refresher.start()
     with on_fatal_signal(lambda: kill_quietly(sbx, handle.pid)):
         if piped:
             forwarding = (sbx, handle.pid, ended, failures)

@@ -378,7 +378,8 @@ def exec_command(
     Everything after SANDBOX_ID is the command, so options go before it. One
     argument is run as a shell line ('ls | wc -l'); several are quoted one by
     one. A piped stdin (a file or a pipe) is forwarded to the command, then
-    closed. The command has no time limit; Ctrl-C ends it (and this command).
+    closed. The command has no time limit: the sandbox is kept alive while it runs, past its own
+    timeout if need be, and ends no sooner than its timeout. Ctrl-C ends it (and this command).
 
     With --background the command is left running and its pid printed.
 
@@ -396,7 +397,8 @@ def exec_command(
     if not argv:
         raise click.UsageError("no command to run: e2b sandbox exec SANDBOX_ID -- COMMAND [ARG]...", ctx=ctx)
     params = state.api_params()
-    sbx = _sandbox(state).connect(sandbox_id, **params)
+    # Not the SDK's default of 300 s: a sandbox of shorter timeout would be kept that long after the command.
+    sbx = _sandbox(state).connect(sandbox_id, remote.ALIVE_AHEAD, **params)
     line = remote.command_line(argv)
     piped = remote.stdin_is_piped()
     if background:
