@@ -157,8 +157,17 @@ def test_a_sandbox_that_stopped_under_the_command_is_a_failure_not_a_timeout_of_
             ExitStatus.FAILED,
             "Run `e2b sandbox list` to see your team's sandboxes.",
         )
-        assert converted.message == f"the sandbox stopped during the command: {gone}"
+        assert converted.message.startswith(f"the sandbox stopped during the command: {gone.message.split(':')[0]}")
+        assert "timeout=" not in converted.message and "set_timeout()" not in converted.message
     assert convert(TimeoutException("late")).exit_code == ExitStatus.NO_ANSWER  # a timeout of ours: unchanged
+
+
+def test_a_sandbox_that_timed_out_is_advised_in_the_cli_s_words_not_the_sdk_s() -> None:
+    gone = convert(rpc_exception(ConnectError(Code.UNAVAILABLE, "sandbox s1 was not found")))
+    assert gone.message == (
+        "the sandbox stopped during the command: sandbox s1 was not found: the sandbox was killed, paused or "
+        "reached its timeout: set a longer one with `--timeout` at create or `e2b sandbox timeout`"
+    )
 
 
 def test_network_failure_names_the_url() -> None:

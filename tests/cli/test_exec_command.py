@@ -32,7 +32,14 @@ def test_command_line(argv: tuple[str, ...], line: str) -> None:
         (255, None, 255),
         (-1, "signal: killed", 137),  # as a shell reports a SIGKILLed command
         (-1, "signal: terminated", 143),
+        (-1, "signal: aborted (core dumped)", 134),  # os.abort() with `ulimit -c unlimited`
+        (-1, "signal: segmentation fault (core dumped)", 139),
+        (-1, "signal: signal 40", 168),  # a real-time signal: Go's table has no name for it
+        (-1, "signal: signal 40 (core dumped)", 168),
+        (-1, "signal: user defined signal 1", 138),  # Linux's number, whatever system runs the CLI
         (-1, "signal: no such thing", 255),
+        (-1, "signal: signal 300", 255),  # 128+N would not be a status
+        (-1, "exit status 3", 255),
         (-1, None, 255),
         (300, None, 255),
     ],

@@ -703,10 +703,17 @@ def test_create_template_timeout_and_json(api: MockApi, run: Invoke) -> None:
     assert api.bodies()[0]["templateID"] == "py" and api.bodies()[0]["timeout"] == 60
 
 
-@pytest.mark.parametrize("args", [["--timeout", "-1"], ["--timeout", "soon"], ["a", "b"]])
+@pytest.mark.parametrize("args", [["--timeout", "-1"], ["--timeout", "soon"], ["a", "b"], ["-d", "--timeout", "0"]])
 def test_create_usage_errors(api: MockApi, run: Invoke, args: list[str]) -> None:
     assert run("sandbox", "create", *args).exit_code == ExitStatus.USAGE
     assert api.requests == []
+
+
+def test_create_refuses_a_zero_timeout_before_asking(api: MockApi, run: Invoke) -> None:
+    # A sandbox that expires as it is made: its id would be printed, and gone when a script used it.
+    result = run("sandbox", "create", "-d", "--timeout", "0")
+    assert_clean_error(result, ExitStatus.USAGE, lines=range(1, 6))
+    assert "Invalid value for '--timeout': 0 is not in the range x>=1." in result.stderr
 
 
 # --- --json failures: one object on stdout, the same exit statuses ---------------------

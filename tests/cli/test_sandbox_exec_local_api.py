@@ -7,6 +7,7 @@ into the sandbox skip, with the reason, while the SDK has no data plane
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ import httpx
 import pytest
 from e2b_cli.attach_terminal import KEEP_ALIVE_EVERY, TERMINAL_ONLY_TIMEOUT
 from e2b_cli.errors import ExitStatus
+from e2b_cli.exec_command import ALIVE_AHEAD
 
 from tests.cli.local_api_process import DEV_KEY, E2B, NEEDS_SCRIPTS, serving
 from tests.cli.tmux import NEEDS_TMUX, Tmux, terminal
@@ -59,6 +61,18 @@ class Server:
         """`e2b ARGS...` with its stdout and stderr as the bytes it wrote."""
         assert E2B is not None
         return subprocess.run([E2B, *args], stdin=subprocess.DEVNULL, capture_output=True, env=self.env(), timeout=120)
+
+    def e2b_redirected(self, redirect: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """`e2b ARGS...` run by sh with REDIRECT (`>&-`, `2>&-`, `>/dev/full`); what it wrote elsewhere."""
+        assert E2B is not None
+        return subprocess.run(
+            ["sh", "-c", f'exec "$@" {redirect}', "sh", E2B, *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=120,
+        )
 
     def sandbox(self) -> str:
         created = self.e2b("sandbox", "create", "-d")
@@ -260,3 +274,116 @@ def test_a_signal_that_ends_create_s_terminal_kills_its_sandbox(
         while (status := api.get(url).status_code) != 404 and time.monotonic() < deadline:
             time.sleep(0.1)
     assert status == 404, f"the sandbox was left running ({status}) after the CLI died of {signum.name}"
+
+
+@NEEDS_DATA_PLANE
+@pytest.mark.parametrize(
+    ("line", "status"),
+    [
+        # envd says "signal: aborted (core dumped)": the core dump is no other status.
+        ("ulimit -c unlimited; exec python3 -c 'import os; os.abort()'", 128 + 6),
+        # A real-time signal has no name in Go's table: "signal: signal 40".
+        ("exec python3 -c 'import os, signal; signal.signal(40, signal.SIG_DFL); os.kill(os.getpid(), 40)'", 128 + 40),
+    ],
+    ids=["core-dumped", "real-time"],
+)
+def test_a_command_killed_by_a_signal_exits_128_plus_its_number(
+    server: Server, sandbox_id: str, line: str, status: int
+) -> None:
+    done = server.e2b("sandbox", "exec", "-c", "/tmp", sandbox_id, "--", "bash", "-c", line)
+    assert done.returncode == status, done.stderr
+
+
+def _running(server: Server, sandbox_id: str, marker: str) -> str:
+    """The command lines of the sandbox's processes that are `marker`."""
+    return server.e2b("sandbox", "exec", sandbox_id, f"ps -eo args | grep -x -F -- '{marker}' || true").stdout
+
+
+@NEEDS_DATA_PLANE
+@pytest.mark.parametrize(
+    ("redirect", "line", "said"),
+    [
+        (">/dev/full", "echo hi; sleep 97.1", "Error: could not write to stdout: No space left on device\n"),
+        (">&-", "echo hi; sleep 97.2", "Error: could not write to stdout: Bad file descriptor\n"),
+        ("2>&-", "echo hi >&2; sleep 97.3", ""),  # nowhere to say it: the status does
+    ],
+    ids=["full", "stdout-closed", "stderr-closed"],
+)
+def test_output_that_cannot_be_written_is_an_error_and_ends_the_command(
+    server: Server, sandbox_id: str, redirect: str, line: str, said: str
+) -> None:
+    done = server.e2b_redirected(redirect, "sandbox", "exec", sandbox_id, line)
+    assert (done.returncode, done.stderr) == (ExitStatus.FAILED, said)
+    assert _running(server, sandbox_id, line.rsplit("; ", 1)[1]) == ""  # killed before the CLI ended
+
+
+@NEEDS_DATA_PLANE
+def test_a_closed_stderr_does_not_fail_a_command_that_writes_none(server: Server, sandbox_id: str) -> None:
+    done = server.e2b_redirected("2>&-", "sandbox", "exec", sandbox_id, "--", "echo", "hi")
+    assert (done.returncode, done.stdout) == (0, "hi\n")
+
+
+@NEEDS_DATA_PLANE
+def test_a_background_pid_that_cannot_be_printed_ends_the_command(server: Server, sandbox_id: str) -> None:
+    done = server.e2b_redirected(">&-", "sandbox", "exec", "-b", sandbox_id, "--", "sleep", "97.4")
+    assert (done.returncode, done.stderr) == (
+        ExitStatus.FAILED,
+        "Error: could not write to stdout: Bad file descriptor\n",
+    )
+    assert _running(server, sandbox_id, "sleep 97.4") == ""
+
+
+def test_a_listing_with_stdout_closed_is_one_line_and_status_1(server: Server) -> None:
+    done = server.e2b_redirected(">&-", "sandbox", "list")
+    assert (done.returncode, done.stderr) == (
+        ExitStatus.FAILED,
+        "Error: could not write to stdout: Bad file descriptor\n",
+    )
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+@pytest.mark.parametrize("options", [[], ["--timeout", "600"]], ids=["killed-after", "kept-after"])
+def test_create_leaves_a_sandbox_paused_under_its_terminal_paused(
+    server: Server, tmp_path: Path, options: list[str]
+) -> None:
+    assert E2B is not None
+    with terminal([E2B, "sandbox", "create", *options], tmp_path, server.env()) as session:
+        _prompt(session)
+        connecting = re.search(r"Terminal connecting to sandbox (\S+);", session.screen())
+        assert connecting is not None
+        sandbox_id = connecting.group(1)
+        paused = server.e2b("sandbox", "pause", sandbox_id)  # from another shell: the snapshot is wanted
+        assert paused.returncode == 0, paused.stderr
+        session.wait_for_file("status")
+        said = f"Sandbox {sandbox_id} was paused meanwhile: left paused; `e2b sandbox connect {sandbox_id}` resumes it."
+        screen = session.wait_for("the word on the pause", lambda screen: said in screen.replace("\n", ""))
+    assert "Killed sandbox" not in screen and "keeps running" not in screen
+    info = server.e2b("sandbox", "info", "--json", sandbox_id)
+    assert (info.returncode, json.loads(info.stdout)["state"] if info.stdout else None) == (0, "paused"), info.stderr
+    server.e2b("sandbox", "kill", sandbox_id)
+
+
+@NEEDS_DATA_PLANE
+def test_exec_keeps_a_sandbox_alive_past_its_timeout_while_the_command_runs(server: Server) -> None:
+    created = server.e2b("sandbox", "create", "-d", "--timeout", "5")
+    assert created.returncode == 0, created.stderr
+    sandbox_id = created.stdout.strip()
+    # Longer than the sandbox's timeout and than exec's own margin: only the refreshes keep it.
+    done = server.e2b("sandbox", "exec", sandbox_id, f"sleep {ALIVE_AHEAD + 10}; echo done")
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
+    server.e2b("sandbox", "kill", sandbox_id)
+
+
+@NEEDS_DATA_PLANE
+def test_exec_moves_a_short_timeout_no_further_than_its_margin(server: Server) -> None:
+    created = server.e2b("sandbox", "create", "-d", "--timeout", "10")
+    assert created.returncode == 0, created.stderr
+    sandbox_id = created.stdout.strip()
+    assert server.e2b("sandbox", "exec", sandbox_id, "--", "true").returncode == 0
+    info = server.e2b("sandbox", "info", "--json", sandbox_id)
+    assert info.returncode == 0, info.stderr
+    left = datetime.datetime.fromisoformat(json.loads(info.stdout)["end_at"]) - datetime.datetime.now(datetime.UTC)
+    # The SDK's default would have made it 300 s.
+    assert left.total_seconds() <= ALIVE_AHEAD + 15, left
+    server.e2b("sandbox", "kill", sandbox_id)

@@ -89,8 +89,26 @@ def attach(sbx: Sandbox, *, timeout: int, user: str | None, cwd: str | None, env
     output.say(f"Closed the terminal on sandbox {sbx.sandbox_id}.")
 
 
+def _paused(sbx: Sandbox) -> bool:
+    """Whether the API reports `sbx` paused; False when it cannot tell (then the sandbox is treated as before)."""
+    try:
+        return str(sbx.get_info().state) == "paused"
+    except Exception:
+        return False
+
+
 def after_terminal(sbx: Sandbox, timeout: int | None) -> None:
-    """What `create` does once its terminal is closed: keep the sandbox `timeout` seconds, or kill it."""
+    """What `create` does once its terminal is closed: keep the sandbox `timeout` seconds, or kill it.
+
+    A sandbox paused meanwhile (`e2b sandbox pause` from another shell) is left as it is: its
+    snapshot is someone's choice to keep, which a kill would discard (and a new timeout resume).
+    """
+    if _paused(sbx):
+        sandbox_id = sbx.sandbox_id
+        output.say(
+            f"Sandbox {sandbox_id} was paused meanwhile: left paused; `e2b sandbox connect {sandbox_id}` resumes it."
+        )
+        return
     try:
         if timeout is not None:
             sbx.set_timeout(timeout)

@@ -32,6 +32,7 @@ from e2b import (
 from e2b._exceptions import connect_code
 
 from e2b_cli import output
+from e2b_cli.stdio import OutputError
 
 __all__ = [
     "MEANINGS",
@@ -65,7 +66,8 @@ MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.FAILED: (
         "the API answered no: a refused pause, an unknown sandbox or snapshot, a rejected API key, busy, rate limited, "
         "an invalid request, the sandbox's refusal (an unknown user, a missing directory), a sandbox that stopped "
-        "during the command (killed, paused), or an answer that is not the API's (a proxy's page)"
+        "during the command (killed, paused), an answer that is not the API's (a proxy's page), or output that could "
+        "not be written (a full disk, a closed stdout)"
     ),
     ExitStatus.USAGE: (
         "usage error: an unknown command or option, a bad value (a malformed --api-url, time or sandbox id, "
@@ -195,7 +197,14 @@ def _timeout_error(api_url: str | None, request_timeout: float | None, elapsed: 
     )
 
 
+# The SDK's advice for a sandbox that ended under a call, in the SDK's words (envd_errors._GONE).
+SDK_TIMEOUT_ADVICE = "set a longer timeout with `timeout=` at create or `set_timeout()`"
+CLI_TIMEOUT_ADVICE = "set a longer one with `--timeout` at create or `e2b sandbox timeout`"
+
+
 def _api_error(error: SandboxException, message: str, hint: str | None = None) -> CliError:
+    # A user of the CLI has options and commands, not the SDK's keywords and methods.
+    message = message.replace(SDK_TIMEOUT_ADVICE, CLI_TIMEOUT_ADVICE)
     return CliError(message, hint, status=error.status_code, error_code=error.error_code)
 
 
@@ -238,6 +247,8 @@ def to_cli_error(
         return error
     if isinstance(error, BrokenPipeError):
         return ClosedPipe()
+    if isinstance(error, OutputError):  # not ours to report as unexpected: a full disk, a closed stdout (`>&-`)
+        return CliError(f"could not write to {error.stream}: {error.strerror}")
     if isinstance(error, SandboxPauseRefusedException):
         # The API's message names the reason (agent unresponsive, node busy, ...): print it unchanged.
         return CliError(error.message, verbatim=True, status=error.status_code, error_code=error.error_code)

@@ -16,6 +16,7 @@ import sys
 from types import FrameType
 
 from e2b_cli.signal_hooks import EXIT_HOOKS, RESIZE_HOOKS, serving, set_serving
+from e2b_cli.stdio import guard_stdio
 
 __all__ = ["EXIT_HOOKS", "INTERRUPTED", "RESIZE_HOOKS", "run", "serving"]
 
@@ -78,6 +79,7 @@ def _run_command(status: list[int]) -> None:
 
 def run() -> None:
     """Run `e2b` with the process's arguments; exit with its status."""
+    guard_stdio()  # a closed stdout or stderr (`>&-`) fails the writes to it, as a full disk would
     signal.signal(signal.SIGINT, _on_interrupt)
     for ending in _ENDING:
         if signal.getsignal(ending) is signal.SIG_DFL:  # an ignored SIGHUP (nohup) stays ignored
@@ -104,7 +106,8 @@ def _exit(status: int) -> None:
     """
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: closed at start, where guard_stdio did not run (an embedding)
+                stream.flush()
         except (OSError, ValueError):
-            pass  # stdout closed early: main() has chosen the status already
+            pass  # stdout closed early or failing: main() has chosen the status already
     os._exit(status)

@@ -19,6 +19,7 @@ from e2b_cli.errors import CliError, CliUsageError, ClosedPipe, ExitStatus, exit
 from e2b_cli.progress import quiet_option, retried
 from e2b_cli.sandbox import sandbox
 from e2b_cli.settings import CliState, connection_options
+from e2b_cli.stdio import OutputError
 
 __all__ = ["E2BGroup", "cli", "main"]
 
@@ -118,17 +119,26 @@ def main(args: Sequence[str] | None = None) -> int:
             usage = CliUsageError(error.format_message())
             usage.as_json = True
             error = usage
-        try:
-            error.show()
-            sys.stdout.flush()
-        except BrokenPipeError:
-            return _closed_pipe()
-        return error.exit_code
+        return _show(error)
     except click.Abort:  # click's word for a KeyboardInterrupt or EOF it caught
         return ExitStatus.INTERRUPTED
     except BrokenPipeError:
         return _closed_pipe()
+    except OutputError as error:  # outside a command: --help, --version, the last flush
+        return _show(to_cli_error(error, api_url=None, request_timeout=None))
     return result if isinstance(result, int) else ExitStatus.OK
+
+
+def _show(error: click.ClickException) -> int:
+    """Print `error` where it goes; return its exit status, which says it when it cannot be printed."""
+    try:
+        error.show()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _closed_pipe()
+    except OSError:  # stderr closed or failing (`2>&-`): the status is all that is left to say it
+        pass
+    return error.exit_code
 
 
 def _asks_for_json(args: Sequence[str]) -> bool:

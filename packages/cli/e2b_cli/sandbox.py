@@ -8,6 +8,7 @@ What runs inside a sandbox is `e2b_cli.exec_command` and `e2b_cli.pty_session`.
 from __future__ import annotations
 
 import datetime
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, cast
 
@@ -94,11 +95,12 @@ def sandbox() -> None:
 @click.argument("template", default=DEFAULT_TEMPLATE, required=False)
 @click.option(
     "--timeout",
-    type=click.IntRange(min=0),
+    # At least 1: a sandbox that expires as it is made would be gone before its id was used.
+    type=click.IntRange(min=1),
     default=DEFAULT_SANDBOX_TIMEOUT,
     show_default=True,
     metavar="SECONDS",
-    help="The sandbox expires this long from now (`e2b sandbox timeout` changes it).",
+    help="The sandbox expires this long from now, 1 or more (`e2b sandbox timeout` changes it).",
 )
 @attach_terminal.terminal_options
 @json_option("Print {sandbox_id, template_id, envd_version} as JSON (no terminal is opened).")
@@ -376,7 +378,8 @@ def exec_command(
     Everything after SANDBOX_ID is the command, so options go before it. One
     argument is run as a shell line ('ls | wc -l'); several are quoted one by
     one. A piped stdin (a file or a pipe) is forwarded to the command, then
-    closed. The command has no time limit; Ctrl-C ends it (and this command).
+    closed. The command has no time limit: the sandbox is kept alive while it runs, past its own
+    timeout if need be, and ends no sooner than its timeout. Ctrl-C ends it (and this command).
 
     With --background the command is left running and its pid printed.
 
@@ -394,15 +397,21 @@ def exec_command(
     if not argv:
         raise click.UsageError("no command to run: e2b sandbox exec SANDBOX_ID -- COMMAND [ARG]...", ctx=ctx)
     params = state.api_params()
-    sbx = _sandbox(state).connect(sandbox_id, **params)
+    # Not the SDK's default of 300 s: a sandbox of shorter timeout would be kept that long after the command.
+    sbx = _sandbox(state).connect(sandbox_id, remote.ALIVE_AHEAD, **params)
     line = remote.command_line(argv)
     piped = remote.stdin_is_piped()
     if background:
         pid = remote.run_background(sbx, line, envs=envs, user=user, cwd=cwd, piped=piped)
-        if as_json:
-            output.print_json({"sandbox_id": sandbox_id, "pid": pid})
-        else:
-            click.echo(pid)
+        try:
+            if as_json:
+                output.print_json({"sandbox_id": sandbox_id, "pid": pid})
+            else:
+                click.echo(pid)
+            sys.stdout.flush()
+        except OSError:  # a pid nobody can read is a command nobody can end: end it
+            remote.kill_quietly(sbx, pid)
+            raise
         return
     ctx.exit(remote.run_foreground(sbx, line, envs=envs, user=user, cwd=cwd, piped=piped))
 
