@@ -163,7 +163,9 @@ def test_a_sandbox_that_stopped_under_the_command_is_a_failure_not_a_timeout_of_
 
 
 def test_a_sandbox_that_timed_out_is_advised_in_the_cli_s_words_not_the_sdk_s() -> None:
-    gone = convert(rpc_exception(ConnectError(Code.UNAVAILABLE, "sandbox s1 was not found")))
+    error = rpc_exception(ConnectError(Code.UNAVAILABLE, "sandbox s1 was not found"))
+    assert isinstance(error, Exception)
+    gone = convert(error)
     assert gone.message == (
         "the sandbox stopped during the command: sandbox s1 was not found: the sandbox was killed, paused or "
         "reached its timeout: set a longer one with `--timeout` at create or `e2b sandbox timeout`"

@@ -1,14 +1,12 @@
 """stdout and stderr as the console script writes to them: closed ones, and writes that fail.
 
-Python makes `sys.stdout` None when descriptor 1 is closed at start (`e2b sandbox list >&-`), and
-the next file or socket the process opens takes descriptor 1: output would go into an HTTP
-connection. `guard_stdio` puts /dev/null, opened read-only, on a closed 0, 1 or 2, so that nothing
-else takes its place and a write there fails (EBADF) as a write to a closed descriptor does.
-
-It also puts streams over descriptors 1 and 2 whose failed writes raise `OutputError`, which names
-the stream: the top-level handler tells it from an OSError of the command's own (a file it could not
-read) and says it in one line, exit status 1; `exec` kills the remote command whose output has
-nowhere to go. A closed pipe stays a `BrokenPipeError` (exit status 141, nothing said).
+Python makes `sys.stdout` None when descriptor 1 is closed at start (`e2b sandbox list >&-`), and the
+next file or socket the process opens takes descriptor 1: output would go into an HTTP connection.
+`guard_stdio` puts /dev/null, read-only, on a closed 0, 1 or 2, so nothing else takes its place and a
+write there fails (EBADF), and puts streams over 1 and 2 whose failed writes raise `OutputError`, which
+names the stream: the top-level handler tells it from an OSError of the command's own and says it in
+one line, exit status 1; `exec` kills the remote command whose output has nowhere to go. A closed pipe
+stays a `BrokenPipeError` (exit status 141, nothing said).
 """
 
 from __future__ import annotations
