@@ -71,7 +71,7 @@ def test_a_routing_or_credential_header_sent_twice_is_refused(server: RealServer
     """The red team's cross-sandbox call: the victim's id first, the attacker's id and token after. The router
     checked the token against the last id while the filesystem service acted on the first."""
     victim, attacker = server.create(), server.create()
-    (server.envd(victim).run("echo secret > ~/secret"))
+    server.envd(victim).run("echo secret > ~/secret")
     first = {"E2b-Sandbox-Id": victim["sandboxID"], "X-Access-Token": victim["envdAccessToken"]}.get(header, "49983")
     headers = [(name, value) for name, value in server.envd(attacker).headers().items() if name != header]
     headers = [(header, first), *headers, (header, server.envd(attacker).headers()[header])]
@@ -82,7 +82,7 @@ def test_a_routing_or_credential_header_sent_twice_is_refused(server: RealServer
         response = httpx.post(f"{server.url}{service}", json=body, headers=headers)
     assert response.status_code == 400, response.text
     assert response.json() == {"code": "invalid_argument", "message": f"the {header} header must be sent once"}
-    assert (server.envd(victim).run("cat ~/secret"))[1] == b"secret\n"
+    assert server.envd(victim).run("cat ~/secret")[1] == b"secret\n"
 
 
 def test_another_port_is_not_open(server: RealServer) -> None:

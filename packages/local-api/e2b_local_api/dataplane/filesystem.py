@@ -135,7 +135,9 @@ class FilesystemService(Filesystem):
         """`work` in a worker thread, holding one of its sandbox's lanes until the thread is done with it (a
         call given up by its client included): the worker threads are the whole server's, and one sandbox's
         slow calls (a red team's deep ListDirs) held them all while another sandbox's Stat waited 124 s."""
-        lane = self._lanes.setdefault(call.sandbox.sandbox_id, asyncio.Semaphore(LANES_PER_SANDBOX))
+        lane = self._lanes.get(call.sandbox.sandbox_id)
+        if lane is None:  # not setdefault: every call would make a semaphore to throw away
+            lane = self._lanes[call.sandbox.sandbox_id] = asyncio.Semaphore(LANES_PER_SANDBOX)
         await lane.acquire()
         running = asyncio.ensure_future(asyncio.to_thread(work))
         running.add_done_callback(lambda done: _release(lane, done))
