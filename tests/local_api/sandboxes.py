@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from e2b_local_api import DEV_API_KEY, create_app
-from e2b_local_api.dataplane.routing import Router
+from e2b_local_api.dataplane.routing import MAX_OPEN_REQUESTS, Router
 from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT
 from e2b_local_api.http.http_protocol import server_config
 from e2b_local_api.runtime import isolation
@@ -53,18 +53,22 @@ class RealServer:
 
 @contextmanager
 def real_server(
-    found: isolation.Isolation | None = None, *, body_timeout: float = DEFAULT_BODY_TIMEOUT
+    found: isolation.Isolation | None = None,
+    *,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    max_open_requests: int = MAX_OPEN_REQUESTS,
 ) -> Iterator[RealServer]:
     """The server's state is its own temporary folder (under the system's, which the sandboxes' root can
     traverse, unlike pytest's), removed when the server stops. `found`: the probe's answer, unless given;
-    `body_timeout`: the server's `--body-timeout`."""
+    `body_timeout`: the server's `--body-timeout`; `max_open_requests`: the router's, per sandbox."""
     found = found or isolation.probe()
     if not found.available:
         pytest.skip(f"sandboxes cannot run processes on this machine: {found.reason}")
     runtimes = Runtimes(found)
     app = create_app(runtimes=runtimes, body_timeout=body_timeout)
     sock = free_socket()
-    with serving(server_config(Router(app, runtimes, body_timeout=body_timeout), log_level="critical"), sock):
+    router = Router(app, runtimes, body_timeout=body_timeout, max_open_requests=max_open_requests)
+    with serving(server_config(router, log_level="critical"), sock):
         url = url_of(sock)
         try:
             with httpx.Client(base_url=url, headers={"X-API-Key": DEV_API_KEY}, timeout=30, verify=False) as api:

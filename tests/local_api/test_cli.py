@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -72,9 +73,11 @@ def test_timeouts_must_be_positive(option: str, value: str, capsys: pytest.Captu
 
 
 @contextmanager
-def serving_cli(*flags: str, path: str | None = None, unprivileged: bool = False) -> Iterator[tuple[str, str]]:
+def serving_cli(
+    *flags: str, path: str | None = None, unprivileged: bool = False, descriptors: int | None = None
+) -> Iterator[tuple[str, str]]:
     """`e2b-local-api FLAGS` answering: its URL and its start line. `path`: its PATH; `unprivileged`: run as
-    nobody where user namespaces are refused (`unprivileged_host.py`)."""
+    nobody where user namespaces are refused (`unprivileged_host.py`); `descriptors`: its soft NOFILE limit."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -83,7 +86,11 @@ def serving_cli(*flags: str, path: str | None = None, unprivileged: bool = False
     if unprivileged:
         command = unprivileged_host.server_command(*flags)
     env = {**os.environ, "PATH": path} if path is not None else None
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    limit = None if descriptors is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, hard)))
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=limit
+    )
     try:
         assert process.stderr is not None
         start_line = process.stderr.readline()  # said before it serves
@@ -149,3 +156,28 @@ def test_an_unprivileged_server_without_isolation_runs_commands_as_its_own_user(
             assert (made.st_uid, made.st_gid) == (unprivileged_host.NOBODY, unprivileged_host.NOBODY)
     finally:
         subprocess.run(["rm", "-rf", str(state)], check=False)
+
+
+def test_the_server_lifts_its_descriptor_limit_to_the_hard_one() -> None:
+    """Every connection holds a descriptor: a server started with a soft limit of 256 (Debian's shells give
+    1024) would refuse connections long before one sandbox's MAX_OPEN_REQUESTS."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard <= 256:
+        pytest.skip(f"the hard limit on descriptors here is {hard}: nothing to lift")
+    with serving_cli("--no-isolation", descriptors=256) as (url, _):
+        port = url.rsplit(":", 1)[1]
+        pid = next(
+            int(entry)
+            for entry in os.listdir("/proc")
+            if entry.isdigit() and _cmdline(int(entry))[-1:] == ["--no-isolation"] and port in _cmdline(int(entry))
+        )
+        limits = Path(f"/proc/{pid}/limits").read_text().splitlines()
+        soft, hard_seen = next(line for line in limits if line.startswith("Max open files")).split()[3:5]
+        assert soft == hard_seen and soft != "256"
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1]
+    except OSError:
+        return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -107,8 +108,22 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
     return AuthConfig(keys=keys, accept_any=bool(args.any_api_key))
 
 
+def raise_descriptor_limit() -> int:
+    """Lift the soft limit on open descriptors to the hard one, and return it: each connection, stream and
+    watcher of every sandbox holds a descriptor, and a common soft default, 1024, is about what one sandbox
+    may hold open (dataplane/routing.py's MAX_OPEN_REQUESTS)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:  # the kernel refuses an infinite soft limit here: its own ceiling instead
+        hard = int(Path("/proc/sys/fs/nr_open").read_text())
+    if soft != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        soft = hard
+    return soft
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    raise_descriptor_limit()
     keep_freed_heap()  # files move through the server in large buffers: see http/heap.py
     # runtime: say at start whether sandboxes can run processes here, and how isolated they are.
     found = isolation.without_isolation() if args.no_isolation else isolation.probe()

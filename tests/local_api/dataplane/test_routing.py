@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.local_api.sandboxes import RealServer, real_server
+from tests.local_api.sandboxes import Envd, RealServer, envelope, read_envelopes, real_server, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +157,36 @@ def test_a_malformed_stream_envelope_is_an_error_not_a_hang(server: RealServer, 
     assert b'"error"' in response.content, response.content
     assert b"invalid_argument" in response.content or b"unimplemented" in response.content, response.content
     assert envd.call("List", {}) == {}
+
+
+def test_one_sandbox_s_open_requests_are_bounded_and_others_still_answer() -> None:
+    """A sandbox holding its most open requests (here 3 watches; the server's default is MAX_OPEN_REQUESTS)
+    is refused a fourth, `resource_exhausted`, while another sandbox answers; one ended, it is served again."""
+    with real_server(max_open_requests=3) as server, ExitStack() as watches:
+        busy, other = server.create(), server.create()
+        envd = server.envd(busy)
+        opened = []
+        for _ in range(3):
+            events = watches.enter_context(_watch(envd))
+            assert "start" in next(events)  # the request is being answered: it holds its place
+            opened.append(events)
+        refused = envd.unary("List", {})
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["code"] == "resource_exhausted"
+        assert "already has 3 envd requests open" in refused.json()["message"]
+        assert server.envd(other).unary("List", {}).status_code == 200
+        watches.close()  # the server sees each connection close and lets go of its place
+        wait_for(lambda: envd.unary("List", {}).status_code == 200, "the sandbox to be served again")
+
+
+@contextmanager
+def _watch(envd: Envd) -> Iterator[Iterator[dict[str, Any]]]:
+    with httpx.stream(
+        "POST",
+        f"{envd.url}/filesystem.Filesystem/WatchDir",
+        content=envelope({"path": "/home/user"}),
+        headers=envd.headers(**{"Content-Type": "application/connect+json"}),
+        timeout=60,
+    ) as response:
+        assert response.status_code == 200, response.read()
+        yield (message for _, message in read_envelopes(response.iter_raw()))

@@ -23,6 +23,7 @@ from e2b_local_api.dataplane.process_service import ProcessService
 from e2b_local_api.dataplane.sandbox_view import SANDBOX_ID_HEADER, Lookup, SandboxGone, SandboxView
 from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT
 from e2b_local_api.runtime.registry import Runtimes
+from e2b_local_api.runtime.sandbox import SandboxRuntime
 from e2b_local_api.wire.envd.process.process_connect import ProcessASGIApplication
 
 Scope = MutableMapping[str, Any]
@@ -35,6 +36,10 @@ SANDBOX_HEADER = b"e2b-sandbox-id"
 PORT_HEADER = b"e2b-sandbox-port"
 TOKEN_HEADER = b"x-access-token"
 MAX_UNARY_BYTES = 16 << 20  # a Connect message larger than this is refused (resource_exhausted)
+# Each open request holds a descriptor of the server's (its connection): one sandbox's idle streams (a red team
+# held 21,000 StreamInputs) would use them all and stall every other sandbox. Its processes (256 at most) each
+# with a stream and a StreamInput, and its watchers, fit in this with room to spare.
+MAX_OPEN_REQUESTS = 1024
 
 
 def envd_apps(runtimes: Runtimes, body_timeout: float = DEFAULT_BODY_TIMEOUT) -> list[tuple[str, ASGIApp]]:
@@ -82,11 +87,15 @@ class Router:
         apps: list[tuple[str, ASGIApp]] | None = None,
         *,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        max_open_requests: int = MAX_OPEN_REQUESTS,
     ) -> None:
-        """`body_timeout`: the server's `--body-timeout`, for envd's default `apps`."""
+        """`body_timeout`: the server's `--body-timeout`, for envd's default `apps`; `max_open_requests`: how
+        many envd requests one sandbox may have open at once (more are `resource_exhausted`)."""
         self.control_plane = control_plane
         self.runtimes = runtimes
         self.apps = apps if apps is not None else envd_apps(runtimes, body_timeout)
+        self.max_open_requests = max_open_requests
+        self._open: dict[str, int] = {}  # sandbox id -> its envd requests being answered
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -155,9 +164,29 @@ class Router:
                     "(use the envdAccessToken of the sandbox's create or connect answer)",
                 )
                 return
+        open_now = self._open.get(sandbox_id, 0)
+        if open_now >= self.max_open_requests:
+            await _refuse(
+                send,
+                429,
+                "resource_exhausted",
+                f"sandbox {sandbox_id} already has {open_now} envd requests open, the most one sandbox may: "
+                "end some first (a background command's handle.disconnect(), a watch's stop())",
+            )
+            return
+        self._open[sandbox_id] = open_now + 1
+        try:
+            await self._dispatch(scope, receive, send, entry.runtime, path)
+        finally:
+            if (left := self._open[sandbox_id] - 1) > 0:
+                self._open[sandbox_id] = left
+            else:
+                del self._open[sandbox_id]
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send, sandbox: SandboxRuntime, path: str) -> None:
         for prefix, app in self.apps:
             if path.startswith(prefix):
-                token = current_sandbox.set(entry.runtime)
+                token = current_sandbox.set(sandbox)
                 try:
                     await app(scope, receive, send)
                 finally:
