@@ -46,6 +46,13 @@ def free_port() -> int:
 @contextmanager
 def serving() -> Iterator[tuple[str, httpx.Client]]:
     """The server's URL and a client for its control surface, until the block ends."""
+    with server_process() as (url, control, _proc):
+        yield url, control
+
+
+@contextmanager
+def server_process() -> Iterator[tuple[str, httpx.Client, subprocess.Popen[str]]]:
+    """`serving()`, and the server's process (a test may stop it: SIGSTOP, SIGCONT)."""
     assert SERVER is not None
     port = free_port()
     proc = subprocess.Popen(
@@ -68,7 +75,7 @@ def serving() -> Iterator[tuple[str, httpx.Client]]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.skip(f"the local API server did not start: {proc.stderr.read() if proc.stderr else ''}")
             time.sleep(0.1)
-        yield url, control
+        yield url, control, proc
     finally:
         control.close()
         proc.terminate()

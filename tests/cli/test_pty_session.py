@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import sys
 from collections.abc import Iterator
@@ -18,21 +19,25 @@ from pathlib import Path
 import pytest
 
 from tests.cli.local_sandbox import PROMPT
-from tests.cli.tmux import NEEDS_TMUX, Tmux, terminal
+from tests.cli.tmux import NEEDS_TMUX, Tmux, raw, terminal, wait_for_state
 
 pytestmark = NEEDS_TMUX
 ROOT = Path(__file__).resolve().parents[2]
 
 
+CONNECT = [sys.executable, "-m", "tests.cli.local_sandbox", "sandbox", "connect", "sbx_local"]
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("E2B_", "TMUX"))}
-    return {**env, "E2B_API_KEY": "e2b_test_key", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    # The repository first, for `tests.cli.local_sandbox`; the packages after it as the suite found them.
+    path = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return {**env, "E2B_API_KEY": "e2b_test_key", "NO_COLOR": "1", "PYTHONPATH": path}
 
 
 @pytest.fixture
 def connected(tmp_path: Path) -> Iterator[Tmux]:
-    argv = [sys.executable, "-m", "tests.cli.local_sandbox", "sandbox", "connect", "sbx_local"]
-    with terminal(argv, tmp_path, _env()) as session:
+    with terminal(CONNECT, tmp_path, _env()) as session:
         session.wait_for("the prompt", lambda screen: PROMPT.rstrip() in screen)
         yield session
 
@@ -98,3 +103,32 @@ def test_create_opens_a_terminal_then_kills_the_sandbox_unless_given_a_timeout(
         session.type("exit")
         assert session.wait_for_file("status") == "0\n"
         session.wait_for_line(after)
+
+
+@pytest.mark.parametrize("shell", [["dash", "-i"], ["bash", "--norc", "--noprofile", "-i"]], ids=["dash", "bash"])
+def test_a_stop_gives_the_terminal_back_and_fg_resumes_the_session_raw_with_the_new_size(
+    tmp_path: Path, shell: list[str]
+) -> None:
+    # A job control shell: a stop signal to a process group without one (orphaned) is discarded by the kernel.
+    # PS1 set by `env`: the pane's own sh (dash, as root) would put back its default.
+    with terminal(["env", "PS1=outer$ ", *shell], tmp_path, _env()) as session:
+        session.wait_for_line("outer$")
+        before = _settings(" ".join(session.stty()))  # dash edits no line: its prompt leaves the terminal as is
+        session.type(shlex.join(CONNECT))
+        session.wait_for("the prompt", lambda screen: PROMPT.rstrip() in screen)
+        assert raw(session.stty())
+        cli = session.command_pid(session.command_pid())  # the pane's shell runs the job shell, which runs the CLI
+        os.kill(cli, signal.SIGTSTP)  # as `kill -TSTP` from another shell does
+        wait_for_state(cli, "T")
+        session.wait_for("the shell's word on the stopped job", lambda screen: "Stopped" in screen)
+        # Stopped: the terminal is as the CLI found it (bash puts its own settings back too; dash does not).
+        assert _settings(" ".join(session.stty())) == before
+        # The window changes while the job is stopped: the SIGWINCH goes to the shell, the terminal's job now.
+        session.resize(100, 30)
+        session.type("fg")
+        session.wait_for_mode("raw mode again", raw)
+        session.wait_for_size(30, 100)  # sent on the continue: no SIGWINCH reached the CLI
+        session.keys("C-d")
+        session.wait_for("the end of the session", lambda screen: "Closed the terminal on sandbox sbx_local." in screen)
+        session.type("exit")
+        assert session.wait_for_file("status") == "0\n"

@@ -363,6 +363,23 @@ def test_connect_usage_error(run: Invoke) -> None:
     assert run("sandbox", "connect", SANDBOX_ID, "--on-resume", "warm").exit_code == ExitStatus.USAGE
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # 0 would resume a paused sandbox only for it to expire at once.
+        (["connect", SANDBOX_ID, "--timeout", "0"], "Invalid value for '--timeout': 0 is not in the range x>=1."),
+        # 0 would end the sandbox at once: `kill` is the command for that.
+        (["timeout", SANDBOX_ID, "0"], "Invalid value for 'SECONDS': 0 is not in the range x>=1."),
+    ],
+    ids=["connect", "timeout"],
+)
+def test_a_zero_timeout_is_refused_before_asking(api: MockApi, run: Invoke, args: list[str], said: str) -> None:
+    result = run("sandbox", *args)
+    assert_clean_error(result, ExitStatus.USAGE, lines=range(1, 6))
+    assert said in result.stderr
+    assert api.requests == []
+
+
 # --- timeout -------------------------------------------------------------------------
 
 

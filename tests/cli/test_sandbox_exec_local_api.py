@@ -25,7 +25,7 @@ from e2b_cli.attach_terminal import KEEP_ALIVE_EVERY, TERMINAL_ONLY_TIMEOUT
 from e2b_cli.errors import ExitStatus
 from e2b_cli.exec_command import ALIVE_AHEAD
 
-from tests.cli.local_api_process import DEV_KEY, E2B, NEEDS_SCRIPTS, serving
+from tests.cli.local_api_process import DEV_KEY, E2B, NEEDS_SCRIPTS, server_process, serving
 from tests.cli.tmux import NEEDS_TMUX, Tmux, terminal
 
 pytestmark = NEEDS_SCRIPTS
@@ -387,3 +387,40 @@ def test_exec_moves_a_short_timeout_no_further_than_its_margin(server: Server) -
     # The SDK's default would have made it 300 s.
     assert left.total_seconds() <= ALIVE_AHEAD + 15, left
     server.e2b("sandbox", "kill", sandbox_id)
+
+
+@NEEDS_DATA_PLANE
+@NEEDS_TMUX
+@pytest.mark.parametrize(
+    ("command", "typing"),
+    [("connect", False), ("connect", True), ("create", True)],
+    ids=["connect-idle", "connect-typing", "create-typing"],
+)
+def test_a_server_gone_silent_ends_the_terminal_with_exit_3_and_the_terminal_restored(
+    tmp_path: Path, command: str, typing: bool
+) -> None:
+    assert E2B is not None
+    # A server of its own: this one is stopped (SIGSTOP), its connections left open and unanswered.
+    with server_process() as (url, _control, proc):
+        silent = Server(url)
+        argv = [E2B, "sandbox", command, "--request-timeout", "5"]
+        argv += [silent.sandbox()] if command == "connect" else []
+        with terminal(argv, tmp_path, silent.env()) as session:
+            _prompt(session)
+            connecting = re.search(r"Terminal connecting to sandbox (\S+);", session.screen())
+            assert connecting is not None
+            os.kill(proc.pid, signal.SIGSTOP)
+            try:
+                if typing:  # the keys' own request goes unanswered; idle, the CLI asks after a quiet spell
+                    session.type("echo hi")
+                assert session.wait_for_file("status") == f"{int(ExitStatus.NO_ANSWER)}\n"
+                screen = session.screen().replace("\n", "")
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+    assert re.search(r"Error: the sandbox did not answer for \d+ s: closed the terminal\.", screen), screen
+    assert f"run `e2b sandbox connect {connecting.group(1)}` again" in screen
+    if command == "create":  # nothing more asked of a server that does not answer
+        assert f"Sandbox {connecting.group(1)} was left as it is, until its timeout" in screen
+    size = re.compile(r"(rows|columns) \d+;")
+    after, before = ((tmp_path / name).read_text() for name in ("after", "before"))
+    assert size.sub("", after).split() == size.sub("", before).split()

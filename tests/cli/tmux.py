@@ -92,17 +92,51 @@ class Tmux:
             time.sleep(0.05)
         return path.read_text()
 
-    def command_pid(self) -> int:
-        """The pid of the command the pane's shell runs (its one child)."""
-        shell = int(self.tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip())
+    def command_pid(self, parent: int | None = None) -> int:
+        """The pid of the command the pane's shell (or the process `parent`) runs: its one child."""
+        shell = parent or int(self.tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip())
         deadline = time.monotonic() + DEADLINE
         while True:
             children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
             if children:
                 return int(children[0])
             if time.monotonic() > deadline:
-                pytest.fail("the pane's shell started no command")
+                pytest.fail(f"the process {shell} started no command")
             time.sleep(0.05)
+
+    def stty(self) -> list[str]:
+        """`stty -a`'s words for the pane's terminal now, read from outside (whoever holds it)."""
+        tty = self.tmux("display-message", "-p", "-t", "main", "#{pane_tty}").strip()
+        done = subprocess.run(["stty", "-a", "-F", tty], capture_output=True, text=True, timeout=30, check=True)
+        return done.stdout.split()
+
+    def wait_for_mode(self, what: str, check: Callable[[list[str]], bool]) -> list[str]:
+        """The terminal's `stty -a` words once `check` accepts them; fails after `DEADLINE`."""
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            words = self.stty()
+            if check(words):
+                return words
+            if time.monotonic() > deadline:
+                pytest.fail(f"waited {DEADLINE:.0f} s for {what}; stty -a says: {' '.join(words)}")
+            time.sleep(0.05)
+
+
+def raw(words: list[str]) -> bool:
+    """Whether `stty -a` words say raw mode: no line editing, no echo, no signals from keys."""
+    return {"-icanon", "-echo", "-isig"} <= set(words)
+
+
+def wait_for_state(pid: int, state: str) -> None:
+    """Until /proc says the process `pid` is in `state` (`T`: stopped); fails after `DEADLINE`."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        now = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if now == state:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {DEADLINE:.0f} s for process {pid} to be in state {state}: it is {now}")
+        time.sleep(0.05)
 
 
 def _contains(text: str) -> Callable[[str], bool]:

@@ -131,7 +131,8 @@ def then_after_terminal(sbx: Sandbox, timeout: int | None) -> Iterator[None]:
     hold the exit. The lock makes it happen once: a signal that lands while the
     `finally` is at it waits for that instead of asking again.
     """
-    from e2b_cli.terminal import on_fatal_signal  # loaded by a command that opens a terminal only
+    from e2b_cli.pty_session import SandboxSilent  # loaded by a command that opens a terminal only
+    from e2b_cli.terminal import on_fatal_signal
 
     lock = threading.Lock()
     done = [False]
@@ -145,5 +146,15 @@ def then_after_terminal(sbx: Sandbox, timeout: int | None) -> Iterator[None]:
     with on_fatal_signal(end):
         try:
             yield
+        except SandboxSilent:
+            # Asking a sandbox that does not answer would hold the error for another timeout or two.
+            with lock:
+                done[0] = True
+            sandbox_id = sbx.sandbox_id
+            output.say(
+                f"Sandbox {sandbox_id} was left as it is, until its timeout; `e2b sandbox kill {sandbox_id}` ends it.",
+                "yellow",
+            )
+            raise
         finally:
             end()

@@ -3,7 +3,8 @@
 It imports nothing heavy: the handler is in place before `import click`, and the command runs in a
 worker thread while the main thread waits, so a Ctrl-C during a request in native code (pyqwest)
 ends the process at once (status 130, then os._exit). Signals reach the main thread only: a command
-that must undo something first (a terminal in raw mode) adds to `EXIT_HOOKS` and `RESIZE_HOOKS`.
+that must undo something first (a terminal in raw mode) adds to `e2b_cli.signal_hooks`' hooks,
+which also run around a stop (SIGTSTP) and its continue.
 
 How it works, and why: docs/maintainers/packages.md, "packages/cli/e2b_cli/launcher.py".
 """
@@ -15,7 +16,7 @@ import signal
 import sys
 from types import FrameType
 
-from e2b_cli.signal_hooks import EXIT_HOOKS, RESIZE_HOOKS, serving, set_serving
+from e2b_cli.signal_hooks import EXIT_HOOKS, RESIZE_HOOKS, run_hooks, serving, set_serving, stop_self
 from e2b_cli.stdio import guard_stdio
 
 __all__ = ["EXIT_HOOKS", "INTERRUPTED", "RESIZE_HOOKS", "run", "serving"]
@@ -25,14 +26,11 @@ INTERRUPTED = 130  # e2b_cli.errors.ExitStatus.INTERRUPTED, without importing it
 # The signals the main thread handles for the worker (SIGWINCH's default is to ignore it; so does no hook).
 _ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 _RESIZE = getattr(signal, "SIGWINCH", None)
+_STOP = getattr(signal, "SIGTSTP", None)
 
 
 def _run_exit_hooks() -> None:
-    for hook in reversed(EXIT_HOOKS):
-        try:
-            hook()
-        except Exception:  # one failing undo must not keep the others from running
-            pass
+    run_hooks(reversed(EXIT_HOOKS))
 
 
 def _on_interrupt(_signum: int, _frame: FrameType | None) -> None:
@@ -53,11 +51,7 @@ def _on_ending(signum: int, _frame: FrameType | None) -> None:
 
 
 def _on_resize(_signum: int, _frame: FrameType | None) -> None:
-    for hook in list(RESIZE_HOOKS):
-        try:
-            hook()
-        except Exception:
-            pass
+    run_hooks(RESIZE_HOOKS)
 
 
 def _run_command(status: list[int]) -> None:
@@ -65,9 +59,9 @@ def _run_command(status: list[int]) -> None:
     # A process's signal goes to any thread that does not block it, and one that lands on this
     # thread, or on a thread it starts (pyqwest's runtime inherits this mask), would leave the
     # main thread waiting until the request ended (2 in 25 runs on a busy machine).
-    # SIGTERM, SIGHUP and SIGWINCH likewise: their handlers run on the main thread.
+    # SIGTERM, SIGHUP, SIGWINCH and SIGTSTP likewise: their handlers run on the main thread.
     if hasattr(signal, "pthread_sigmask"):  # not on Windows, where only the main thread gets it
-        blocked = {signal.SIGINT, *_ENDING} | ({_RESIZE} if _RESIZE is not None else set())
+        blocked = {signal.SIGINT, *_ENDING} | {s for s in (_RESIZE, _STOP) if s is not None}
         signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     try:
         from e2b_cli.main import main
@@ -86,6 +80,9 @@ def run() -> None:
             signal.signal(ending, _on_ending)
     if _RESIZE is not None:
         signal.signal(_RESIZE, _on_resize)
+    # A stop lets hooks undo raw mode first; an ignored SIGTSTP stays ignored, as SIGHUP does.
+    if _STOP is not None and signal.getsignal(_STOP) is signal.SIG_DFL:
+        signal.signal(_STOP, stop_self)
     import threading
 
     set_serving(True)

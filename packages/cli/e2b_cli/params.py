@@ -17,10 +17,13 @@ if TYPE_CHECKING:
 else:  # click before 8.2 has no generic ParamType: the package allows click>=8.1
     _TimeParam = click.ParamType
 
-__all__ = ["STATES", "Timestamp", "metadata_pairs", "non_empty", "state_list"]
+__all__ = ["STATES", "TIMEOUT_SECONDS", "Timestamp", "metadata_pairs", "non_empty", "state_list"]
 
 STATES = ("running", "paused")
 """The states `e2b sandbox list --state` filters on: the SDK's `SandboxState` values."""
+
+TIMEOUT_SECONDS = click.IntRange(min=1)
+"""A sandbox's timeout, 1 or more: the API takes 0, which makes the sandbox expire as the request ends."""
 
 
 class Timestamp(_TimeParam):

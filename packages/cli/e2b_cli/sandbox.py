@@ -18,7 +18,7 @@ from e2b._config import DEFAULT_SANDBOX_TIMEOUT, DEFAULT_TEMPLATE
 
 from e2b_cli import attach_terminal, output
 from e2b_cli.errors import not_found, snapshot_not_found
-from e2b_cli.params import Timestamp, metadata_pairs, non_empty, state_list
+from e2b_cli.params import TIMEOUT_SECONDS, Timestamp, metadata_pairs, non_empty, state_list
 from e2b_cli.printable import printable
 from e2b_cli.settings import CliState, connection_options, json_option, sandbox_ids, snapshot_id
 
@@ -96,7 +96,7 @@ def sandbox() -> None:
 @click.option(
     "--timeout",
     # At least 1: a sandbox that expires as it is made would be gone before its id was used.
-    type=click.IntRange(min=1),
+    type=TIMEOUT_SECONDS,
     default=DEFAULT_SANDBOX_TIMEOUT,
     show_default=True,
     metavar="SECONDS",
@@ -296,11 +296,12 @@ def kill(state: CliState, ids: tuple[str, ...]) -> None:
 @click.option(
     "--timeout",
     "timeout",
-    type=click.IntRange(min=0),
+    # At least 1: 0 would resume a paused sandbox to expire at once, and keep no terminal's sandbox alive.
+    type=TIMEOUT_SECONDS,
     default=DEFAULT_SANDBOX_TIMEOUT,
     show_default=True,
     metavar="SECONDS",
-    help="Keep the sandbox alive at least this long from now.",
+    help="Keep the sandbox alive at least this long from now, 1 or more.",
 )
 @attach_terminal.terminal_options
 @connection_options
@@ -418,11 +419,14 @@ def exec_command(
 
 @sandbox.command("timeout")
 @click.argument("sandbox_id", callback=sandbox_ids)
-@click.argument("seconds", type=click.IntRange(min=0))
+# At least 1: 0 would end the sandbox at once, which is `e2b sandbox kill`'s to do.
+@click.argument("seconds", type=TIMEOUT_SECONDS)
 @connection_options
 @pass_state
 def set_timeout(state: CliState, sandbox_id: str, seconds: int) -> None:
-    """Make a sandbox expire SECONDS from now, replacing its deadline.
+    """Make a sandbox expire SECONDS from now (1 or more), replacing its deadline.
+
+    `e2b sandbox kill` ends a sandbox now.
 
     \b
     Examples:

@@ -2,10 +2,10 @@
 
 `raw_terminal` puts the terminal in raw mode (every key goes to the sandbox,
 Ctrl-C and Ctrl-D included) and puts it back however the block ends: a
-return, an exception, or a signal (SIGINT, SIGTERM, SIGHUP), through the
-launcher's hooks when the command runs in its worker thread. A resize of the
-window calls `on_resize` from the thread that got SIGWINCH; it must only
-take note (the session does the request).
+return, an exception, or a signal (SIGINT, SIGTERM, SIGHUP); a stop (SIGTSTP)
+puts it back too, and the continue (SIGCONT) makes it raw again, as ssh does.
+The launcher's hooks do it when the command runs in its worker thread. A
+resize calls `on_resize` from the thread that got SIGWINCH: it only takes note.
 """
 
 from __future__ import annotations
@@ -56,49 +56,103 @@ def window_size(fd: int) -> tuple[int, int]:
     return rows or 24, columns or 80
 
 
+class _Mode:
+    """Raw mode on `fd`, left and taken again around a stop, and left for good at the end.
+
+    The lock is re-entrant: in a host's main thread a signal's handler may run
+    inside a change of mode, which it then finishes first.
+    """
+
+    def __init__(self, fd: int) -> None:
+        import termios
+
+        self.fd = fd
+        self.saved = termios.tcgetattr(fd)
+        self.raw = False
+        self.over = False
+        self.lock = threading.RLock()
+
+    def enter(self) -> None:
+        import termios
+        import tty
+
+        with self.lock:
+            if not self.over and not self.raw:
+                # As the shell gave the terminal back after a stop: the settings to restore at the end.
+                self.saved = termios.tcgetattr(self.fd)
+                tty.setraw(self.fd, termios.TCSANOW)
+                self.raw = True
+
+    def leave(self) -> None:
+        import termios
+
+        with self.lock:
+            if self.raw:
+                self.raw = False
+                # TCSAFLUSH: keys typed after the session are not left for the shell to run.
+                termios.tcsetattr(self.fd, termios.TCSAFLUSH, self.saved)
+
+    def end(self) -> None:
+        with self.lock:
+            self.over = True
+            self.leave()
+
+
 @contextmanager
 def raw_terminal(fd: int, on_resize: Callable[[], object]) -> Iterator[None]:
-    """Raw mode on the terminal `fd` for the block; its settings are restored on every way out."""
-    import termios
-    import tty
+    """Raw mode on the terminal `fd` for the block; its settings are restored on every way out, and over a stop."""
+    mode = _Mode(fd)
 
-    saved = termios.tcgetattr(fd)
-    restored = threading.Event()
+    def resume() -> None:  # after a stop: raw again, and the window may have changed meanwhile
+        mode.enter()
+        on_resize()
 
-    def restore() -> None:
-        if not restored.is_set():
-            restored.set()
-            # TCSAFLUSH: keys typed after the session are not left for the shell to run.
-            termios.tcsetattr(fd, termios.TCSAFLUSH, saved)
-
-    with _signals(restore, on_resize):
-        tty.setraw(fd, termios.TCSANOW)
+    with _signals(mode.end, mode.leave, resume, on_resize):
+        mode.enter()
         try:
             yield
         finally:
-            restore()
+            mode.end()
 
 
 @contextmanager
-def _signals(restore: Callable[[], None], on_resize: Callable[[], object]) -> Iterator[None]:
-    """`restore` before a signal ends the process; `on_resize` on SIGWINCH.
+def _signals(
+    restore: Callable[[], None],
+    stop: Callable[[], None],
+    resume: Callable[[], None],
+    on_resize: Callable[[], object],
+) -> Iterator[None]:
+    """`restore` before a signal ends the process; `stop` and `resume` around a stop; `on_resize` on SIGWINCH.
 
     Handlers can only be set from the main thread: the `e2b` console script
     runs commands in a worker thread, and its main thread runs these as hooks.
     """
-    if threading.current_thread() is not threading.main_thread():
-        if not signal_hooks.serving():
-            yield  # a host program's thread: its own handlers stay; the block still restores on exit
-            return
-        signal_hooks.EXIT_HOOKS.append(restore)
-        signal_hooks.RESIZE_HOOKS.append(on_resize)
-        try:
-            yield
-        finally:
-            signal_hooks.RESIZE_HOOKS.remove(on_resize)
-            signal_hooks.EXIT_HOOKS.remove(restore)
+    hooks = (
+        (signal_hooks.EXIT_HOOKS, restore),
+        (signal_hooks.STOP_HOOKS, stop),
+        (signal_hooks.CONTINUE_HOOKS, resume),
+        (signal_hooks.RESIZE_HOOKS, on_resize),
+    )
+    main = threading.current_thread() is threading.main_thread()
+    if not main and not signal_hooks.serving():
+        yield  # a host program's thread: its own handlers stay; the block still restores on exit
         return
+    for hook_list, hook in hooks:
+        hook_list.append(hook)
+    try:
+        if main:
+            with _handlers(restore, on_resize):
+                yield
+        else:
+            yield
+    finally:
+        for hook_list, hook in hooks:
+            hook_list.remove(hook)
 
+
+@contextmanager
+def _handlers(restore: Callable[[], None], on_resize: Callable[[], object]) -> Iterator[None]:
+    """In the main thread, the handlers the launcher would otherwise set: ending signals, SIGWINCH, SIGTSTP."""
     previous: dict[int, Any] = {}
 
     def ending(signum: int, frame: FrameType | None) -> None:
@@ -115,6 +169,9 @@ def _signals(restore: Callable[[], None], on_resize: Callable[[], object]) -> It
     winch = getattr(signal, "SIGWINCH", None)
     if winch is not None:
         previous[winch] = signal.signal(winch, lambda _signum, _frame: on_resize())
+    stop = getattr(signal, "SIGTSTP", None)
+    if stop is not None and signal.getsignal(stop) is signal.SIG_DFL:  # an ignored one stays ignored
+        previous[stop] = signal.signal(stop, signal_hooks.stop_self)
     try:
         yield
     finally:
