@@ -52,6 +52,11 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
+# How soon a call interrupted by Ctrl-C must have ended: well below anything it could be waiting for
+# instead (the command's own 60 s, the 30 s request timeout), so a wrong wait fails, and far above the
+# tenths of a second it takes on a quiet machine, so a loaded one does not (the suite ran at load 7,
+# where 1.45 s was seen). How soon it ends is a figure, not a test.
+PROMPTLY = 10.0
 USER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 

@@ -29,7 +29,7 @@ from e2b import (
     UnexpectedResponseException,
 )
 
-from ._envd_server import EnvdServer
+from ._envd_server import PROMPTLY, EnvdServer
 from .conftest import sandbox
 
 pytestmark = pytest.mark.anyio
@@ -341,7 +341,7 @@ CTRL_C_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_ctrl_c_ends_run_within_a_second_and_the_command_keeps_running(envd: EnvdServer) -> None:
+def test_ctrl_c_ends_run_promptly_and_the_command_keeps_running(envd: EnvdServer) -> None:
     child = subprocess.Popen(
         [sys.executable, "-X", "faulthandler", "-c", CTRL_C_SCRIPT, envd.url],
         stdout=subprocess.PIPE,
@@ -361,7 +361,7 @@ def test_ctrl_c_ends_run_within_a_second_and_the_command_keeps_running(envd: Env
     assert child.returncode == 130, (out, err)
     assert out == "interrupted\n"
     assert "Traceback" not in err
-    assert took < 1.0
+    assert took < PROMPTLY
     assert not envd.app.process.procs[pid].done  # as in e2b 2.x: the remote command goes on
     os.killpg(pid, signal.SIGKILL)
 

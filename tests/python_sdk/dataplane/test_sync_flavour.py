@@ -26,7 +26,7 @@ from e2b import (
     WatchHandle,
 )
 
-from ._envd_server import EnvdServer
+from ._envd_server import PROMPTLY, EnvdServer
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ except KeyboardInterrupt:
 
 
 @pytest.mark.slow
-def test_ctrl_c_ends_a_sync_run_within_a_second(envd: EnvdServer) -> None:
+def test_ctrl_c_ends_a_sync_run_promptly(envd: EnvdServer) -> None:
     root = Path(__file__).resolve().parents[3]
     child = subprocess.Popen(
         [sys.executable, "-c", SYNC_CTRL_C, envd.url],
@@ -166,7 +166,7 @@ def test_ctrl_c_ends_a_sync_run_within_a_second(envd: EnvdServer) -> None:
     finally:
         child.kill()
     assert (child.returncode, said, out) == (130, "interrupted\n", ""), err
-    assert took < 1.0
+    assert took < PROMPTLY
 
 
 SYNC_CTRL_C_QUIET = """
