@@ -1,4 +1,4 @@
-"""Fixtures for every test: the event loop flavour, the SDK's retry sleeps, the signal dispositions."""
+"""Fixtures for every test: the event loop flavour, the SDK's retry sleeps, the signal dispositions, gc."""
 
 from collections.abc import Iterator
 
@@ -6,6 +6,7 @@ import e2b._http
 import pytest
 
 from . import fuzz_budget  # noqa: F401  (loads the hypothesis profile before any test module)
+from .gc_window import no_collection
 from .signal_dispositions import default_dispositions
 
 
@@ -41,4 +42,14 @@ def default_signals() -> Iterator[None]:
     SIGINT ignored (a background job) and must pass all the same.
     """
     with default_dispositions():
+        yield
+
+
+@pytest.fixture
+def no_gc() -> Iterator[None]:
+    """No automatic garbage collection during the test: a Ctrl-C it sends its own main thread lands in its code.
+
+    For every test that signals its own main thread from another thread (tests/gc_window.py says why).
+    """
+    with no_collection():
         yield

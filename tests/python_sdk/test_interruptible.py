@@ -178,6 +178,7 @@ def _interrupt_main_when(event: threading.Event) -> None:
     threading.Thread(target=send, daemon=True).start()
 
 
+@pytest.mark.usefixtures("no_gc")
 @pytest.mark.parametrize("stack", ["pyqwest", "httpx"])
 def test_an_interrupted_call_sends_nothing_more_and_the_next_call_works(
     listening: socket.socket, sleeps: list[float], stack: str
@@ -268,6 +269,7 @@ def test_the_exchanges_exception_is_raised_as_itself() -> None:
     assert raised.value is failure
 
 
+@pytest.mark.usefixtures("no_gc")
 def test_an_exchange_the_caller_left_knows_it_was_abandoned() -> None:
     """A step of many waits (a stream drained on the worker) asks `abandoned()` before each, to stop for no one."""
     seen: list[bool] = []

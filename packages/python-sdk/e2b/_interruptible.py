@@ -153,8 +153,10 @@ def run_interruptibly(
         return run()
     exchange = _Exchange(run)
     exchange.deadline, exchange.late = deadline, late
-    worker.exchanges.put(exchange)
     try:
+        # Inside the try: a Ctrl-C handled just after the hand-over (at the check that follows the call)
+        # must abandon the exchange too, or the worker would go on (retry, read a stream) for no one.
+        worker.exchanges.put(exchange)
         while not exchange.done.acquire(timeout=SLICE):
             passed = exchange.deadline
             if passed is not None and time.monotonic() >= passed and exchange.late is not None:

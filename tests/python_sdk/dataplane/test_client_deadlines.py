@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterator
 import pytest
 from e2b import ConnectionConfig, PtySize, Sandbox, TimeoutException
 
+from tests.gc_window import no_collection
+from tests.signal_dispositions import default_dispositions
+
 from ._envd_server import EnvdServer
 from .conftest import sandbox as async_sandbox
 
@@ -120,11 +123,16 @@ def ends_in_time(call: Callable[[], object], *, on_thread: bool = False) -> Base
     main = threading.main_thread().ident
     assert main is not None and threading.current_thread() is threading.main_thread()
     watchdog = threading.Timer(BOUND, signal.pthread_kill, (main, signal.SIGINT))
-    watchdog.start()
-    try:
-        run()
-    finally:
-        watchdog.cancel()
+    # SIGINT must raise here however the suite was started, and land in this thread's code, not in a gc callback.
+    with default_dispositions(), no_collection():
+        watchdog.start()
+        try:
+            run()
+            watchdog.cancel()
+            # A Ctrl-C sent as the call ended is raised by the join at the latest: here, not in the next test.
+            watchdog.join()
+        except KeyboardInterrupt as late:
+            outcome[:] = [late]
     assert not isinstance(outcome[0], KeyboardInterrupt), f"still running after {BOUND} s"
     return outcome[0]
 
