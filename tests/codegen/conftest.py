@@ -43,7 +43,7 @@ from codegen.upstream.history import build_runtime_repo
 from tests.child_output import stderr_until
 from tests.codegen.memo_readings import READINGS, memoized_readings
 from tests.codegen.memo_toolchain import MemoToolchain
-from tests.once_per_run import build_once
+from tests.once_per_run import build_once, copy_tree
 from tests.signal_dispositions import default_dispositions
 from toolkit.paths import GENERATED_ROOTS
 
@@ -210,8 +210,7 @@ def v100(pristine_upstream: Path) -> str:
 
 
 def copy_upstream(pristine: Path, dest: Path) -> Upstream:
-    shutil.copytree(pristine, dest, symlinks=True)
-    return Upstream(dest)
+    return Upstream(copy_tree(pristine, dest))
 
 
 @pytest.fixture
@@ -529,9 +528,7 @@ def _build_pristine(folder: Path, pristine_upstream: Path, generation_memo: Path
 @pytest.fixture
 def project(pristine_project: Path, tmp_path: Path) -> Path:
     """A per-test copy of the pristine project (with its git repository)."""
-    dest = tmp_path / "project"
-    shutil.copytree(pristine_project, dest, symlinks=True)
-    return dest
+    return copy_tree(pristine_project, tmp_path / "project")
 
 
 # The configured upstream made unreachable: the offline fallback is only for it
