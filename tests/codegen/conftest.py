@@ -43,7 +43,7 @@ from codegen.upstream.history import build_runtime_repo
 from tests.child_output import stderr_until
 from tests.codegen.memo_readings import READINGS, memoized_readings
 from tests.codegen.memo_toolchain import MemoToolchain
-from tests.once_per_run import build_once
+from tests.once_per_run import build_once, copy_tree
 from tests.signal_dispositions import default_dispositions
 from toolkit.paths import GENERATED_ROOTS
 
@@ -210,8 +210,7 @@ def v100(pristine_upstream: Path) -> str:
 
 
 def copy_upstream(pristine: Path, dest: Path) -> Upstream:
-    shutil.copytree(pristine, dest, symlinks=True)
-    return Upstream(dest)
+    return Upstream(copy_tree(pristine, dest))
 
 
 @pytest.fixture
@@ -406,6 +405,38 @@ def cache(tmp_path: Path) -> Path:
     return tmp_path / "cache"
 
 
+@pytest.fixture(scope="session")
+def warm_mypy_cache(pristine_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mypy's cache for the pristine project's packages, built once per run: each bump copies it."""
+
+    def build(folder: Path) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "--cache-dir", str(folder / "mypy"),
+             "--output", "json", *PACKAGES],
+            cwd=pristine_project, capture_output=True, check=False, timeout=600,
+        )  # fmt: skip
+
+    return build_once(tmp_path_factory, "bump-mypy-cache", build) / "mypy"
+
+
+@pytest.fixture
+def warm_cache(cache: Path, warm_mypy_cache: Path) -> Path:
+    """`cache` with mypy's cache in it warm, for a test whose bump type-checks the hand-written packages.
+
+    A bump's check runs mypy --strict on them: 9 s of CPU from an empty cache, under 1 s from this one,
+    as from a maintainer's cache after a first bump.  Tests of the cache folder itself leave it out.
+    """
+    return with_warm_mypy(cache, warm_mypy_cache)
+
+
+def with_warm_mypy(cache: Path, warm_mypy_cache: Path) -> Path:
+    """The cache folder `cache` (made if missing) with a copy of `warm_mypy_cache` where bump's check keeps mypy's."""
+    for folder in (cache, cache / "typecheck"):  # as codegen makes them (toolkit/cache_folder.py)
+        folder.mkdir(mode=0o700, exist_ok=True)
+    copy_tree(warm_mypy_cache, cache / "typecheck" / "mypy")
+    return cache
+
+
 @pytest.fixture
 def env(upstream: Upstream, cache: Path) -> dict[str, str | None]:
     """The environment of a run against the per-test upstream."""
@@ -529,9 +560,7 @@ def _build_pristine(folder: Path, pristine_upstream: Path, generation_memo: Path
 @pytest.fixture
 def project(pristine_project: Path, tmp_path: Path) -> Path:
     """A per-test copy of the pristine project (with its git repository)."""
-    dest = tmp_path / "project"
-    shutil.copytree(pristine_project, dest, symlinks=True)
-    return dest
+    return copy_tree(pristine_project, tmp_path / "project")
 
 
 # The configured upstream made unreachable: the offline fallback is only for it

@@ -104,6 +104,7 @@ def api() -> Iterator[tuple[str, list[tuple[str, str]]]]:
         thread.join(timeout=30)
 
 
+@pytest.mark.usefixtures("warm_cache")  # its bump type-checks the hand-written packages
 def test_an_operation_is_the_map_entry_and_one_method(
     project: Path, upstream: Upstream, cache: Path, api: tuple[str, list[tuple[str, str]]]
 ) -> None:

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from tests.codegen.conftest import PIN, Result, Upstream, run_in_process, unchanged
+from tests.codegen.conftest import PIN, Result, Upstream, run_in_process, unchanged, with_warm_mypy
 from tests.fixtures import REAL_SPEC, needs_real_spec
-from tests.once_per_run import build_once
+from tests.once_per_run import build_once, copy_tree
 from toolkit.changelog import BUMP_TYPES
 
 PAUSE_CHANGE = Path(__file__).parent / "real_upstream" / "pause-contract.patch"
@@ -111,14 +111,20 @@ def test_codegen_at_the_fixture_commit_refuses_naming_each_pause_element(
 
 @pytest.fixture(scope="module")
 def bumped(
-    pristine_project: Path, real_upstream: RealUpstream, tmp_path_factory: pytest.TempPathFactory
+    pristine_project: Path,
+    real_upstream: RealUpstream,
+    warm_mypy_cache: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, Result]:
-    """A scratch copy of this repository, bumped to the pause change (its pin is not in that upstream)."""
+    """A scratch copy of this repository, bumped to the pause change (its pin is not in that upstream).
+
+    Its cache starts with mypy's warm (`warm_cache`): the bump type-checks the hand-written packages.
+    """
 
     def build(folder: Path) -> None:
-        root = folder / "project"
-        shutil.copytree(pristine_project, root, symlinks=True)
-        result = run_in_process(root, "bump", real_upstream.after, env=env_for(real_upstream, folder / "cache"))
+        root = copy_tree(pristine_project, folder / "project")
+        cache = with_warm_mypy(folder / "cache", warm_mypy_cache)
+        result = run_in_process(root, "bump", real_upstream.after, env=env_for(real_upstream, cache))
         (folder / "result.json").write_text(json.dumps(asdict(result)))
 
     folder = build_once(tmp_path_factory, "real-shape", build)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the c
     pristine_upstream,
     release_checker,
 )
+from tests.once_per_run import build_once, copy_tree
 
 SDK, CLI, LOCAL_API = "packages/python-sdk", "packages/cli", "packages/local-api"
 
@@ -70,14 +70,22 @@ class Result:
     err: str
 
 
+@pytest.fixture(scope="session")
+def release_baseline(pristine_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    """The pristine project at BASELINE, committed: built once per run, each test's `project` a copy of it."""
+
+    def build(folder: Path) -> None:
+        root = copy_tree(pristine_project, folder / "project")
+        set_baseline(root)
+        if git_repo(root).is_dirty():
+            commit_all(root, "the release tests' baseline")
+
+    return build_once(tmp_path_factory, "release-baseline", build) / "project"
+
+
 @pytest.fixture
-def project(pristine_project: Path, tmp_path: Path) -> Path:  # noqa: F811  (the fixture, imported above)
-    dest = tmp_path / "project"
-    shutil.copytree(pristine_project, dest, symlinks=True)
-    set_baseline(dest)
-    if git_repo(dest).is_dirty():
-        commit_all(dest, "the release tests' baseline")
-    return dest
+def project(release_baseline: Path, tmp_path: Path) -> Path:
+    return copy_tree(release_baseline, tmp_path / "project")
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ from ruamel.yaml import YAML
 
 from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the codegen tests)
     Upstream,
+    cache,
     commit_all,
     generation_memo,
     pristine_project,
@@ -21,6 +22,8 @@ from tests.codegen.conftest import (  # noqa: F401  (fixtures, shared with the c
     project,
     run_in_process,
     upstream,
+    warm_cache,
+    warm_mypy_cache,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +44,7 @@ def new_commit(text: str) -> str:
 def test_bump_runs_from_the_mirror_the_token_step_made(
     project: Path,  # noqa: F811
     upstream: Upstream,  # noqa: F811
+    warm_cache: Path,  # noqa: F811  (the bump type-checks the hand-written packages)
     tmp_path: Path,
 ) -> None:
     commit = upstream.commit_edit(new_commit)
@@ -75,7 +79,7 @@ def test_bump_runs_from_the_mirror_the_token_step_made(
         "bump",
         commit,
         "--dry-run",
-        env={"E2B_RUNTIME_REPO": str(mirror), "E2B_CODEGEN_CACHE": str(tmp_path / "cache")},
+        env={"E2B_RUNTIME_REPO": str(mirror), "E2B_CODEGEN_CACHE": str(warm_cache)},
     )
     assert result.code == 0, result.text
     assert f"{commit!r} is commit -> commit {commit}" in result.err

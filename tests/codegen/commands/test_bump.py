@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,7 +11,7 @@ import pytest
 from git import Repo
 
 import codegen.commands.bump
-from codegen.commands.handwritten import PACKAGES, PendingCheck
+from codegen.commands.handwritten import PendingCheck
 from tests.codegen.conftest import (
     PIN,
     Result,
@@ -31,7 +28,6 @@ from tests.codegen.conftest import (
     run_in_process,
     unchanged,
 )
-from tests.once_per_run import build_once
 from toolkit.errors import EXIT_HANDWRITTEN
 
 CHANGELOG = "packages/python-sdk/changelog.d"
@@ -83,26 +79,10 @@ def _nothing_to_type_check_without_generation(request: pytest.FixtureRequest, mo
         monkeypatch.setattr(codegen.commands.bump, "handwritten_check", no_check)
 
 
-@pytest.fixture(scope="session")
-def warm_mypy_cache(pristine_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """mypy's cache for the pristine project's packages, built once per run: each bump copies it."""
-
-    def build(folder: Path) -> None:
-        subprocess.run(
-            [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "--cache-dir", str(folder / "mypy"),
-             "--output", "json", *PACKAGES],
-            cwd=pristine_project, capture_output=True, check=False, timeout=600,
-        )  # fmt: skip
-
-    return build_once(tmp_path_factory, "bump-mypy-cache", build) / "mypy"
-
-
 @pytest.fixture
-def cache(tmp_path: Path, warm_mypy_cache: Path) -> Path:
+def cache(warm_cache: Path) -> Path:
     """The run's cache folder, mypy's cache in it warm (a bump type-checks the hand-written packages)."""
-    folder = tmp_path / "cache"
-    shutil.copytree(warm_mypy_cache, folder / "typecheck" / "mypy")
-    return folder
+    return warm_cache
 
 
 class Chain:

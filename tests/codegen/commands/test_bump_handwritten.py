@@ -48,6 +48,7 @@ def test_a_tree_left_broken_is_still_broken_when_the_generated_files_are_unchang
     assert any("typecheck  the generated files are unchanged: the tree as it is" in line for line in lines)
 
 
+@pytest.mark.usefixtures("warm_cache")  # its check runs mypy on a changed client
 def test_a_new_problem_is_marked_new_beside_an_old_one(packages_only: Path) -> None:
     logic = packages_only / "packages/python-sdk/e2b/_sandbox_logic.py"
     logic.write_text(logic.read_text() + "\nfrom e2b.api.client.models import NoSuchModel\n")

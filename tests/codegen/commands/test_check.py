@@ -62,6 +62,7 @@ def test_clean_tree_with_the_upstream_unreachable(offline_project: Path, run: Ca
     assert len(warnings) == 1 and f"{UNREACHABLE_URL} is unreachable (" in warnings[0]
 
 
+@pytest.mark.usefixtures("warm_cache")  # its bump type-checks the hand-written packages
 def test_hand_applied_hunks_then_bump_to_the_upstream_change(
     project: Path, upstream: Upstream, run: Callable[..., Result]
 ) -> None:

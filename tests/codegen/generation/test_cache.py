@@ -468,6 +468,7 @@ def test_codegen_source_changed_while_the_run_ran_is_not_recorded(
     assert entries(cache) == []
 
 
+@pytest.mark.usefixtures("warm_cache")  # its bump type-checks the hand-written packages
 def test_after_a_bump_generate_takes_the_validators_verdict_from_the_bump(
     project: Path, upstream: Any, run: Callable[..., Result]
 ) -> None:
