@@ -16,12 +16,14 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 TMUX = shutil.which("tmux")
 NEEDS_TMUX = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install tmux)")
 DEADLINE = 60.0  # seconds: the machine is shared and loaded; a pass takes a fraction of it
+V = TypeVar("V")
 
 
 class Tmux:
@@ -53,14 +55,7 @@ class Tmux:
 
     def wait_for(self, what: str, check: Callable[[str], bool]) -> str:
         """The screen once `check` accepts it; fails, showing the screen, after `DEADLINE`."""
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            screen = self.screen()
-            if check(screen):
-                return screen
-            if time.monotonic() > deadline:
-                pytest.fail(f"waited {DEADLINE:.0f} s for {what}; the screen:\n{screen}")
-            time.sleep(0.05)
+        return poll(self.screen, check, lambda screen: f"waited {DEADLINE:.0f} s for {what}; the screen:\n{screen}")
 
     def wait_for_line(self, line: str) -> str:
         return self.wait_for(repr(line), lambda screen: line in (row.rstrip() for row in screen.splitlines()))
@@ -85,24 +80,21 @@ class Tmux:
 
     def wait_for_file(self, name: str) -> str:
         path = self.folder / name
-        deadline = time.monotonic() + DEADLINE
-        while not (path.exists() and path.read_text().endswith("\n")):
-            if time.monotonic() > deadline:
-                pytest.fail(f"waited {DEADLINE:.0f} s for {name}; the screen:\n{self.screen()}")
-            time.sleep(0.05)
-        return path.read_text()
+        return poll(
+            lambda: path.read_text() if path.exists() else "",
+            lambda text: text.endswith("\n"),
+            lambda _: f"waited {DEADLINE:.0f} s for {name}; the screen:\n{self.screen()}",
+        )
 
     def command_pid(self, parent: int | None = None) -> int:
         """The pid of the command the pane's shell (or the process `parent`) runs: its one child."""
         shell = parent or int(self.tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip())
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
-            if children:
-                return int(children[0])
-            if time.monotonic() > deadline:
-                pytest.fail(f"the process {shell} started no command")
-            time.sleep(0.05)
+        children = poll(
+            lambda: Path(f"/proc/{shell}/task/{shell}/children").read_text().split(),
+            bool,
+            lambda _: f"the process {shell} started no command",
+        )
+        return int(children[0])
 
     def stty(self) -> list[str]:
         """`stty -a`'s words for the pane's terminal now, read from outside (whoever holds it)."""
@@ -112,14 +104,9 @@ class Tmux:
 
     def wait_for_mode(self, what: str, check: Callable[[list[str]], bool]) -> list[str]:
         """The terminal's `stty -a` words once `check` accepts them; fails after `DEADLINE`."""
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            words = self.stty()
-            if check(words):
-                return words
-            if time.monotonic() > deadline:
-                pytest.fail(f"waited {DEADLINE:.0f} s for {what}; stty -a says: {' '.join(words)}")
-            time.sleep(0.05)
+        return poll(
+            self.stty, check, lambda words: f"waited {DEADLINE:.0f} s for {what}; stty -a says: {' '.join(words)}"
+        )
 
 
 def raw(words: list[str]) -> bool:
@@ -129,13 +116,22 @@ def raw(words: list[str]) -> bool:
 
 def wait_for_state(pid: int, state: str) -> None:
     """Until /proc says the process `pid` is in `state` (`T`: stopped); fails after `DEADLINE`."""
+    poll(
+        lambda: Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0],
+        lambda now: now == state,
+        lambda now: f"waited {DEADLINE:.0f} s for process {pid} to be in state {state}: it is {now}",
+    )
+
+
+def poll(read: Callable[[], V], check: Callable[[V], bool], failure: Callable[[V], str]) -> V:
+    """`read()`'s first value that `check` accepts, read every 50 ms; fails with `failure(last)` after `DEADLINE`."""
     deadline = time.monotonic() + DEADLINE
     while True:
-        now = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        if now == state:
-            return
+        value = read()
+        if check(value):
+            return value
         if time.monotonic() > deadline:
-            pytest.fail(f"waited {DEADLINE:.0f} s for process {pid} to be in state {state}: it is {now}")
+            pytest.fail(failure(value))
         time.sleep(0.05)
 
 

@@ -37,8 +37,6 @@ class _OutputFile(io.FileIO):
             return super().write(data)
         except BrokenPipeError:
             raise
-        except OutputError:
-            raise
         except OSError as error:
             failed = OutputError(error.errno, error.strerror)
             failed.stream = self.stream

@@ -108,17 +108,15 @@ def auth_config(args: argparse.Namespace) -> AuthConfig:
     return AuthConfig(keys=keys, accept_any=bool(args.any_api_key))
 
 
-def raise_descriptor_limit() -> int:
-    """Lift the soft limit on open descriptors to the hard one, and return it: each connection, stream and
-    watcher of every sandbox holds a descriptor, and a common soft default, 1024, is about what one sandbox
-    may hold open (dataplane/routing.py's MAX_OPEN_REQUESTS)."""
+def raise_descriptor_limit() -> None:
+    """Lift the soft limit on open descriptors to the hard one: each connection, stream and watcher of every
+    sandbox holds a descriptor, and a common soft default, 1024, is about what one sandbox may hold open
+    (dataplane/routing.py's MAX_OPEN_REQUESTS)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY:  # the kernel refuses an infinite soft limit here: its own ceiling instead
-        hard = int(Path("/proc/sys/fs/nr_open").read_text())
-    if soft != resource.RLIM_INFINITY and soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-        soft = hard
-    return soft
+    # The kernel refuses an infinite soft limit for descriptors: its own ceiling instead.
+    ceiling = int(Path("/proc/sys/fs/nr_open").read_text()) if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < ceiling:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

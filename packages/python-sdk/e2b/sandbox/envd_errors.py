@@ -35,10 +35,12 @@ from e2b._exceptions import (
 
 __all__ = [
     "HEALTH_PROBE_TIMEOUT",
+    "ended_before_start",
     "health_state",
     "http_exception",
     "needs_probe",
     "rpc_exception",
+    "start_too_late",
     "transport_exception",
     "unreachable",
 ]
@@ -85,6 +87,18 @@ _BY_CODE: dict[Code, Callable[[str], SandboxException]] = {
         "pass a longer one, or 0 for no limit"
     ),
 }
+
+
+def start_too_late(what: str, timeout: float) -> TimeoutException:
+    """A stream whose first event did not come within `request_timeout` (both flavours' `first_item`)."""
+    return TimeoutException(
+        f"{what}: no answer within request_timeout ({timeout:g} s); pass a longer one, or 0 for no limit"
+    )
+
+
+def ended_before_start(what: str) -> UnexpectedResponseException:
+    """A stream that ended before its first event: whatever answered, it was not envd."""
+    return UnexpectedResponseException(f"{what}: the answer is not envd's: its stream ended before its first event")
 
 
 def is_transport_failure(error: BaseException) -> bool:

@@ -19,7 +19,8 @@ from typing import Any, Generic, ParamSpec, TypeAlias, TypeVar
 
 import httpx
 
-from e2b._exceptions import TimeoutException, UnexpectedResponseException
+from e2b._exceptions import TimeoutException
+from e2b.sandbox.envd_errors import ended_before_start, start_too_late
 
 __all__ = [
     "Pump",
@@ -206,9 +207,7 @@ async def first_item(stream: AsyncIterator[T], timeout: float | None, what: str)
     try:
         return await _first(stream, timeout, what)
     except StopAsyncIteration:
-        raise UnexpectedResponseException(
-            f"{what}: the answer is not envd's: its stream ended before its first event"
-        ) from None
+        raise ended_before_start(what) from None
 
 
 async def _first(stream: AsyncIterator[T], timeout: float | None, what: str) -> T:
@@ -220,17 +219,11 @@ async def _first(stream: AsyncIterator[T], timeout: float | None, what: str) -> 
     try:
         return await asyncio.wait_for(step, timeout)
     except TimeoutError:
-        raise _late(what, timeout) from None
+        raise start_too_late(what, timeout) from None
     except BaseException as error:
         # connectrpc turns the cancellation wait_for makes at the deadline into its own error; a
         # cancellation of the caller's task (more `cancelling()` than before) stays one.
         cause = error.__cause__
         if isinstance(cause, asyncio.CancelledError) and (task is None or task.cancelling() == cancelling):
-            raise _late(what, timeout) from None
+            raise start_too_late(what, timeout) from None
         raise
-
-
-def _late(what: str, timeout: float) -> TimeoutException:
-    return TimeoutException(
-        f"{what}: no answer within request_timeout ({timeout:g} s); pass a longer one, or 0 for no limit"
-    )

@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, ParamSpec, TypeAlias, TypeVar, cast
 
-from e2b._exceptions import SandboxException, TimeoutException, UnexpectedResponseException
+from e2b._exceptions import SandboxException, TimeoutException
 from e2b._interruptible import InterruptibleClient, abandoned, run_interruptibly
+from e2b.sandbox.envd_errors import ended_before_start, start_too_late
 
 __all__ = [
     "Pump",
@@ -163,15 +164,9 @@ def first_item(stream: Iterator[T], timeout: float | None, what: str) -> T:
     """The first item of `stream`; `TimeoutException` when it takes longer than `timeout` seconds."""
     if timeout:
         deadline = time.monotonic() + timeout
-        item = run_interruptibly(lambda: next(stream, _END), deadline, lambda: _late(what, timeout))
+        item = run_interruptibly(lambda: next(stream, _END), deadline, lambda: start_too_late(what, timeout))
     else:
         item = call(next, stream, _END)
     if item is _END:
-        raise UnexpectedResponseException(f"{what}: the answer is not envd's: its stream ended before its first event")
+        raise ended_before_start(what)
     return cast(T, item)
-
-
-def _late(what: str, timeout: float) -> TimeoutException:
-    return TimeoutException(
-        f"{what}: no answer within request_timeout ({timeout:g} s); pass a longer one, or 0 for no limit"
-    )
