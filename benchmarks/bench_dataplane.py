@@ -127,6 +127,23 @@ def local_copy(work: Path, size: int) -> float:
     return took
 
 
+def fresh_buffer(size: int) -> float:
+    """Seconds to fill a new `bytearray` of `size` bytes from 256 KiB chunks, as a client builds a body it returns.
+
+    No read that returns new memory can beat it: on a machine where a page first touched is dear (this
+    one is a Firecracker guest), it alone can take the read's whole budget.
+    """
+    chunk = os.urandom(256 << 10)
+    start = time.perf_counter()
+    content = bytearray()
+    for _ in range(size // len(chunk)):
+        content += chunk
+    content += chunk[: size % len(chunk)]
+    took = time.perf_counter() - start
+    assert len(content) == size
+    return took
+
+
 def import_time(python: str, statement: str, runs: int) -> list[float]:
     """Fresh interpreters running `statement`, after one untimed run that fills the bytecode cache."""
     command = [python, *ISOLATED, "-c", statement]
@@ -306,6 +323,7 @@ def measure(pythons: dict[str, str], work: Path, args: argparse.Namespace) -> di
         figures["pipe"] = [local_pipe(args.stream_bytes) for _ in range(args.rounds)]
     if "files" in args.only:
         figures["copy"] = [local_copy(work, args.file_bytes) for _ in range(args.rounds)]
+        figures["buffer"] = [fresh_buffer(args.file_bytes) for _ in range(args.rounds)]
     if "import" in args.only:
         for sdk in SDKS:
             figures[sdk]["import e2b"] = import_time(pythons[sdk], "import e2b", args.import_runs)
@@ -368,7 +386,9 @@ def report_files(f: dict[str, Any], args: argparse.Namespace) -> None:
     rel, this = f["released"], f["this"]
     copy = mib_s(args.file_bytes, f["copy"])
     size = f"{args.file_bytes / MIB:.0f} MiB"
+    buffer = mib_s(args.file_bytes, f["buffer"])
     print(f"  files of {size}: local copy {copy:.0f} MiB/s")
+    print(f"    a new bytearray filled: {buffer:.0f} MiB/s ({buffer / copy:.2f}x of the copy): a read's ceiling")
     for sdk in SDKS:
         w, r = mib_s(args.file_bytes, f[sdk]["write"]), mib_s(args.file_bytes, f[sdk]["read"])
         print(
