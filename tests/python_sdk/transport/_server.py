@@ -22,6 +22,9 @@ REFUSAL = json.dumps(
 BUSY = json.dumps({"code": 503, "message": "busy", "error_code": "busy"}).encode()
 DEEP = b"[" * 4000 + b"]" * 4000
 BOMB_SIZE = 8_000_000
+# A stall or a silence without `?stall=` (the SDK's own paths take no query): longer than any deadline a test
+# sets, so that a call that waited for it would miss its test's bound by far; close() ends every wait at once.
+STALL = "60"
 BOMB = gzip.compress(b" " * BOMB_SIZE, 9)
 
 Writer = Callable[[socket.socket, dict[str, list[str]]], bool]
@@ -120,7 +123,7 @@ class TestServer:
         return True
 
     def _stall(self, sock: socket.socket, q: dict[str, list[str]]) -> bool:
-        stall = float(q.get("stall", ["5"])[0])
+        stall = float(q.get("stall", [STALL])[0])
         headers = {"content-type": "application/json", "content-length": str(len(REFUSAL))}
         sock.sendall(_head(503, headers) + REFUSAL[:10])
         self.partial_sent.set()
@@ -129,7 +132,7 @@ class TestServer:
 
     def _silent(self, _sock: socket.socket, q: dict[str, list[str]]) -> bool:
         """Reads the request and never answers."""
-        self._stop.wait(float(q.get("stall", ["5"])[0]))
+        self._stop.wait(float(q.get("stall", [STALL])[0]))
         return False
 
     def _drop(self, sock: socket.socket, _q: dict[str, list[str]]) -> bool:
