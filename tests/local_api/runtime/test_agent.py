@@ -177,3 +177,36 @@ def test_a_bad_message_is_answered_or_dropped_and_the_agent_goes_on(pair: tuple[
     finally:
         process.kill()
         process.wait()
+
+
+def test_connect_passes_back_a_connected_socket_and_refuses_a_closed_port(pair: tuple[socket.socket, ...]) -> None:
+    """The agent's `connect` opens 127.0.0.1:port where it runs (here the host's loopback: no namespace) and
+    passes the socket back; a port nothing accepts on and a port that is no port are refused, the agent goes on."""
+    ours, theirs = pair
+    listener = socket.create_server(("127.0.0.1", 0))
+    closed = socket.create_server(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()  # nothing accepts there now
+    process = subprocess.Popen(agent_argv(theirs.fileno()), pass_fds=(theirs.fileno(),), start_new_session=True)
+    try:
+        theirs.close()
+        assert "ready" in json.loads(ours.recv(1 << 16))
+        ours.send(json.dumps({"id": 1, "op": "connect", "port": listener.getsockname()[1]}).encode())
+        message, fds, _, _ = socket.recv_fds(ours, 1 << 16, 4)
+        assert json.loads(message) == {"id": 1, "connected": listener.getsockname()[1]} and len(fds) == 1
+        with socket.socket(fileno=fds[0]) as connected, listener.accept()[0] as accepted:
+            connected.setblocking(True)
+            connected.sendall(b"through the agent")
+            assert accepted.recv(100) == b"through the agent"
+        for request_id, port in ((2, closed_port), (3, 0), (4, "80")):
+            ours.send(json.dumps({"id": request_id, "op": "connect", "port": port}).encode())
+            message, fds, _, _ = socket.recv_fds(ours, 1 << 16, 4)
+            answer = json.loads(message)
+            assert answer["id"] == request_id and fds == [], answer
+            assert ("refused" in answer["error"]) if request_id == 2 else answer["error"].startswith("bad request")
+        ours.send(json.dumps({"id": 5, "op": "ping"}).encode())
+        assert json.loads(ours.recv(1 << 16)) == {"id": 5}
+    finally:
+        listener.close()
+        process.kill()
+        process.wait()

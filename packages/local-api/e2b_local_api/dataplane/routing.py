@@ -4,14 +4,16 @@ The released SDK, given `E2B_SANDBOX_URL`, sends every envd call to that URL
 with `E2b-Sandbox-Id` (and `E2b-Sandbox-Port: 49983`, `X-Access-Token`). Such a
 request never meets the control plane's `X-API-Key` check; it is answered as
 E2B's proxy would: an unknown, killed or paused sandbox is a 502 whose message
-says it "was not found" (Connect `unavailable`), another port "is not open",
-and envd's own token check follows (401, `unauthenticated`).
+says it "was not found" (Connect `unavailable`), and envd's own token check
+follows (401, `unauthenticated`). Another port's requests go on to
+port_proxy.py, after its traffic-token check.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 from e2b_local_api.dataplane.body_timeout import connect_body_timeout, http_body_timeout
@@ -19,16 +21,18 @@ from e2b_local_api.dataplane.codecs import envd_codecs, envd_compressions
 from e2b_local_api.dataplane.current import current_sandbox
 from e2b_local_api.dataplane.files_http import files_http_app
 from e2b_local_api.dataplane.filesystem import filesystem_asgi_app
+from e2b_local_api.dataplane.port_proxy import forward, parse_port, refuse, traffic_refusal
 from e2b_local_api.dataplane.process_service import ProcessService
 from e2b_local_api.dataplane.sandbox_view import SANDBOX_ID_HEADER, Lookup, SandboxGone, SandboxView
 from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT
-from e2b_local_api.runtime.registry import Runtimes
+from e2b_local_api.runtime.registry import Entry, Runtimes
 from e2b_local_api.runtime.sandbox import SandboxRuntime
 from e2b_local_api.wire.envd.process.process_connect import ProcessASGIApplication
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Headers = dict[bytes, bytes]
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]  # the envd apps type scope and channels each their own way
 
 ENVD_PORT = 49983
@@ -95,6 +99,7 @@ class Router:
         self.runtimes = runtimes
         self.apps = apps if apps is not None else envd_apps(runtimes, body_timeout)
         self.max_open_requests = max_open_requests
+        self.body_timeout = body_timeout
         self._open: dict[str, int] = {}  # sandbox id -> its envd requests being answered
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -143,13 +148,7 @@ class Router:
             )
             return
         if port != str(ENVD_PORT).encode():
-            await _refuse(
-                send,
-                502,
-                "unavailable",
-                f"The sandbox {sandbox_id} is running but port "
-                f"{port.decode(errors='replace')} is not open: only envd's port {ENVD_PORT} is served here",
-            )
+            await self._port(scope, receive, send, entry, sandbox_id, port, headers)
             return
         path = scope.get("path", "")
         if not (
@@ -164,19 +163,51 @@ class Router:
                     "(use the envdAccessToken of the sandbox's create or connect answer)",
                 )
                 return
+        with self._counted(sandbox_id) as open_now:
+            if open_now is not None:
+                await _refuse(send, 429, "resource_exhausted", _too_many(sandbox_id, open_now))
+                return
+            await self._dispatch(scope, receive, send, entry.runtime, path)
+
+    async def _port(
+        self, scope: Scope, receive: Receive, send: Send, entry: Entry, sandbox_id: str, raw: bytes, headers: Headers
+    ) -> None:
+        """A request to another of the sandbox's ports: its traffic token checked as E2B's proxy does (envd's
+        token is envd's own business), then proxied (port_proxy.py)."""
+        port = parse_port(raw)
+        if port is None:
+            message = f"E2b-Sandbox-Port must be a port number from 1 to 65535, not {raw.decode(errors='replace')!r}"
+            await _refuse(send, 400, "invalid_argument", message)
+            return
+        if (why := traffic_refusal(sandbox_id, entry.traffic_token, headers)) is not None:
+            await refuse(send, 403, sandbox_id, why)
+            return
+        if entry.runtime.shares_host_network:
+            # 127.0.0.1 there is the host's loopback: this server and every local service, not the sandbox's own.
+            reason = "it runs without isolation" if entry.runtime.unisolated else "it shares the host's network"
+            message = (
+                f"The sandbox {sandbox_id}'s port {port} is not proxied: {reason}, so its 127.0.0.1 is the "
+                "host's (run the server with bubblewrap, and slirp4netns for a networked sandbox)"
+            )
+            await refuse(send, 502, sandbox_id, message, port)
+            return
+        with self._counted(sandbox_id) as open_now:
+            if open_now is not None:
+                await refuse(send, 429, sandbox_id, _too_many(sandbox_id, open_now), port)
+                return
+            await forward(scope, receive, send, entry.runtime, port, body_timeout=self.body_timeout)
+
+    @contextmanager
+    def _counted(self, sandbox_id: str) -> Iterator[int | None]:
+        """Holds one of the sandbox's open-request places while the block runs; yields None, or, when every
+        place is taken, how many are (the block must refuse the request)."""
         open_now = self._open.get(sandbox_id, 0)
         if open_now >= self.max_open_requests:
-            await _refuse(
-                send,
-                429,
-                "resource_exhausted",
-                f"sandbox {sandbox_id} already has {open_now} envd requests open, the most one sandbox may: "
-                "end some first (a background command's handle.disconnect(), a watch's stop())",
-            )
+            yield open_now
             return
         self._open[sandbox_id] = open_now + 1
         try:
-            await self._dispatch(scope, receive, send, entry.runtime, path)
+            yield None
         finally:
             if (left := self._open[sandbox_id] - 1) > 0:
                 self._open[sandbox_id] = left
@@ -193,6 +224,13 @@ class Router:
                     current_sandbox.reset(token)
                 return
         await _refuse(send, 404, "unimplemented", f"envd has no route {scope.get('method', '')} {path}")
+
+
+def _too_many(sandbox_id: str, open_now: int) -> str:
+    return (
+        f"sandbox {sandbox_id} already has {open_now} envd requests open, the most one sandbox may: "
+        "end some first (a background command's handle.disconnect(), a watch's stop(), a request to its ports)"
+    )
 
 
 _ROUTING_HEADERS = {SANDBOX_HEADER: "E2b-Sandbox-Id", PORT_HEADER: "E2b-Sandbox-Port", TOKEN_HEADER: "X-Access-Token"}

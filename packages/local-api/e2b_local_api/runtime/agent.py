@@ -5,8 +5,9 @@ with `--no-isolation` as the server's child (`... FD host`): then it is its comm
 and, when the server goes, ends every descendant itself (no namespace ends them with it). It
 reads requests on the SOCK_SEQPACKET socket FD (one JSON message each, a spawn's stdio passed
 as SCM_RIGHTS), forks and execs commands as the asked user, reaps every process of its tree and
-reports its own children's exits. Output never passes through it: the server holds the other
-ends of the pipes or the terminal. The server also uses its process-tree functions.
+reports its own children's exits; a connect hands back a TCP socket to one of the sandbox's own
+ports. Neither output nor traffic passes through it: the server holds the other ends.
+The server also uses its process-tree functions.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ HOST = "host"  # the mode word: no namespace of its own
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 END_SECONDS = 10.0  # a process that takes longer to die (stuck in the kernel: D state) is left to it
+# A connect to loopback is settled at once (accepted, queued or refused); only a listener whose backlog is full
+# leaves it pending, and the agent's loop, which answers every other request, waits no longer than this for it.
+CONNECT_SECONDS = 1.0
 
 
 def _send(sock: socket.socket, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
@@ -102,6 +106,26 @@ def _signal(request: dict[str, Any]) -> None:
         os.kill(pid, number)  # it left its group: the process alone
 
 
+def _connect(port: object) -> int:
+    """A TCP socket connected to 127.0.0.1:`port` of the sandbox's own network, as a descriptor to pass on."""
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        raise ValueError(f"a port must be an integer from 1 to 65535, not {port!r}")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        status = sock.connect_ex(("127.0.0.1", port))
+        if status == errno.EINPROGRESS:
+            _, writable, _ = select.select([], [sock], [], CONNECT_SECONDS)
+            if not writable:
+                raise OSError(errno.ETIMEDOUT, f"port {port} did not accept within {CONNECT_SECONDS:g} s")
+            status = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if status != 0:
+            raise OSError(status, os.strerror(status))
+        return sock.detach()
+    finally:
+        sock.close()
+
+
 def _parse(message: bytes, cut: str) -> tuple[dict[str, Any] | None, int | None, str]:
     """The request, or None with the id it names (None: none found) and why it cannot be served (`cut`: why
     the kernel cut the message short, if it did). The client puts the id first: a message cut short at
@@ -150,6 +174,9 @@ def _handle(sock: socket.socket, children: set[int], message: bytes, fds: list[i
             if request["pid"] not in children:
                 raise ProcessLookupError(errno.ESRCH, f"the agent has no process {request['pid']}")
             _signal(request)
+        elif op == "connect":
+            back = [_connect(request["port"])]
+            reply["connected"] = request["port"]
         elif op != "ping":
             raise ValueError(f"unknown operation {op!r}")
     except OSError as error:
@@ -160,7 +187,7 @@ def _handle(sock: socket.socket, children: set[int], message: bytes, fds: list[i
         for fd in fds:
             os.close(fd)
     try:
-        _send(sock, reply, back if "pid" in reply else ())
+        _send(sock, reply, back if "error" not in reply else ())
     finally:
         for fd in back:
             os.close(fd)

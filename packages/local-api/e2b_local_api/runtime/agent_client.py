@@ -77,6 +77,11 @@ class AgentClient:
         try:
             await self._send(data, ancillary)
             answer = await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                for fd in future.result()["fds"]:  # answered just before the cancel: nobody will take them
+                    os.close(fd)
+            raise
         finally:
             self._pending.pop(request_id, None)
             if future.done() and not future.cancelled():

@@ -38,6 +38,7 @@ class Record(Protocol):
 
     sandbox_id: str
     envd_access_token: str
+    traffic_access_token: str | None
 
     @property
     def config(self) -> Any: ...
@@ -61,6 +62,7 @@ def internet_allowed(config: Any) -> bool:
 class Entry:
     runtime: SandboxRuntime
     token: str
+    traffic_token: str | None = None  # asked of requests to its other ports, when its URLs are not public
     reboots: int = 0  # the record's cold boots when it was frozen: one more at resume means "start anew"
 
 
@@ -134,7 +136,7 @@ class Runtimes:
             on_end=self._ended_by_itself,
         )
         runtime.access_token, runtime.secure = record.envd_access_token, bool(record.config.secure)
-        self._entries[record.sandbox_id] = Entry(runtime, record.envd_access_token)
+        self._entries[record.sandbox_id] = Entry(runtime, record.envd_access_token, record.traffic_access_token)
         try:
             await runtime.start()
         except SandboxError:
@@ -244,7 +246,7 @@ class Runtimes:
             on_end=self._ended_by_itself,
         )
         runtime.access_token, runtime.secure = record.envd_access_token, bool(record.config.secure)
-        self._entries[record.sandbox_id] = Entry(runtime, record.envd_access_token)
+        self._entries[record.sandbox_id] = Entry(runtime, record.envd_access_token, record.traffic_access_token)
         try:
             await runtime.start()
         except SandboxError:

@@ -417,6 +417,38 @@ class SandboxRuntime:
             return path
         return str(self.root / path.lstrip("/"))
 
+    @property
+    def shares_host_network(self) -> bool:
+        """Whether the sandbox's 127.0.0.1 is the host's: without isolation, or networked where slirp4netns is
+        missing (isolation.sandbox_argv)."""
+        return self.unisolated or (self.network and self.isolation.slirp is None)
+
+    async def connect(self, port: int) -> socket.socket:
+        """A TCP connection to 127.0.0.1:`port` inside the sandbox, opened by its agent in its network namespace.
+
+        Raises SandboxError: "unavailable" (nothing accepts on the port, or the sandbox ended), "failed_precondition"
+        (the sandbox shares the host's network: its loopback is not its own)."""
+        if self.shares_host_network:
+            raise SandboxError("failed_precondition", "the sandbox shares the host's network")
+        if self._agent is None or self.ended or not self._start_succeeded:
+            raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended")
+        try:
+            answer = await self._agent.request({"op": "connect", "port": port})
+        except AgentError as error:
+            raise SandboxError("unavailable", str(error)) from error
+        except AgentGone as error:
+            raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended") from error
+        fds = answer["fds"]
+        if len(fds) != 1:  # the agent runs inside the sandbox: what it passes is checked, not trusted
+            for fd in fds:
+                os.close(fd)
+            raise SandboxError("unavailable", "the sandbox's agent passed no connection back")
+        sock = socket.socket(fileno=fds[0])
+        if sock.family != socket.AF_INET or sock.type != socket.SOCK_STREAM:
+            sock.close()
+            raise SandboxError("unavailable", "the sandbox's agent passed something other than a TCP connection")
+        return sock
+
     async def signal(self, process: ManagedProcess, number: int) -> None:
         if self._agent is None:
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended")
