@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -246,6 +247,23 @@ def test_proxied_requests_count_among_the_sandbox_s_open_requests() -> None:
             lambda: httpx.get(server.url, headers=port_headers(sandbox), timeout=30).status_code == 200,
             "the places to be given back once the held requests ended",
         )
+
+
+def test_a_request_body_that_stalls_is_a_408() -> None:
+    """Its body stops (here for good, until the answer) after 3 of its 10 bytes: after the server's body timeout
+    (1 s here) the request is answered 408 and its place given back; the sandbox's server was waiting for it."""
+    with real_server(body_timeout=1.0) as server:
+        sandbox = create(server)
+        serve(server, sandbox, "eta")
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=60) as client:
+            head = f"POST / HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: {sandbox['sandboxID']}\r\n"
+            client.sendall(f"{head}E2b-Sandbox-Port: {PORT}\r\nContent-Length: 10\r\n\r\nabc".encode())
+            answer = b""
+            while b"\r\n\r\n" not in answer and (chunk := client.recv(65536)):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        assert httpx.post(server.url, content=b"after", headers=port_headers(sandbox), timeout=30).content == b"after"
 
 
 def test_without_isolation_ports_are_not_proxied() -> None:

@@ -150,8 +150,10 @@ class _Exchange:
             await asyncio.wait({upload, relay}, return_when=asyncio.FIRST_COMPLETED)
             if not relay.done():
                 stalled = upload.exception() if not upload.cancelled() else None
-                if isinstance(stalled, (OSError, _Upstream)):
-                    await relay  # the sandbox stopped reading the body: what it answers still goes back
+                if isinstance(stalled, (OSError, _Upstream)) and not isinstance(stalled, TimeoutError):
+                    # The sandbox stopped reading the body (TimeoutError is an OSError too: not that one): what it
+                    # answers still goes back.
+                    await relay
                     return
                 relay.cancel()  # the client left, or its body stalled
                 with contextlib.suppress(asyncio.CancelledError):
