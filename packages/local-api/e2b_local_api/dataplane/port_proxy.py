@@ -251,4 +251,8 @@ class _Exchange:
 def _response_headers(headers: Any) -> list[tuple[bytes, bytes]]:
     pairs = [(bytes(name), bytes(value)) for name, value in headers]
     named = {token.strip().lower() for name, value in pairs if name == b"connection" for token in value.split(b",")}
+    if any(name == b"transfer-encoding" for name, _ in pairs):
+        # h11 read the body as chunked (RFC 9112 6.3): a Content-Length beside it is not the body's, and the
+        # client would be told a length the body does not have.
+        named.add(b"content-length")
     return [(n, v) for n, v in pairs if n not in _HOP_BY_HOP and n not in named]

@@ -1,0 +1,77 @@
+"""A sandbox's other ports against what the sandbox may send: malformed answers, a tampered agent, a stalled port.
+
+The server inside the sandbox answers raw bytes chosen by path (UPSTREAM); the agent's tampering is played by
+replacing the server's side of its requests. Deadlines bound only a failure.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import base64
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from e2b_local_api.runtime.agent_client import AgentClient, AgentError
+
+from tests.local_api.dataplane.test_port_proxy import create, port_headers
+from tests.local_api.sandboxes import RealServer, envelope, read_envelopes, real_server, wait_for
+
+PORT = 8100
+# Each connection's request head is read, then the bytes CANNED names for its path are sent and it is closed
+# (/full: a listener that never accepts, on PORT + 1, its backlog filled by the script itself).
+UPSTREAM = r"""
+import socket, sys, threading
+PORT = int(sys.argv[1])
+CANNED = {
+    b"/both": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n0\r\n\r\n",
+    b"/ok": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+}
+full = socket.socket()
+full.bind(("127.0.0.1", PORT + 1))
+full.listen(0)
+for _ in range(4):  # a backlog of 0 still queues one; the rest wait for an accept that never comes
+    s = socket.socket(); s.setblocking(False); s.connect_ex(("127.0.0.1", PORT + 1))
+def serve(conn):
+    head = b""
+    while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
+        head += chunk
+    path = head.split(b" ")[1] if head.count(b" ") > 1 else b"/"
+    conn.sendall(CANNED.get(path, CANNED[b"/ok"]))
+    conn.close()
+listener = socket.create_server(("127.0.0.1", PORT))
+while True:
+    conn, _ = listener.accept()
+    threading.Thread(target=serve, args=(conn,), daemon=True).start()
+"""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RealServer]:
+    with real_server() as running:
+        yield running
+
+
+def upstream(server: RealServer) -> dict[str, Any]:
+    sandbox = create(server, timeout=600)  # not timed out while a test waits
+    script = base64.b64encode(UPSTREAM.encode()).decode()
+    command = f"echo {script} | base64 -d > /tmp/up.py && (python3 /tmp/up.py {PORT} >/dev/null 2>&1 &)"
+    assert server.envd(sandbox).run(command)[3].get("exitCode", 0) == 0
+    wait_for(
+        lambda: httpx.get(f"{server.url}/ok", headers=port_headers(sandbox, PORT), timeout=30).status_code == 200,
+        "the sandbox's server to answer",
+    )
+    return sandbox
+
+
+def test_an_answer_framed_both_chunked_and_by_length_comes_back_whole(server: RealServer) -> None:
+    """h11 reads it as chunked (RFC 9112 6.3): its Content-Length must not go on beside another framing."""
+    sandbox = upstream(server)
+    response = httpx.get(f"{server.url}/both", headers=port_headers(sandbox, PORT), timeout=30)
+    assert response.status_code == 200 and response.content == b"0123456789"
+    assert "content-length" not in response.headers or response.headers["content-length"] == "10"
