@@ -75,3 +75,30 @@ def test_an_answer_framed_both_chunked_and_by_length_comes_back_whole(server: Re
     response = httpx.get(f"{server.url}/both", headers=port_headers(sandbox, PORT), timeout=30)
     assert response.status_code == 200 and response.content == b"0123456789"
     assert "content-length" not in response.headers or response.headers["content-length"] == "10"
+
+
+def test_an_agent_s_refusal_carrying_descriptors_leaves_none_open() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    read, write = os.pipe()
+
+    async def run() -> None:
+        client = AgentClient(ours, lambda pid, status: None)
+        asking = asyncio.create_task(client.request({"op": "connect", "port": 1}))
+        theirs.setblocking(False)
+        await asyncio.get_running_loop().sock_recv(theirs, 1 << 16)
+
+        theirs.sendmsg(
+            [b'{"id": 1, "error": "no"}'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [read]))]
+        )
+        with pytest.raises(AgentError):
+            await asyncio.wait_for(asking, 30)
+        client.close()
+
+    try:
+        asyncio.run(run())
+        os.close(read)
+        with pytest.raises(BrokenPipeError):
+            os.write(write, b"x")
+    finally:
+        os.close(write)
+        theirs.close()

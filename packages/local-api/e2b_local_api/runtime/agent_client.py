@@ -87,6 +87,8 @@ class AgentClient:
             if future.done() and not future.cancelled():
                 future.exception()  # the send's own error was raised instead: this one is not worth a warning
         if "error" in answer:
+            for fd in answer["fds"]:  # a refusal passes none; a tampered agent's must not stay open here
+                os.close(fd)
             raise AgentError(answer["error"])
         return dict(answer)
 
