@@ -77,6 +77,63 @@ def test_an_answer_framed_both_chunked_and_by_length_comes_back_whole(server: Re
     assert "content-length" not in response.headers or response.headers["content-length"] == "10"
 
 
+def test_a_tampered_agent_passing_what_is_no_socket_is_a_502_and_its_descriptor_closed(server: RealServer) -> None:
+    sandbox = upstream(server)
+    runtime = server.runtimes.get(sandbox["sandboxID"]).runtime  # type: ignore[union-attr]
+    read, write = os.pipe()
+
+    async def tampered(message: dict[str, Any], fds: Any = ()) -> dict[str, Any]:
+        return {"id": 1, "connected": message["port"], "fds": [os.dup(read)]}
+
+    agent = runtime._agent
+    original = agent.request
+    agent.request = tampered
+    try:
+        response = httpx.get(server.url, headers=port_headers(sandbox, PORT), timeout=30)
+    finally:
+        agent.request = original
+        os.close(read)
+    try:
+        assert response.status_code == 502, response.text
+        assert "passed something other than a TCP connection" in response.json()["message"]
+        with pytest.raises(BrokenPipeError):  # no read end is left open anywhere
+            os.write(write, b"x")
+    finally:
+        os.close(write)
+
+
+def test_connects_to_a_full_backlog_are_sent_to_the_agent_one_at_a_time(server: RealServer) -> None:
+    """The agent waits up to a second for each such connect on its one loop: forty queued there would stall a
+    command's start for forty seconds; the server sends one at a time. The deadline bounds only a failure."""
+    sandbox = upstream(server)
+    stalled = 40
+    answers: list[int] = []
+
+    def hit() -> None:
+        answers.append(httpx.get(server.url, headers=port_headers(sandbox, PORT + 1), timeout=120).status_code)
+
+    threads = [threading.Thread(target=hit) for _ in range(stalled)]
+    for thread in threads:
+        thread.start()
+    runtime = server.runtimes.get(sandbox["sandboxID"]).runtime  # type: ignore[union-attr]
+    wait_for(lambda: runtime._agent._pending, "a connect sent to the agent")
+    ran = httpx.Client(timeout=15)
+    try:
+        with ran.stream(
+            "POST",
+            f"{server.url}/process.Process/Start",
+            content=envelope({"process": {"cmd": "/bin/true", "args": []}}),
+            headers={**server.envd(sandbox).headers(), "Content-Type": "application/connect+json"},
+        ) as started:
+            assert started.status_code == 200
+            assert "start" in next(read_envelopes(started.iter_raw()))[1]["event"]
+    finally:
+        ran.close()
+        for thread in threads:
+            thread.join()
+    assert set(answers) == {502}
+
+
 def test_an_agent_s_refusal_carrying_descriptors_leaves_none_open() -> None:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     read, write = os.pipe()

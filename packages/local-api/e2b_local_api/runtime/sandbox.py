@@ -98,6 +98,9 @@ class SandboxRuntime:
         self.processes: dict[int, ManagedProcess] = {}
         self._terminated: dict[int, tuple[ManagedProcess, float]] = {}
         self._early_exits: dict[int, int] = {}
+        # The agent may wait up to CONNECT_SECONDS on a connect, answering nothing else meanwhile: one sent at a
+        # time, so that connects queued there (a port whose backlog is full) never stall its other answers longer.
+        self._connect_turn = asyncio.Lock()
         self.frozen = False
         self.ended = False
         # What the filesystem service and /files read of it (e2b_local_api/dataplane/sandbox_view.py SandboxView).
@@ -433,7 +436,8 @@ class SandboxRuntime:
         if self._agent is None or self.ended or not self._start_succeeded:
             raise SandboxError("unavailable", f"sandbox {self.sandbox_id} has ended")
         try:
-            answer = await self._agent.request({"op": "connect", "port": port})
+            async with self._connect_turn:
+                answer = await self._agent.request({"op": "connect", "port": port})
         except AgentError as error:
             raise SandboxError("unavailable", str(error)) from error
         except AgentGone as error:
@@ -443,10 +447,15 @@ class SandboxRuntime:
             for fd in fds:
                 os.close(fd)
             raise SandboxError("unavailable", "the sandbox's agent passed no connection back")
-        sock = socket.socket(fileno=fds[0])
+        not_tcp = "the sandbox's agent passed something other than a TCP connection"
+        try:
+            sock = socket.socket(fileno=fds[0])
+        except OSError:  # not a socket at all (ENOTSOCK): the descriptor is still ours to close
+            os.close(fds[0])
+            raise SandboxError("unavailable", not_tcp) from None
         if sock.family != socket.AF_INET or sock.type != socket.SOCK_STREAM:
             sock.close()
-            raise SandboxError("unavailable", "the sandbox's agent passed something other than a TCP connection")
+            raise SandboxError("unavailable", not_tcp)
         return sock
 
     async def signal(self, process: ManagedProcess, number: int) -> None:
