@@ -24,13 +24,19 @@ from tests.local_api.sandboxes import RealServer, envelope, read_envelopes, real
 
 PORT = 8100
 # Each connection's request head is read, then the bytes CANNED names for its path are sent and it is closed
-# (/full: a listener that never accepts, on PORT + 1, its backlog filled by the script itself).
+# (/endless: a body that never ends; /head: the head it read). On PORT + 1: a listener that never accepts, its
+# backlog filled by the script itself.
 UPSTREAM = r"""
 import socket, sys, threading
 PORT = int(sys.argv[1])
 CANNED = {
     b"/both": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n0\r\n\r\n",
     b"/ok": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    b"/switch": b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\nraw bytes",
+    b"/huge": b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n",
+    b"/status": b"HTTP/1.1 2000 \x1b[31mred\r\n\r\n",
+    b"/short": b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+    b"/continues": b"HTTP/1.1 100 Continue\r\n\r\n" * 5000 + b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
 }
 full = socket.socket()
 full.bind(("127.0.0.1", PORT + 1))
@@ -42,7 +48,17 @@ def serve(conn):
     while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
         head += chunk
     path = head.split(b" ")[1] if head.count(b" ") > 1 else b"/"
-    conn.sendall(CANNED.get(path, CANNED[b"/ok"]))
+    if path == b"/endless":  # a chunked body that never ends, as fast as it is read
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try:
+            while True:
+                conn.sendall(b"10000\r\n" + b"e" * 65536 + b"\r\n")
+        except OSError:
+            return
+    elif path == b"/head":  # the request's head as it arrived, for its body
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(head), head))
+    else:
+        conn.sendall(CANNED.get(path, CANNED[b"/ok"]))
     conn.close()
 listener = socket.create_server(("127.0.0.1", PORT))
 while True:
@@ -159,3 +175,57 @@ def test_an_agent_s_refusal_carrying_descriptors_leaves_none_open() -> None:
     finally:
         os.close(write)
         theirs.close()
+
+
+def test_a_request_framed_both_chunked_and_by_length_never_reaches_the_sandbox(server: RealServer) -> None:
+    """Sent on with both, the sandbox's server could read another length than ours, and the rest as a second
+    request: the server refuses it first (http_protocol.py)."""
+    sandbox = upstream(server)
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as client:
+        head = f"POST /head HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: {sandbox['sandboxID']}\r\n"
+        head += f"E2b-Sandbox-Port: {PORT}\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+        client.sendall(head.encode() + b"5\r\nhello\r\n0\r\n\r\n")
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert b"both Content-Length and Transfer-Encoding" in answer
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))  # the server runs in this process
+
+
+def test_clients_leaving_endless_answers_leave_no_descriptor_open(server: RealServer) -> None:
+    sandbox = upstream(server)
+    with httpx.Client(timeout=30) as warm:  # the first request's descriptors that stay (the loop's, a pool's)
+        with warm.stream("GET", f"{server.url}/endless", headers=port_headers(sandbox, PORT)) as response:
+            next(response.iter_raw())
+    before = open_descriptors()
+    for _ in range(20):
+        with httpx.Client(timeout=30) as client:
+            with client.stream("GET", f"{server.url}/endless", headers=port_headers(sandbox, PORT)) as response:
+                assert response.status_code == 200
+                next(response.iter_raw())
+    wait_for(lambda: open_descriptors() <= before, f"the server's descriptors back to {before}")
+
+
+@pytest.mark.parametrize("path", ["/switch", "/huge", "/status"])
+def test_an_answer_that_is_no_plain_http_answer_is_a_502_its_words_escaped(server: RealServer, path: str) -> None:
+    sandbox = upstream(server)
+    response = httpx.get(f"{server.url}{path}", headers=port_headers(sandbox, PORT), timeout=30)
+    assert response.status_code == 502, response.text
+    assert "gave no valid answer" in response.json()["message"] and "\x1b" not in response.text
+
+
+def test_an_answer_cut_short_is_cut_short_for_the_client_too(server: RealServer) -> None:
+    sandbox = upstream(server)
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.get(f"{server.url}/short", headers=port_headers(sandbox, PORT), timeout=30)
+
+
+def test_informational_answers_before_the_final_one_are_passed_over(server: RealServer) -> None:
+    sandbox = upstream(server)
+    response = httpx.get(f"{server.url}/continues", headers=port_headers(sandbox, PORT), timeout=30)
+    assert response.status_code == 200 and response.content == b"ok"
