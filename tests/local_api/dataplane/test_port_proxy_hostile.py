@@ -24,8 +24,8 @@ from tests.local_api.sandboxes import RealServer, envelope, read_envelopes, real
 
 PORT = 8100
 # Each connection's request head is read, then the bytes CANNED names for its path are sent and it is closed
-# (/endless: a body that never ends; /head: the head it read). On PORT + 1: a listener that never accepts, its
-# backlog filled by the script itself.
+# (/deaf: no answer, no body read; /endless: a body that never ends; /head: the head it read). On PORT + 1: a
+# listener that never accepts, its backlog filled by the script itself.
 UPSTREAM = r"""
 import socket, sys, threading
 PORT = int(sys.argv[1])
@@ -48,6 +48,8 @@ def serve(conn):
     while b"\r\n\r\n" not in head and (chunk := conn.recv(65536)):
         head += chunk
     path = head.split(b" ")[1] if head.count(b" ") > 1 else b"/"
+    if path == b"/deaf":  # reads no body and never answers
+        threading.Event().wait()
     if path == b"/endless":  # a chunked body that never ends, as fast as it is read
         conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
         try:
@@ -229,3 +231,22 @@ def test_informational_answers_before_the_final_one_are_passed_over(server: Real
     sandbox = upstream(server)
     response = httpx.get(f"{server.url}/continues", headers=port_headers(sandbox, PORT), timeout=30)
     assert response.status_code == 200 and response.content == b"ok"
+
+
+def test_a_client_leaving_a_body_the_sandbox_does_not_read_gives_its_place_back() -> None:
+    """The sandbox's server neither reads the body nor answers: the upload waits for room, not for the client.
+    Its one open-request place (the only one here) must come back once the client has left."""
+    with real_server(body_timeout=1.0, max_open_requests=1) as server:
+        sandbox = upstream(server)
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as client:
+            head = f"POST /deaf HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: {sandbox['sandboxID']}\r\n"
+            client.sendall(f"{head}E2b-Sandbox-Port: {PORT}\r\nContent-Length: {1 << 30}\r\n\r\n".encode())
+            client.settimeout(5)
+            with pytest.raises(OSError):  # a timeout: every buffer on the way is full (or the server ended it)
+                while True:
+                    client.send(b"x" * (1 << 20))
+        wait_for(
+            lambda: httpx.get(f"{server.url}/ok", headers=port_headers(sandbox, PORT), timeout=30).status_code == 200,
+            "the place given back",
+        )

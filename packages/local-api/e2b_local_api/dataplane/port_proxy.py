@@ -77,7 +77,8 @@ async def forward(
     scope: Scope, receive: Receive, send: Send, sandbox: SandboxRuntime, port: int, *, body_timeout: float
 ) -> None:
     """Send the request to the sandbox's `port` and stream its answer back. `body_timeout`: the longest the
-    request body may stall (408), and the longest the connect may take."""
+    request body may stall (408), the longest the sandbox's server may leave it unread (502), and the longest
+    the connect may take."""
     sandbox_id = sandbox.sandbox_id
     request = _upstream_request(scope, port)
     if isinstance(request, str):
@@ -122,6 +123,11 @@ class _Upstream(Exception):
     """The sandbox's server closed, reset or answered what is not HTTP/1.1."""
 
 
+class _Unread(Exception):
+    """The sandbox's server read none of the request body for the body timeout (nor answered, or the client
+    left, unseen while the upload waited for room)."""
+
+
 class _Exchange:
     """One request and its answer over one connection to the sandbox."""
 
@@ -161,6 +167,11 @@ class _Exchange:
                 if isinstance(stalled, TimeoutError) and not self.started:
                     message = f"request body stalled: no bytes received for {body_timeout:g} s"
                     await refuse(self._send, 408, self._sandbox_id, message, self._port)
+                elif isinstance(stalled, _Unread) and not self.started:
+                    message = (
+                        f"The sandbox {self._sandbox_id}'s server on port {self._port} gave no valid answer: {stalled}"
+                    )
+                    await refuse(self._send, 502, self._sandbox_id, message, self._port)
                 return
             relay.result()
         except _Upstream as error:
@@ -186,11 +197,21 @@ class _Exchange:
                 self._write(h11.Data(data=body))
             if not message.get("more_body", False):
                 self._write(h11.EndOfMessage())
-                await self._writer.drain()
+                await self._drain(body_timeout)
                 break
-            await self._writer.drain()
+            await self._drain(body_timeout)
         while (await receive())["type"] != "http.disconnect":
             pass
+
+    async def _drain(self, body_timeout: float) -> None:
+        # Waiting for room, the upload does not see the client leave: a sandbox's server that neither reads nor
+        # answers would hold the request (and its open-request place) for good.
+        assert self._writer is not None
+        try:
+            async with asyncio.timeout(body_timeout):
+                await self._writer.drain()
+        except TimeoutError:
+            raise _Unread(f"it read none of the request body for {body_timeout:g} s") from None
 
     def _write(self, event: h11.Data | h11.EndOfMessage) -> None:
         assert self._writer is not None
