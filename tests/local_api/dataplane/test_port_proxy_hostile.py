@@ -95,7 +95,9 @@ def test_an_answer_framed_both_chunked_and_by_length_comes_back_whole(server: Re
     assert "content-length" not in response.headers or response.headers["content-length"] == "10"
 
 
-def test_a_tampered_agent_passing_what_is_no_socket_is_a_502_and_its_descriptor_closed(server: RealServer) -> None:
+def test_a_tampered_agent_passing_what_is_no_socket_is_a_502_and_its_descriptor_closed(
+    server: RealServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sandbox = upstream(server)
     runtime = server.runtimes.get(sandbox["sandboxID"]).runtime  # type: ignore[union-attr]
     read, write = os.pipe()
@@ -104,12 +106,12 @@ def test_a_tampered_agent_passing_what_is_no_socket_is_a_502_and_its_descriptor_
         return {"id": 1, "connected": message["port"], "fds": [os.dup(read)]}
 
     agent = runtime._agent
-    original = agent.request
-    agent.request = tampered
+    assert agent is not None
     try:
-        response = httpx.get(server.url, headers=port_headers(sandbox, PORT), timeout=30)
+        with monkeypatch.context() as patched:
+            patched.setattr(agent, "request", tampered)
+            response = httpx.get(server.url, headers=port_headers(sandbox, PORT), timeout=30)
     finally:
-        agent.request = original
         os.close(read)
     try:
         assert response.status_code == 502, response.text
@@ -133,8 +135,9 @@ def test_connects_to_a_full_backlog_are_sent_to_the_agent_one_at_a_time(server: 
     threads = [threading.Thread(target=hit) for _ in range(stalled)]
     for thread in threads:
         thread.start()
-    runtime = server.runtimes.get(sandbox["sandboxID"]).runtime  # type: ignore[union-attr]
-    wait_for(lambda: runtime._agent._pending, "a connect sent to the agent")
+    agent = server.runtimes.get(sandbox["sandboxID"]).runtime._agent  # type: ignore[union-attr]
+    assert agent is not None
+    wait_for(lambda: agent._pending, "a connect sent to the agent")
     ran = httpx.Client(timeout=15)
     try:
         with ran.stream(

@@ -1,7 +1,7 @@
 """A sandbox's other ports: a request naming one goes, as HTTP/1.1, to 127.0.0.1:<port> inside that sandbox.
 
 The server cannot reach that loopback (the sandbox's network namespace is its own): the sandbox's agent
-connects there and passes the socket back (runtime/agent.py, "connect"). One upstream connection per request,
+connects there and passes the socket back (e2b_local_api/runtime/agent.py, "connect"). One connection a request,
 framed with h11; the request body and the answer are streamed, never held whole. Refusals carry what E2B's
 proxy answers: a port nothing accepts on is a 502, a missing or wrong `e2b-traffic-access-token` a 403, as JSON
 with `sandboxId`, `message`, `code` (and `port`). Upgrades (WebSocket) are refused: they are not proxied here.
