@@ -18,11 +18,11 @@ from typing import Any
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
+from ..http.asgi import Receive
 from ..wire.envd.filesystem import filesystem_pb
 from ..wire.envd.process import process_pb
 from .files_http import HttpError
 
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
 # The paths of envd's methods whose client sends a stream of messages, from the services' descriptors.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import mimetypes
 import os
 import stat
@@ -22,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs
 
+from ..http.asgi import send_json
 from ..http.zero_copy import ZERO_COPY_SEND, AnswerAborted
 from ..runtime.accounts import Account, Accounts, UnknownUser
 from ..runtime.paths import PathError, SandboxRoot, absolute
@@ -71,17 +71,10 @@ class _Request:
                 return
 
 
-async def _send_json(send: Any, status: int, payload: Any, extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
-    body = json.dumps(payload).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 async def _send_error(send: Any, status: int, message: str) -> None:
     # envd's jsonError: {"code": status, "message": ...}, which the SDK reads as the exception's text.
     extra = [(b"x-content-type-options", b"nosniff")]
-    await _send_json(send, status, {"code": status, "message": message}, extra)
+    await send_json(send, status, {"code": status, "message": message}, extra)
 
 
 def check_signing(request: _Request, sandbox: SandboxView, operation: str) -> None:
@@ -249,15 +242,15 @@ class FilesApp:
                 await send({"type": "http.response.start", "status": 204, "headers": [(b"cache-control", b"no-store")]})
                 await send({"type": "http.response.body", "body": b""})
             elif route == ("GET", "/envs"):
-                await _send_json(send, 200, dict(sandbox.env_vars), [(b"cache-control", b"no-store")])
+                await send_json(send, 200, dict(sandbox.env_vars), [(b"cache-control", b"no-store")])
             elif route == ("GET", "/metrics"):
                 metrics = await asyncio.to_thread(metrics_of, sandbox, self._cpu_samples)
-                await _send_json(send, 200, metrics, [(b"cache-control", b"no-store")])
+                await send_json(send, 200, metrics, [(b"cache-control", b"no-store")])
             elif route == ("GET", "/files"):
                 await self._download(request, sandbox, send)
             elif route == ("POST", "/files"):
                 entries = await self._upload(request, sandbox)
-                await _send_json(send, 200, entries)
+                await send_json(send, 200, entries)
             elif scope["path"] in ("/health", "/envs", "/metrics", "/files"):
                 await _send_error(send, 405, f"method {scope['method']} not allowed on {scope['path']}")
             else:

@@ -12,18 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import json
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import h11
 
+from e2b_local_api.http.asgi import Receive, Scope, Send, send_json
 from e2b_local_api.runtime.sandbox import SandboxError, SandboxRuntime
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 TRAFFIC_TOKEN_HEADER = b"e2b-traffic-access-token"
 _NAME = TRAFFIC_TOKEN_HEADER.decode()
@@ -62,15 +57,7 @@ async def refuse(send: Send, status: int, sandbox_id: str, message: str, port: i
     fields: dict[str, Any] = {"sandboxId": sandbox_id, "message": message, "code": status}
     if port is not None:
         fields["port"] = port
-    body = json.dumps(fields).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_json(send, status, fields)
 
 
 async def forward(

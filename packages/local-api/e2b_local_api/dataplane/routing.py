@@ -11,8 +11,7 @@ port_proxy.py, after its traffic-token check.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,14 +23,12 @@ from e2b_local_api.dataplane.filesystem import filesystem_asgi_app
 from e2b_local_api.dataplane.port_proxy import forward, parse_port, refuse, traffic_refusal
 from e2b_local_api.dataplane.process_service import ProcessService
 from e2b_local_api.dataplane.sandbox_view import SANDBOX_ID_HEADER, Lookup, SandboxGone, SandboxView
+from e2b_local_api.http.asgi import Receive, Scope, Send, send_json
 from e2b_local_api.http.body_limit import DEFAULT_BODY_TIMEOUT
 from e2b_local_api.runtime.registry import Entry, Runtimes
 from e2b_local_api.runtime.sandbox import SandboxRuntime
 from e2b_local_api.wire.envd.process.process_connect import ProcessASGIApplication
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Headers = dict[bytes, bytes]
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]  # the envd apps type scope and channels each their own way
 
@@ -249,12 +246,4 @@ def _repeated(headers: Any) -> str | None:
 
 async def _refuse(send: Send, status: int, code: str, message: str) -> None:
     """An answer both a Connect client (code, message) and a plain HTTP one (message) read."""
-    body = json.dumps({"code": code, "message": message}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_json(send, status, {"code": code, "message": message})
